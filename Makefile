@@ -1,0 +1,29 @@
+# `make tour`: the main job. `make test`: every test, lint and type check.
+# Each target creates what it needs in .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: tour test lint bench clean
+
+$(STAMP): pyproject.toml requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -e '.[torch,plot]'
+	touch $(STAMP)
+
+tour: $(STAMP)
+	$(PY) -m posenc tour
+
+test: $(STAMP) lint
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m mypy
+
+bench: $(STAMP)
+	$(PY) -m posenc bench
+
+clean:
+	rm -rf $(VENV) posenc-tour build src/*.egg-info

@@ -1,0 +1,91 @@
+"""Bad input: a PosEncError (a ValueError) naming the value, before any work."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import posenc
+from posenc import PosEncError
+
+
+def test_is_a_value_error():
+    assert issubclass(PosEncError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: posenc.encode(1, 5), "5"),
+        (lambda: posenc.encode(1, 0), "positive even"),
+        (lambda: posenc.encode(1, -4), "-4"),
+        (lambda: posenc.encode(1, 4.0), "4.0"),
+        (lambda: posenc.encode(1, True), "True"),
+        (lambda: posenc.encode(1, "4"), "'4'"),
+        (lambda: posenc.encode(1, 4, base=1.0), "1.0"),
+        (lambda: posenc.encode(1, 4, base=0.5), "0.5"),
+        (lambda: posenc.encode(1, 4, base=math.inf), "inf"),
+        (lambda: posenc.encode(1, 4, base=math.nan), "nan"),
+        (lambda: posenc.encode(math.nan, 4), "nan"),
+        (lambda: posenc.encode([0, math.inf], 4), "inf"),
+        (lambda: posenc.encode(2.0**53, 4), "2**53"),
+        (lambda: posenc.encode(2**60, 4), "1152921504606846976"),
+        (lambda: posenc.encode(-(2**53), 4), "2**53"),
+        (lambda: posenc.encode(10**30, 4), "2**53"),
+        (lambda: posenc.encode(np.array([1, 2], dtype=np.uint64) * 2**62, 4), "2**53"),
+        (lambda: posenc.encode([True, False], 4), "bool"),
+        (lambda: posenc.encode(1 + 2j, 4), "complex"),
+        (lambda: posenc.encode("seven", 4), "seven"),
+        (lambda: posenc.encode(1, 4, layout="sideways"), "'interleaved', 'split'"),
+        (lambda: posenc.encode(1, 4, dtype=np.int32), "int32"),
+        (lambda: posenc.encode(1, 4, dtype="complex64"), "complex64"),
+        (lambda: posenc.encode(1, 4, dtype="nonsense"), "nonsense"),
+        (lambda: posenc.table(-1, 4), "-1"),
+        (lambda: posenc.table(3, 4, start=1.5), "1.5"),
+        (lambda: posenc.table(3, 4, start=2**53 - 2), "2**53"),
+        (lambda: posenc.context_report(0, 512), "0"),
+        (lambda: posenc.context_report(-8, 512), "-8"),
+        (lambda: posenc.context_report(math.nan, 512), "nan"),
+        (lambda: posenc.min_base(0, 512), "0"),
+        (lambda: posenc.min_base(100, 2), "d_model=2"),
+        (lambda: posenc.max_wavelength(3, 100.0), "3"),
+        (lambda: posenc.frequencies(6, base=-3), "-3"),
+        (lambda: posenc.wavelengths(7), "7"),
+        (lambda: posenc.shift_matrix(math.nan, 4), "nan"),
+        (lambda: posenc.shift_matrix([1, 2], 4), "single"),
+        (lambda: posenc.shift(np.zeros(5), 1), "5"),
+        (lambda: posenc.shift(np.zeros(4, dtype=np.int64), 1), "int64"),
+        (lambda: posenc.shift(np.zeros((2, 4)), [1, 2, 3]), "broadcast"),
+        (lambda: posenc.similarity(1, math.inf, 4), "inf"),
+        (lambda: posenc.similarity(2.0**52 + 2.0**51, -(2.0**52), 4), "p - q"),
+        (lambda: posenc.aliasing(0, 1, 4, atol=-1), "-1"),
+        (lambda: posenc.aliasing([0, 1], 1, 4), "single"),
+        (lambda: posenc.min_separation(1, 4), "1"),
+        (lambda: posenc.min_separation(10, 3), "3"),
+    ],
+)
+def test_bad_input_is_named(call, needle):
+    with pytest.raises(PosEncError) as info:
+        call()
+    assert needle in str(info.value)
+
+
+def test_odd_d_model_message_says_why():
+    with pytest.raises(PosEncError, match=r"\(sin, cos\) pairs"):
+        posenc.encode(0, 7)
+
+
+def test_rejected_before_any_work(monkeypatch):
+    # fill_sincos is where work happens; validation must fail before reaching it
+    import posenc.sinusoidal as mod
+
+    def boom(*a, **k):
+        raise AssertionError("work started before validation")
+
+    monkeypatch.setattr(mod, "fill_sincos", boom)
+    with pytest.raises(PosEncError):
+        posenc.encode([1, 2, math.nan], 4)
+    with pytest.raises(PosEncError):
+        posenc.table(10, 4, dtype="int8")
