@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from reference import omega
 
 from posenc import context_report, frequencies, max_wavelength, min_base, wavelengths
+from reference import omega
 
 
 def test_seed_tiny_model():

@@ -58,7 +58,7 @@ def test_intro_frequencies():
 def test_A_position_zero():
     v = pe(0)
     assert v.tolist() == [0.0, 1.0, 0.0, 1.0]  # [0, 1, 0, 1], not all zeros
-    for printed, got, ref in zip("0101", v, [sin(0), cos(0), sin(0), cos(0)]):
+    for printed, got, ref in zip("0101", v, [sin(0), cos(0), sin(0), cos(0)], strict=False):
         check(printed, got, ref)
 
 
@@ -117,7 +117,7 @@ def test_F_large_position():
     check("159.15", 1000 / lam[0], 1000 / (2 * pi))
     check("1.59", 1000 / lam[1], 10 / (2 * pi))
     for printed, got, ref in zip(["0.82688", "0.56238", "-0.54402", "-0.83907"], v,
-                                 [sin(1000), cos(1000), sin(10), cos(10)]):
+                                 [sin(1000), cos(1000), sin(10), cos(10)], strict=False):
         check(printed, got, ref)
     assert np.all(np.abs(v) <= 1)
 

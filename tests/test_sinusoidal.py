@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
-from reference import reference_encoding
 
 from posenc import encode, table
 from posenc.layout import pair_permutation
+from reference import reference_encoding
 
 d_models = st.integers(1, 64).map(lambda n: 2 * n)
 bases = st.floats(2.0, 1e7)
@@ -50,7 +50,7 @@ def test_split_is_a_permutation_of_interleaved(ps, d, b):
 def test_matches_the_formula_written_independently():
     ps = [0, 1, 7, 1000, -3, 2.5]
     got = encode(ps, 6, base=10000.0, dtype=np.float64)
-    for row, p in zip(got, ps):
+    for row, p in zip(got, ps, strict=False):
         ref = [float(v) for v in reference_encoding(p, 6, 10000.0)]
         assert np.allclose(row, ref, rtol=0, atol=2e-16)
 

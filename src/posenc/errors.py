@@ -14,17 +14,17 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "PosEncError",
-    "MAX_POSITION",
     "LAYOUTS",
-    "check_d_model",
+    "MAX_POSITION",
+    "PosEncError",
     "check_base",
-    "check_positions",
-    "check_layout",
-    "check_dtype",
-    "check_length",
     "check_context",
+    "check_d_model",
+    "check_dtype",
     "check_int",
+    "check_layout",
+    "check_length",
+    "check_positions",
     "check_real",
 ]
 

@@ -37,19 +37,20 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Sequence
 
 import numpy as np
 
 __all__ = [
     "Ladder",
+    "decimal_pi",
+    "fill_sincos",
+    "fill_range",
     "geometric_ladder",
     "sincos",
-    "fill_sincos",
-    "decimal_pi",
     "to_triple",
 ]
 
@@ -161,7 +162,7 @@ class Ladder:
     w2: np.ndarray
 
     @classmethod
-    def from_decimals(cls, values: Sequence[Decimal]) -> "Ladder":
+    def from_decimals(cls, values: Sequence[Decimal]) -> Ladder:
         """Build a ladder from high-precision frequencies (keep >= 50 digits)."""
         triples = [to_triple(v) for v in values]
         arrays = [np.array([t[j] for t in triples], dtype=np.float64) for j in range(3)]
@@ -249,20 +250,23 @@ def _reduce(
     return k, r_hi, r_lo
 
 
+def _horner(coeffs: list[np.float64], z: np.ndarray) -> np.ndarray:
+    acc = coeffs[-1] * z + coeffs[-2]
+    for c in coeffs[-3::-1]:
+        acc = acc * z + c
+    return acc
+
+
 def _kernel(
     k: np.ndarray, x: np.ndarray, y: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """sin and cos of k·π/2 + (x + y), |x + y| <= 1, to under 1 float64 ulp."""
     xh, xl = _split(x)
     zh, zl = _two_prod(x, xh, xl, x, xh, xl)  # x**2 exactly
-    poly = _SIN_C[-1]
-    for c in _SIN_C[-2::-1]:
-        poly = poly * zh + c
+    poly = _horner(_SIN_C, zh)
     hz = 0.5 * zh
     sin_r = x + (x * zh * poly + y * (1.0 - hz))
-    poly = _COS_C[-1]
-    for c in _COS_C[-2::-1]:
-        poly = poly * zh + c
+    poly = _horner(_COS_C, zh)
     w = 1.0 - hz
     # (1 - w) - hz recovers the rounding error of 1 - hz exactly (Sterbenz).
     cos_r = w + ((((1.0 - w) - hz) - 0.5 * zl) + (zh * zh * poly - x * y))
@@ -312,6 +316,25 @@ def fill_sincos(
         cos_out[a:b] = c
 
 
+def fill_range(
+    start: int, length: int, ladder: Ladder, sin_out: np.ndarray, cos_out: np.ndarray
+) -> None:
+    """Write sin/cos for the consecutive positions ``start … start+length-1``.
+
+    The entry point for whole tables (the torch caches use it too): the same
+    guarantee as :func:`fill_sincos`, and the place where a faster method for
+    consecutive positions lives.
+
+    Args:
+        start: first position (an integer, validated by the caller).
+        length: number of rows.
+        ladder: the frequencies ``[n]``.
+        sin_out: ``[length, n]`` destination of any float dtype (views allowed).
+        cos_out: like ``sin_out``.
+    """
+    fill_sincos(np.arange(start, start + length, dtype=np.float64), ladder, sin_out, cos_out)
+
+
 def sincos(
     positions: np.ndarray, ladder: Ladder, positions_lo: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -332,5 +355,5 @@ def sincos(
     s = np.empty((flat.shape[0], n))
     c = np.empty((flat.shape[0], n))
     fill_sincos(flat, ladder, s, c, lo)
-    shape = np.shape(positions) + (n,)
+    shape = (*np.shape(positions), n)
     return s.reshape(shape), c.reshape(shape)

@@ -13,9 +13,9 @@ beside it, and no check of the library fails because of it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Callable
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from .shift import shift, shift_matrix
 from .similarity import aliasing, similarity
 from .sinusoidal import encode
 
-__all__ = ["Figure", "Check", "Case", "QuizItem", "CELLS", "case", "cases", "quiz", "errata"]
+__all__ = ["CELLS", "Case", "Check", "Figure", "QuizItem", "case", "cases", "errata", "quiz"]
 
 
 @dataclass(frozen=True)

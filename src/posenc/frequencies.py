@@ -19,13 +19,13 @@ from .errors import PosEncError, check_base, check_context, check_d_model
 from .exact import Ladder, decimal_pi, geometric_ladder
 
 __all__ = [
-    "seed_ladder",
-    "frequencies",
-    "wavelengths",
-    "max_wavelength",
-    "min_base",
     "ContextReport",
     "context_report",
+    "frequencies",
+    "max_wavelength",
+    "min_base",
+    "seed_ladder",
+    "wavelengths",
 ]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sin_cos_views", "pair_permutation"]
+__all__ = ["pair_permutation", "sin_cos_views"]
 
 
 def sin_cos_views(out: np.ndarray, n: int, layout: str) -> tuple[np.ndarray, np.ndarray]:

@@ -27,7 +27,7 @@ from .exact import sincos
 from .frequencies import seed_ladder
 from .layout import sin_cos_views
 
-__all__ = ["shift_matrix", "shift"]
+__all__ = ["shift", "shift_matrix"]
 
 
 def shift_matrix(

@@ -31,7 +31,7 @@ from .exact import fill_sincos, sincos
 from .frequencies import seed_ladder
 from .layout import sin_cos_views
 
-__all__ = ["similarity", "aliasing", "Aliasing", "min_separation", "Separation"]
+__all__ = ["Aliasing", "Separation", "aliasing", "min_separation", "similarity"]
 
 
 def _exact_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

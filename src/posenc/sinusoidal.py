@@ -19,11 +19,11 @@ from .errors import (
     check_length,
     check_positions,
 )
-from .exact import Ladder, fill_sincos
+from .exact import Ladder, fill_range, fill_sincos
 from .frequencies import seed_ladder
 from .layout import sin_cos_views
 
-__all__ = ["encode", "table", "render"]
+__all__ = ["encode", "render", "table"]
 
 
 def render(
@@ -43,7 +43,7 @@ def render(
     )
     s, c = sin_cos_views(out, n, layout)
     fill_sincos(flat, ladder, s, c)
-    return out.reshape(positions.shape + (w,))
+    return out.reshape((*positions.shape, w))
 
 
 def encode(
@@ -118,4 +118,8 @@ def table(
     dt = check_dtype(dtype)
     last = s0 + max(n - 1, 0)
     check_positions(np.array([s0, last], dtype=object), "positions start … start+length-1")
-    return render(np.arange(s0, s0 + n, dtype=np.float64), seed_ladder(d, b), lay, dt)
+    lad = seed_ladder(d, b)
+    out = np.empty((n, d), dtype=dt)
+    s, c = sin_cos_views(out, d // 2, lay)
+    fill_range(s0, n, lad, s, c)
+    return out
