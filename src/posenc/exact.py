@@ -47,8 +47,8 @@ import numpy as np
 __all__ = [
     "Ladder",
     "decimal_pi",
-    "fill_sincos",
     "fill_range",
+    "fill_sincos",
     "geometric_ladder",
     "sincos",
     "to_triple",
