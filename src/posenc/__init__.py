@@ -14,6 +14,17 @@ from .frequencies import (
     min_base,
     wavelengths,
 )
+from .hf_config import RopeConfig, from_hf_config
+from .rope import (
+    ROPE_LAYOUTS,
+    RopeFrequencies,
+    apply_rope,
+    permute_qk_weights,
+    qk_permutation,
+    rope_cos_sin,
+    rope_frequencies,
+)
+from .scaling import NTK, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from .shift import shift, shift_matrix
 from .similarity import Aliasing, Separation, aliasing, min_separation, similarity
 from .sinusoidal import encode, table
@@ -22,18 +33,33 @@ __version__ = "0.1.0"
 
 __all__ = [
     "LAYOUTS",
+    "NTK",
+    "ROPE_LAYOUTS",
     "Aliasing",
     "ContextReport",
+    "DynamicNTK",
+    "Linear",
+    "Llama3",
+    "LongRoPE",
     "PosEncError",
+    "RopeConfig",
+    "RopeFrequencies",
     "Separation",
+    "YaRN",
     "__version__",
     "aliasing",
+    "apply_rope",
     "context_report",
     "encode",
     "frequencies",
+    "from_hf_config",
     "max_wavelength",
     "min_base",
     "min_separation",
+    "permute_qk_weights",
+    "qk_permutation",
+    "rope_cos_sin",
+    "rope_frequencies",
     "shift",
     "shift_matrix",
     "similarity",
