@@ -1,0 +1,111 @@
+"""Frequencies held to ~160 bits: the :class:`Ladder` every exact computation takes.
+
+Each frequency is computed with :mod:`decimal` at 70 significant digits and
+stored as an unevaluated sum of three doubles ``w0 + w1 + w2``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import numpy as np
+
+from .arith import split
+
+__all__ = ["Ladder", "decimal_pi", "geometric_ladder", "to_triple"]
+
+_PREC = 70  # decimal digits kept in every high-precision constant (~232 bits)
+
+# π to 120 digits; checked against mpmath in tests/test_exact.py.
+_PI_DIGITS = (
+    "3.14159265358979323846264338327950288419716939937510"
+    "58209749445923078164062862089986280348253421170679"
+    "82148086513282306647"
+)
+
+
+def decimal_pi() -> Decimal:
+    """π as a :class:`~decimal.Decimal` with 120 significant digits."""
+    return Decimal(_PI_DIGITS)
+
+
+def to_triple(value: Decimal) -> tuple[float, float, float]:
+    """Split a Decimal into three doubles whose exact sum is within 2**-159 of it.
+
+    >>> to_triple(Decimal(1) / Decimal(3))[0] == 1 / 3
+    True
+    """
+    with localcontext() as ctx:
+        ctx.prec = _PREC
+        h = float(value)
+        rest = value - Decimal(h)
+        m = float(rest)
+        rest = rest - Decimal(m)
+        return h, m, float(rest)
+
+
+@dataclass(frozen=True, eq=False)
+class Ladder:
+    """A vector of angular frequencies held to ~160 bits.
+
+    ``w0`` is each frequency rounded to float64; ``w1`` and ``w2`` carry the
+    next 106 bits. Build one with :func:`geometric_ladder` or
+    :meth:`from_decimals`; :func:`sincos` takes it.
+
+    Attributes:
+        w0: float64 ``[n]``, the frequencies correctly rounded.
+        w1: float64 ``[n]``, first correction.
+        w2: float64 ``[n]``, second correction.
+    """
+
+    w0: np.ndarray
+    w1: np.ndarray
+    w2: np.ndarray
+
+    @classmethod
+    def from_decimals(cls, values: Sequence[Decimal]) -> Ladder:
+        """Build a ladder from high-precision frequencies (keep >= 50 digits)."""
+        triples = [to_triple(v) for v in values]
+        arrays = [np.array([t[j] for t in triples], dtype=np.float64) for j in range(3)]
+        for a in arrays:
+            a.setflags(write=False)
+        return cls(*arrays)
+
+    def __len__(self) -> int:
+        return int(self.w0.shape[0])
+
+    @functools.cached_property
+    def splits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Veltkamp halves (w0_hi, w0_lo, w1_hi, w1_lo) for exact products, computed once."""
+        w0h, w0l = split(self.w0)
+        w1h, w1l = split(self.w1)
+        return w0h, w0l, w1h, w1l
+
+
+@functools.lru_cache(maxsize=128)
+def geometric_ladder(
+    n: int, base: float, denominator: Fraction, scale: Fraction | float = 1
+) -> Ladder:
+    """ω_k = scale · base**(-k / denominator) for k = 0 … n-1, to ~160 bits.
+
+    The seed's ladder is ``geometric_ladder(d/2, base, Fraction(d, 2))``:
+    base**(-2i/d) = base**(-i/(d/2)).
+    """
+    with localcontext() as ctx:
+        ctx.prec = _PREC
+        b = Decimal(base)
+        den = Decimal(denominator.numerator) / Decimal(denominator.denominator)
+        ratio = (-(b.ln()) / den).exp()
+        if isinstance(scale, Fraction):
+            w = Decimal(scale.numerator) / Decimal(scale.denominator)
+        else:
+            w = Decimal(scale)
+        values = []
+        for _ in range(n):
+            values.append(+w)
+            w = w * ratio
+    return Ladder.from_decimals(values)
