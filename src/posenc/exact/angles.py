@@ -14,7 +14,7 @@ import numpy as np
 from .arith import split, two_prod, two_sum
 from .ladder import Ladder, decimal_pi
 
-__all__ = ["fill_sincos", "sincos"]
+__all__ = ["fill_sincos", "sincos", "sincos_pairs"]
 
 def _consts(numerator: Decimal, denominator: int, count: int) -> list[float]:
     parts = []
@@ -132,6 +132,8 @@ def fill_sincos(
     sin_out: np.ndarray,
     cos_out: np.ndarray,
     positions_lo: np.ndarray | None = None,
+    *,
+    block: int = _CHUNK,
 ) -> None:
     """Write sin/cos(p·ω_i) into ``sin_out``/``cos_out``, both ``[m, n]``.
 
@@ -144,12 +146,14 @@ def fill_sincos(
         positions_lo: optional float64 ``[m]``; the position is then the
             unevaluated sum ``positions + positions_lo`` (used for exact
             differences ``p - q``).
+        block: elements (positions × frequencies) computed at a time; the
+            peak extra memory is about 220 bytes per element of a block.
     """
     m = positions.shape[0]
     n = len(ladder)
     if m == 0 or n == 0:
         return
-    rows = max(1, _CHUNK // n)
+    rows = max(1, block // n)
     for a in range(0, m, rows):
         b = min(m, a + rows)
         p = positions[a:b, None]
@@ -158,6 +162,16 @@ def fill_sincos(
         s, c = _kernel(k, x, y)
         sin_out[a:b] = s
         cos_out[a:b] = c
+
+
+def sincos_pairs(positions: np.ndarray, ladder: Ladder) -> tuple[np.ndarray, np.ndarray]:
+    """sin and cos of ``positions[j] * ω_j`` element by element, float64 ``[m]``.
+
+    ``ladder`` has one frequency per position (``len(ladder) == m``); used to
+    recompute a few scattered table entries exactly.
+    """
+    k, x, y = _reduce(positions, None, ladder)
+    return _kernel(k, x, y)
 
 
 def sincos(

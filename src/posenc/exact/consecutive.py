@@ -1,31 +1,217 @@
-"""Whole tables of consecutive positions, exact and fast.
+"""Whole tables of consecutive positions, exact and at the speed of writing memory.
 
+The seed's Ex 5 identity, PE(a + b) = T_b · PE(a), gives every row of a table
+from a few exactly computed rows with two multiplies and an add per value.
+Write a position as ``n = start + a + b + m`` with ``a`` a multiple of
+``B1·B2``, ``b`` a multiple of ``B2`` and ``0 <= m < B2``. Only the
+``N/(B1·B2) + B1 + B2`` rows for ``start + a``, ``b`` and ``m`` come from the
+exact path (:mod:`posenc.exact.angles`); in complex form
+
+    (sin x + i cos x) · (cos y − i sin y) = sin(x + y) + i cos(x + y),
+
+so one complex multiply per pair of values, in float64, builds every other
+row, which is then rounded once into the caller's dtype.
+
+Why this keeps the 1-ulp float32 guarantee: each exact row is within 1
+float64 ulp, and each complex multiply by a unit vector adds at most
+3·2**-53 absolute error, so every float64 value is within 2**-49 of the
+truth. A float32 result ``v`` with ``|v| >= 2**-22`` has a half-ulp of at
+least 2**-46, far more than that. Values below ``2**-22`` (a fraction of about
+1e-7 of a table, near zero crossings) are found and recomputed exactly.
+
+float64 output needs 4 float64 ulp, which the recurrence cannot promise, so
+it takes the exact path for every value.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
 
-from .angles import fill_sincos
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import _jit
+from .angles import fill_sincos, sincos_pairs
 from .ladder import Ladder
 
-__all__ = ["fill_range"]
+__all__ = ["ENGINES", "default_threads", "fill_range"]
+
+#: How :func:`fill_range` combines rows: ``"auto"`` uses numba when it is
+#: installed (the ``fast`` extra) and the table is large, else NumPy.
+ENGINES = ("auto", "numpy", "numba", "exact")
+
+_TAU = 2.0**-22  # below this a float32 value is recomputed exactly (see module docstring)
+_B2 = 64  # rows sharing one "a + b" row; the offsets m run over 0 … _B2-1
+_B1 = 64  # "b" rows per "a" row: a steps by _B1 * _B2 = 4096 positions
+_CHUNK_BYTES = 1 << 19  # NumPy path: complex128 rows per multiply, kept in L2
+_PARALLEL_MIN = 1 << 17  # values; below this neither threads nor numba pay off
+
+
+def default_threads() -> int:
+    """Threads for large tables: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _exact_rows(positions: np.ndarray, ladder: Ladder, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    n = len(ladder)
+    s = np.empty((positions.shape[0], n))
+    c = np.empty((positions.shape[0], n))
+    fill_sincos(positions, ladder, s, c, block=block)
+    return s, c
+
+
+@functools.lru_cache(maxsize=8)
+def _offset_rows(ladder: Ladder) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """cos/sin of ω·b (b = 0, _B2, …) and of ω·m (m < _B2): the same for every start."""
+    bs, bc = _exact_rows(np.arange(_B1, dtype=np.float64) * _B2, ladder)
+    ms, mc = _exact_rows(np.arange(_B2, dtype=np.float64), ladder)
+    for a in (bc, bs, mc, ms):
+        a.setflags(write=False)
+    return bc, bs, mc, ms
+
+
+def _interleaved_view(sin_out: np.ndarray, cos_out: np.ndarray) -> np.ndarray | None:
+    """One ``[m, 2n]`` view when sin/cos are the even/odd channels of one array."""
+    item = sin_out.dtype.itemsize
+    if (
+        sin_out.dtype == cos_out.dtype
+        and sin_out.shape == cos_out.shape
+        and sin_out.strides == cos_out.strides
+        and sin_out.strides[1] == 2 * item
+        and cos_out.__array_interface__["data"][0] - sin_out.__array_interface__["data"][0] == item
+    ):
+        m, n = sin_out.shape
+        return as_strided(sin_out, shape=(m, 2 * n), strides=(sin_out.strides[0], item), writeable=True)
+    return None
 
 
 def fill_range(
-    start: int, length: int, ladder: Ladder, sin_out: np.ndarray, cos_out: np.ndarray
+    start: int,
+    length: int,
+    ladder: Ladder,
+    sin_out: np.ndarray,
+    cos_out: np.ndarray,
+    *,
+    threads: int | None = None,
+    engine: str = "auto",
 ) -> None:
     """Write sin/cos for the consecutive positions ``start … start+length-1``.
 
-    The entry point for whole tables (the torch caches use it too): the same
-    guarantee as :func:`fill_sincos`, and the place where a faster method for
-    consecutive positions lives.
+    The entry point for whole tables (the torch caches use it too). Same
+    guarantee as :func:`posenc.exact.fill_sincos`: within 1 ulp for float32
+    and float16 destinations (angle addition, see the module docstring),
+    the exact path for float64.
 
     Args:
-        start: first position (an integer, validated by the caller).
+        start: first position; the caller has validated that every position
+            has ``|p| < 2**53``.
         length: number of rows.
         ladder: the frequencies ``[n]``.
         sin_out: ``[length, n]`` destination of any float dtype (views allowed).
         cos_out: like ``sin_out``.
+        threads: worker threads of the NumPy path (default: every CPU this
+            process may use; NumPy releases the GIL in the multiplies).
+        engine: one of :data:`ENGINES`; ``"exact"`` skips angle addition.
+
+    >>> from fractions import Fraction
+    >>> from posenc.exact import geometric_ladder
+    >>> out = np.empty((3, 2), np.float32)
+    >>> fill_range(999, 3, geometric_ladder(1, 10.0, Fraction(1)), out[:, :1], out[:, 1:])
+    >>> [round(float(v), 5) for v in out[1]]
+    [0.82688, 0.56238]
     """
-    fill_sincos(np.arange(start, start + length, dtype=np.float64), ladder, sin_out, cos_out)
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    n = len(ladder)
+    if length <= 0 or n == 0:
+        return
+    if engine == "exact" or sin_out.dtype.itemsize > 4 or length < 2 * _B2:
+        rows = max(1, (1 << 16) // n)
+        for r in range(0, length, rows):
+            z = min(length, r + rows)
+            pos = np.arange(start + r, start + z, dtype=np.float64)
+            fill_sincos(pos, ladder, sin_out[r:z], cos_out[r:z], block=4096)
+        return
+
+    step = _B1 * _B2
+    n_a = -(-length // step)
+    a_s, a_c = _exact_rows(start + np.arange(n_a, dtype=np.float64) * step, ladder)
+    bc, bs, mc, ms = _offset_rows(ladder)
+    big = length * n >= _PARALLEL_MIN
+    use_jit = engine == "numba" or (engine == "auto" and big)
+    kern = _jit.kernels() if use_jit and sin_out.dtype == np.float32 else None
+    if engine == "numba" and kern is None:
+        raise ValueError("engine='numba' needs numba on float32 output: pip install 'posenc[fast]'")
+    if kern is not None:
+        counts = np.empty(length, dtype=np.int64)
+        joint = _interleaved_view(sin_out, cos_out)
+        with _jit.LOCK:
+            if joint is not None and joint.strides[1] == 4 and joint.flags.c_contiguous:
+                kern[0](a_s, a_c, bc, bs, mc, ms, step, _B2, joint, counts)
+            else:
+                kern[1](a_s, a_c, bc, bs, mc, ms, step, _B2, sin_out, cos_out, counts)
+        counts[::step] = 0  # rows start + k·step are copies of exact rows (rotated by exactly 0)
+        for bad in np.flatnonzero(counts).tolist():
+            row = np.empty((1, 2 * n))
+            row[0, 0::2] = sin_out[bad]
+            row[0, 1::2] = cos_out[bad]
+            _fix_small(start + bad, row, np.abs(row), ladder)
+            sin_out[bad] = row[0, 0::2]
+            cos_out[bad] = row[0, 1::2]
+        return
+
+    za = a_s + 1j * a_c  # sin + i cos
+    wb = bc - 1j * bs  # cos - i sin: multiplying rotates forward by the angle
+    wm = mc - 1j * ms
+    joint = _interleaved_view(sin_out, cos_out)
+    # b-blocks per multiply: ~3 temporaries of this size per thread, a few % of the output
+    chunk_bytes = min(_CHUNK_BYTES, max(16 * n, length * n * sin_out.dtype.itemsize // 64))
+    per_chunk = max(1, chunk_bytes // (16 * n * _B2))
+
+    def work(first: int, last: int) -> None:
+        """Rows [first, last); first is a multiple of _B2."""
+        r = first
+        while r < last:
+            ia, rem = r // step, r % step
+            kb0 = rem // _B2
+            # b-blocks in this multiply: bounded by the chunk size, the a-row and the span
+            kb1 = min(_B1, kb0 + per_chunk, kb0 + -(-(last - r) // _B2))
+            z = min(last, r + (kb1 - kb0) * _B2)
+            t = ((za[ia] * wb[kb0:kb1])[:, None, :] * wm[None, :, :]).reshape(-1, n)[: z - r]
+            v = t.view(np.float64)
+            mag = np.abs(v)
+            if rem == 0:
+                mag[0] = 1.0  # a copy of an exact row (rotated by exactly 0)
+            if mag.min() < _TAU:
+                _fix_small(start + r, v, mag, ladder)
+            if joint is not None:
+                joint[r:z] = v
+            else:
+                sin_out[r:z] = t.real
+                cos_out[r:z] = t.imag
+            r = z
+
+    workers = threads if threads is not None else default_threads()
+    workers = max(1, min(workers, length // _B2))
+    if workers == 1 or not big:
+        work(0, length)
+        return
+    per = -(-length // (workers * _B2)) * _B2
+    spans = [(a, min(length, a + per)) for a in range(0, length, per)]
+    with ThreadPoolExecutor(max_workers=len(spans)) as pool:
+        for f in [pool.submit(work, a, z) for a, z in spans]:
+            f.result()
+
+
+def _fix_small(first: int, values: np.ndarray, mag: np.ndarray, ladder: Ladder) -> None:
+    """Recompute exactly the entries of ``values`` ([rows, 2n], sin/cos interleaved) below _TAU."""
+    rows, cols = np.nonzero(mag < _TAU)
+    chan = cols // 2
+    sub = Ladder(ladder.w0[chan], ladder.w1[chan], ladder.w2[chan])
+    s, c = sincos_pairs(first + rows.astype(np.float64), sub)
+    values[rows, cols] = np.where(cols % 2 == 0, s, c)

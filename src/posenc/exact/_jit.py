@@ -1,0 +1,95 @@
+"""Fused, parallel angle-addition kernels (numba, the optional ``fast`` extra).
+
+Same arithmetic as the NumPy path in :mod:`posenc.exact.consecutive` — a
+complex multiply per value, float64, rounded once to float32 — but in one
+pass over the output, on every core. Compiled without ``fastmath``, so no
+contraction or reassociation changes the error bound.
+
+Imported only when numba is installed and a table is large enough to pay for
+it; :func:`kernels` returns ``None`` otherwise.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+__all__ = ["LOCK", "kernels"]
+
+#: numba's default "workqueue" threading layer must not be entered by two
+#: Python threads at once; every launch holds this lock.
+LOCK = threading.Lock()
+
+_TAU32_BITS = 0x34800000  # float32 bit pattern of 2**-22, the re-check threshold
+_cache: dict[str, Any] = {}
+
+
+def _build() -> tuple[Any, Any]:
+    from numba import njit, prange
+
+    @njit(parallel=True, cache=True, nogil=True)
+    def joint(za_s, za_c, wb_c, wb_s, wm_c, wm_s, step, b2, out, counts):  # pragma: no cover - compiled
+        """out [m, 2n] float32 (sin, cos interleaved), counts [m] int64 of small values."""
+        length = out.shape[0]
+        n = za_s.shape[1]
+        for blk in prange((length + b2 - 1) // b2):
+            r0 = blk * b2
+            ia = r0 // step
+            ib = (r0 % step) // b2
+            s_ab = np.empty(n)
+            c_ab = np.empty(n)
+            for i in range(n):
+                s_ab[i] = za_s[ia, i] * wb_c[ib, i] + za_c[ia, i] * wb_s[ib, i]
+                c_ab[i] = za_c[ia, i] * wb_c[ib, i] - za_s[ia, i] * wb_s[ib, i]
+            for r in range(r0, min(length, r0 + b2)):
+                m = r - r0
+                row = out[r]
+                for i in range(n):
+                    row[2 * i] = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
+                    row[2 * i + 1] = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
+                bits = row.view(np.uint32)
+                cnt = 0
+                for j in range(2 * n):
+                    cnt += (bits[j] & 0x7FFFFFFF) < _TAU32_BITS
+                counts[r] = cnt
+
+    @njit(parallel=True, cache=True, nogil=True)
+    def apart(za_s, za_c, wb_c, wb_s, wm_c, wm_s, step, b2, sin_out, cos_out, counts):  # pragma: no cover
+        """sin_out, cos_out [m, n] float32 (any strides), counts [m] int64 of small values."""
+        length = sin_out.shape[0]
+        n = za_s.shape[1]
+        tau = np.float32(2.0**-22)
+        for blk in prange((length + b2 - 1) // b2):
+            r0 = blk * b2
+            ia = r0 // step
+            ib = (r0 % step) // b2
+            s_ab = np.empty(n)
+            c_ab = np.empty(n)
+            for i in range(n):
+                s_ab[i] = za_s[ia, i] * wb_c[ib, i] + za_c[ia, i] * wb_s[ib, i]
+                c_ab[i] = za_c[ia, i] * wb_c[ib, i] - za_s[ia, i] * wb_s[ib, i]
+            for r in range(r0, min(length, r0 + b2)):
+                m = r - r0
+                srow = sin_out[r]
+                crow = cos_out[r]
+                for i in range(n):
+                    srow[i] = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
+                    crow[i] = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
+                cnt = 0
+                for i in range(n):
+                    cnt += (abs(srow[i]) < tau) + (abs(crow[i]) < tau)
+                counts[r] = cnt
+
+    return joint, apart
+
+
+def kernels() -> tuple[Any, Any] | None:
+    """The compiled (joint, apart) kernels, or None when numba is not installed."""
+    if "k" not in _cache:
+        try:
+            _cache["k"] = _build()
+        except ImportError:
+            _cache["k"] = None
+    return _cache["k"]
