@@ -17,6 +17,7 @@ from posenc import (
     qk_permutation,
     rope_cos_sin,
     rope_frequencies,
+    rope_table,
 )
 from reference import omega, ulp_error
 
@@ -195,11 +196,27 @@ def test_cos_sin_float64_and_float_positions():
             assert ulp_error(s64[j, i], mpmath.sin(th), np.float64) <= 4
 
 
-def test_consecutive_and_scattered_positions_agree():
-    run = np.arange(70000, 70500)
+def test_a_position_gives_the_same_bits_whatever_else_is_asked():
+    run = np.arange(70000, 72000)
     c1, s1 = rope_cos_sin(run, 64, base=5e5)
-    c2, s2 = rope_cos_sin(run[::-1].copy(), 64, base=5e5)
-    assert np.array_equal(c1, c2[::-1]) and np.array_equal(s1, s2[::-1])
+    c2, s2 = rope_cos_sin(run[::-7].copy(), 64, base=5e5)
+    assert np.array_equal(c1[::-7], c2) and np.array_equal(s1[::-7], s2)
+
+
+@pytest.mark.parametrize("start", [0, 70000, 2**31 - 5000])
+def test_rope_table_rows_within_one_ulp(start):
+    f = rope_frequencies(64, base=5e5)
+    rows = rope_table(f, start, 3000)
+    assert rows.shape == (3000, 2, 32) and rows.dtype == np.float32
+    c, s = rope_cos_sin(np.arange(start, start + 3000), 64, base=5e5, dtype=np.float64)
+    for got, ref in ((rows[:, 0], c), (rows[:, 1], s)):
+        ulp = np.spacing(np.abs(ref).astype(np.float32))
+        assert np.all(np.abs(got.astype(np.float64) - ref) <= ulp)
+    # float64 rows take the exact path, attention factor included, as rope_cos_sin
+    y = YaRN(4.0, 4096)
+    scaled = rope_table(rope_frequencies(64, base=5e5, scaling=y), start, 10, np.float64)
+    c, s = rope_cos_sin(np.arange(start, start + 10), 64, base=5e5, scaling=y, dtype=np.float64)
+    assert np.array_equal(scaled[:, 0], c) and np.array_equal(scaled[:, 1], s)
 
 
 def test_nearby_large_positions_stay_distinct_in_half_precision():

@@ -23,6 +23,7 @@ from .rope import (
     qk_permutation,
     rope_cos_sin,
     rope_frequencies,
+    rope_table,
 )
 from .scaling import NTK, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from .shift import shift, shift_matrix
@@ -60,6 +61,7 @@ __all__ = [
     "qk_permutation",
     "rope_cos_sin",
     "rope_frequencies",
+    "rope_table",
     "shift",
     "shift_matrix",
     "similarity",

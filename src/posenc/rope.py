@@ -46,6 +46,7 @@ __all__ = [
     "qk_permutation",
     "rope_cos_sin",
     "rope_frequencies",
+    "rope_table",
 ]
 
 #: RoPE channel layouts: ``"half"`` pairs (i, i + r/2), ``"interleaved"`` (2i, 2i + 1).
@@ -176,7 +177,16 @@ def _default_seq_len(scaling: Any, pos: np.ndarray) -> int | None:
     return max(1, int(np.floor(pos.max())) + 1)
 
 
-def _tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def _tables(
+    pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype, start: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """cos/sin ``[*pos.shape, r/2]`` times the attention factor, rounded once into dtype.
+
+    ``start`` set: ``pos`` is start, start+1, … and the fast consecutive path
+    (:func:`posenc.exact.fill_range`, within 1 ulp) builds it. Otherwise each
+    value comes from :func:`posenc.exact.fill_sincos` and depends on its
+    position alone, so a position gives the same bits whatever else is asked.
+    """
     n = freqs.rotary_dim // 2
     flat = pos.reshape(-1)
     af = freqs.attention_factor
@@ -184,13 +194,8 @@ def _tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> tuple[n
     work = dtype if af == 1.0 else np.dtype(np.float64)
     cos = np.empty((flat.shape[0], n), dtype=work)
     sin = np.empty((flat.shape[0], n), dtype=work)
-    consecutive = (
-        flat.shape[0] > 1
-        and flat[0] == np.floor(flat[0])
-        and bool(np.all(np.diff(flat) == 1.0))
-    )
-    if consecutive:
-        fill_range(int(flat[0]), flat.shape[0], freqs.ladder, sin, cos)
+    if start is not None:
+        fill_range(start, flat.shape[0], freqs.ladder, sin, cos)
     else:
         fill_sincos(flat, freqs.ladder, sin, cos)
     if af != 1.0:
@@ -198,6 +203,27 @@ def _tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> tuple[n
         sin = (sin * af).astype(dtype, copy=False)
     shape = (*pos.shape, n)
     return cos.reshape(shape), sin.reshape(shape)
+
+
+def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.float32) -> np.ndarray:
+    """Rows of cos and sin for positions ``start … start+length-1``: ``[length, 2, r/2]``.
+
+    Row ``j`` holds ``(cos, sin)`` of ω·(start + j), times the attention
+    factor, within 1 ulp of the true value for |p| < 2**31. The builder
+    behind the torch caches: it goes through the fast consecutive path
+    (:func:`posenc.exact.fill_range`), whose last bit may differ from
+    :func:`rope_cos_sin`'s (which is the float64 result rounded once).
+
+    >>> rope_table(rope_frequencies(4, base=100.0), 0, 2, np.float64).round(4).tolist()
+    [[[1.0, 1.0], [0.0, 0.0]], [[0.5403, 0.995], [0.8415, 0.0998]]]
+    """
+    if not isinstance(freqs, RopeFrequencies):
+        raise PosEncError(f"freqs must be a RopeFrequencies (rope_frequencies(...)), got {type(freqs).__name__}")
+    first = check_int(start, "start")
+    n = check_int(length, "length", minimum=0)
+    check_positions([first, first + max(n - 1, 0)])
+    cos, sin = _tables(np.arange(first, first + n, dtype=np.float64), freqs, check_dtype(dtype), first)
+    return np.stack([cos, sin], axis=1)
 
 
 def rope_cos_sin(
