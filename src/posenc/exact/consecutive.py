@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -147,14 +148,18 @@ def fill_range(
     kern = _jit.kernels() if use_jit and sin_out.dtype == np.float32 else None
     if engine == "numba" and kern is None:
         raise ValueError("engine='numba' needs numba on float32 output: pip install 'posenc[fast]'")
+    workers = threads if threads is not None else default_threads()
+    workers = max(1, min(workers, length // _B2)) if big else 1
+    per = -(-length // (workers * _B2)) * _B2
+    spans = [(a, min(length, a + per)) for a in range(0, length, per)]
+
     if kern is not None:
-        counts = np.empty(length, dtype=np.int64)
+        counts = np.zeros(length, dtype=np.int64)
         joint = _interleaved_view(sin_out, cos_out)
-        with _jit.LOCK:
-            if joint is not None and joint.strides[1] == 4 and joint.flags.c_contiguous:
-                kern[0](a_s, a_c, bc, bs, mc, ms, step, _B2, joint, counts)
-            else:
-                kern[1](a_s, a_c, bc, bs, mc, ms, step, _B2, sin_out, cos_out, counts)
+        if joint is not None and joint.strides[1] == 4 and joint.flags.c_contiguous:
+            _run(spans, lambda a, z: kern[0](a_s, a_c, bc, bs, mc, ms, step, _B2, a, z, joint, counts))
+        else:
+            _run(spans, lambda a, z: kern[1](a_s, a_c, bc, bs, mc, ms, step, _B2, a, z, sin_out, cos_out, counts))
         counts[::step] = 0  # rows start + k·step are copies of exact rows (rotated by exactly 0)
         for bad in np.flatnonzero(counts).tolist():
             row = np.empty((1, 2 * n))
@@ -196,16 +201,23 @@ def fill_range(
                 cos_out[r:z] = t.imag
             r = z
 
-    workers = threads if threads is not None else default_threads()
-    workers = max(1, min(workers, length // _B2))
-    if workers == 1 or not big:
-        work(0, length)
+    _run(spans, work)
+
+
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _run(spans: list[tuple[int, int]], fn: Callable[[int, int], object]) -> None:
+    """fn(first, last) for each span: the last on this thread, the rest on a shared pool."""
+    if len(spans) == 1:
+        fn(*spans[0])
         return
-    per = -(-length // (workers * _B2)) * _B2
-    spans = [(a, min(length, a + per)) for a in range(0, length, per)]
-    with ThreadPoolExecutor(max_workers=len(spans)) as pool:
-        for f in [pool.submit(work, a, z) for a, z in spans]:
-            f.result()
+    if not _POOL:  # created once: starting threads per table costs more than a small table
+        _POOL.append(ThreadPoolExecutor(max_workers=default_threads(), thread_name_prefix="posenc"))
+    futures = [_POOL[0].submit(fn, a, z) for a, z in spans[:-1]]
+    fn(*spans[-1])
+    for f in futures:
+        f.result()
 
 
 def _fix_small(first: int, values: np.ndarray, mag: np.ndarray, ladder: Ladder) -> None:
