@@ -12,6 +12,7 @@ ulps.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import platform
@@ -160,10 +161,10 @@ def _torch_baselines(n: int, d: int) -> dict[str, Callable[[], np.ndarray]]:
     def fairseq() -> np.ndarray:
         # fairseq SinusoidalPositionalEmbedding.get_embedding, float32, [sin | cos]
         half = d // 2
-        emb = math.log(10000) / (half - 1)
-        emb = torch.exp(torch.arange(half, dtype=torch.float) * -emb)
-        emb = torch.arange(n, dtype=torch.float).unsqueeze(1) * emb.unsqueeze(0)
-        return torch.cat([torch.sin(emb), torch.cos(emb)], dim=1).numpy()
+        scale = math.log(10000) / (half - 1)
+        inv = torch.exp(torch.arange(half, dtype=torch.float) * -scale)
+        ang = torch.arange(n, dtype=torch.float).unsqueeze(1) * inv.unsqueeze(0)
+        return torch.cat([torch.sin(ang), torch.cos(ang)], dim=1).numpy()
 
     return {"torch tutorial f32": tutorial, "fairseq f32": fairseq}
 
@@ -209,7 +210,7 @@ def _scaling(quick: bool, repeats: int) -> tuple[tuple[int, int, float], ...]:
         (4096, 256), (16384, 256), (65536, 256), (65536, 1024), (262144, 512))
     out = []
     for n, d in shapes:
-        ms = _time_side_by_side({"t": lambda n=n, d=d: _posenc_table(n, d, "auto")}, repeats)["t"]
+        ms = _time_side_by_side({"t": functools.partial(_posenc_table, n, d, "auto")}, repeats)["t"]
         out.append((n, d, ms * 1e6 / (n * d)))
     return tuple(out)
 
@@ -261,7 +262,8 @@ def format_report(report: Report) -> str:
     widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
     lines = [f"machine: {report.machine}", ""]
     for j, cells in enumerate((head, *body)):
-        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))))
+        padded = (c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        lines.append("  ".join(padded))
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
     if report.scaling:
