@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ._threads import default_threads
 from .exact import fill_range, geometric_ladder
-from .exact.consecutive import default_threads
 from .frequencies import seed_ladder
 from .layout import sin_cos_views
 from .sinusoidal import encode
