@@ -147,8 +147,8 @@ def fill_range(
         if joint is not None and joint.strides[1] == 4 and joint.flags.c_contiguous:
             run_spans(work_spans, lambda a, z: kern[0](a_s, a_c, bc, bs, mc, ms, step, _B2, a, z, joint, counts))
         else:
-            apart = kern[1]
-            run_spans(work_spans, lambda a, z: apart(a_s, a_c, bc, bs, mc, ms, step, _B2, a, z, sin_out, cos_out, counts))
+            apart, so, co = kern[1], sin_out, cos_out
+            run_spans(work_spans, lambda a, z: apart(a_s, a_c, bc, bs, mc, ms, step, _B2, a, z, so, co, counts))
         counts[::step] = 0  # rows start + k·step are copies of exact rows (rotated by exactly 0)
         for bad in np.flatnonzero(counts).tolist():
             row = np.empty((1, 2 * n))
