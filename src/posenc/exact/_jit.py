@@ -1,9 +1,11 @@
-"""Fused, parallel angle-addition kernels (numba, the optional ``fast`` extra).
+"""Fused angle-addition kernels (numba, the optional ``fast`` extra).
 
 Same arithmetic as the NumPy path in :mod:`posenc.exact.consecutive` — a
 complex multiply per value, float64, rounded once to float32 — but in one
-pass over the output, on every core. Compiled without ``fastmath``, so no
-contraction or reassociation changes the error bound.
+pass over the output. Compiled without ``fastmath``, so no contraction or
+reassociation changes the error bound. Each call fills a span of rows and
+releases the GIL; the caller runs spans on its own threads (numba's parallel
+regions stall when another process holds a core, plain threads do not).
 
 Imported only when numba is installed and a table is large enough to pay for
 it; :func:`kernels` returns ``None`` otherwise.
@@ -27,15 +29,14 @@ _cache: dict[str, Any] = {}
 
 
 def _build() -> tuple[Any, Any]:
-    from numba import njit, prange
+    from numba import njit
 
-    @njit(parallel=True, cache=True, nogil=True)
-    def joint(za_s, za_c, wb_c, wb_s, wm_c, wm_s, step, b2, out, counts):  # pragma: no cover - compiled
-        """out [m, 2n] float32 (sin, cos interleaved), counts [m] int64 of small values."""
-        length = out.shape[0]
+    @njit(cache=True, nogil=True)
+    def joint(za_s, za_c, wb_c, wb_s, wm_c, wm_s, step, b2, first, last, out, counts):  # pragma: no cover - compiled
+        """Rows [first, last) of out [m, 2n] float32 (sin, cos interleaved); counts [m] of small values."""
+        length = last
         n = za_s.shape[1]
-        for blk in prange((length + b2 - 1) // b2):
-            r0 = blk * b2
+        for r0 in range(first, last, b2):
             ia = r0 // step
             ib = (r0 % step) // b2
             s_ab = np.empty(n)
@@ -55,14 +56,13 @@ def _build() -> tuple[Any, Any]:
                     cnt += (bits[j] & 0x7FFFFFFF) < _TAU32_BITS
                 counts[r] = cnt
 
-    @njit(parallel=True, cache=True, nogil=True)
-    def apart(za_s, za_c, wb_c, wb_s, wm_c, wm_s, step, b2, sin_out, cos_out, counts):  # pragma: no cover
-        """sin_out, cos_out [m, n] float32 (any strides), counts [m] int64 of small values."""
-        length = sin_out.shape[0]
+    @njit(cache=True, nogil=True)
+    def apart(za_s, za_c, wb_c, wb_s, wm_c, wm_s, step, b2, first, last, sin_out, cos_out, counts):  # pragma: no cover
+        """Rows [first, last) of sin_out, cos_out [m, n] float32 (any strides); counts of small values."""
+        length = last
         n = za_s.shape[1]
         tau = np.float32(2.0**-22)
-        for blk in prange((length + b2 - 1) // b2):
-            r0 = blk * b2
+        for r0 in range(first, last, b2):
             ia = r0 // step
             ib = (r0 % step) // b2
             s_ab = np.empty(n)

@@ -26,17 +26,16 @@ it takes the exact path for every value.
 from __future__ import annotations
 
 import functools
-import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._threads import default_threads, run_spans, spans
 from . import _jit
 from .angles import fill_sincos, sincos_pairs
 from .ladder import Ladder
 
-__all__ = ["ENGINES", "default_threads", "fill_range"]
+__all__ = ["ENGINES", "fill_range"]
 
 #: How :func:`fill_range` combines rows: ``"auto"`` uses numba when it is
 #: installed (the ``fast`` extra) and the table is large, else NumPy.
@@ -47,14 +46,6 @@ _B2 = 64  # rows sharing one "a + b" row; the offsets m run over 0 … _B2-1
 _B1 = 64  # "b" rows per "a" row: a steps by _B1 * _B2 = 4096 positions
 _CHUNK_BYTES = 1 << 19  # NumPy path: complex128 rows per multiply, kept in L2
 _PARALLEL_MIN = 1 << 17  # values; below this neither threads nor numba pay off
-
-
-def default_threads() -> int:
-    """Threads for large tables: the CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _exact_rows(positions: np.ndarray, ladder: Ladder, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
@@ -147,14 +138,17 @@ def fill_range(
     kern = _jit.kernels() if use_jit and sin_out.dtype == np.float32 else None
     if engine == "numba" and kern is None:
         raise ValueError("engine='numba' needs numba on float32 output: pip install 'posenc[fast]'")
+    workers = (threads if threads is not None else default_threads()) if big else 1
+    work_spans = spans(length, workers, align=_B2)
+
     if kern is not None:
-        counts = np.empty(length, dtype=np.int64)
+        counts = np.zeros(length, dtype=np.int64)
         joint = _interleaved_view(sin_out, cos_out)
-        with _jit.LOCK:
-            if joint is not None and joint.strides[1] == 4 and joint.flags.c_contiguous:
-                kern[0](a_s, a_c, bc, bs, mc, ms, step, _B2, joint, counts)
-            else:
-                kern[1](a_s, a_c, bc, bs, mc, ms, step, _B2, sin_out, cos_out, counts)
+        if joint is not None and joint.strides[1] == 4 and joint.flags.c_contiguous:
+            run_spans(work_spans, lambda a, z: kern[0](a_s, a_c, bc, bs, mc, ms, step, _B2, a, z, joint, counts))
+        else:
+            apart, so, co = kern[1], sin_out, cos_out
+            run_spans(work_spans, lambda a, z: apart(a_s, a_c, bc, bs, mc, ms, step, _B2, a, z, so, co, counts))
         counts[::step] = 0  # rows start + k·step are copies of exact rows (rotated by exactly 0)
         for bad in np.flatnonzero(counts).tolist():
             row = np.empty((1, 2 * n))
@@ -196,16 +190,7 @@ def fill_range(
                 cos_out[r:z] = t.imag
             r = z
 
-    workers = threads if threads is not None else default_threads()
-    workers = max(1, min(workers, length // _B2))
-    if workers == 1 or not big:
-        work(0, length)
-        return
-    per = -(-length // (workers * _B2)) * _B2
-    spans = [(a, min(length, a + per)) for a in range(0, length, per)]
-    with ThreadPoolExecutor(max_workers=len(spans)) as pool:
-        for f in [pool.submit(work, a, z) for a, z in spans]:
-            f.result()
+    run_spans(work_spans, work)
 
 
 def _fix_small(first: int, values: np.ndarray, mag: np.ndarray, ladder: Ladder) -> None:

@@ -1,0 +1,97 @@
+"""Fused RoPE rotation kernels (numba, the optional ``fast`` extra), one pass over q or k.
+
+For each pair (a, b) of a head vector and its angle (cos c, sin s) the
+kernels compute, in float32 and in this order,
+
+    a' = a·c − b·s,    b' = b·c + a·s
+
+— the same operations, rounded the same way, as ``x*cos + rotate_half(x)*sin``
+evaluated in float32 by PyTorch or NumPy, so results are bit-identical to the
+unfused path. Compiled without ``fastmath`` (no FMA contraction). bfloat16
+arrives as its uint16 bit patterns: widened to float32 exactly, and rounded
+back to nearest-even as ``torch.Tensor.to(torch.bfloat16)`` does. ``sign = -1``
+rotates backwards (the gradient of a rotation is the inverse rotation).
+
+Channels past ``rot`` are copied unchanged. Shapes: x and out ``[bh, s, d]``
+(batch·heads, sequence, head_dim); cos and sin ``[g, s, rot/2]`` float32 with
+``g`` 1 or the batch size (row ``bh // heads``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["kernels"]
+
+_cache: dict[str, Any] = {}
+
+
+def _build() -> tuple[Any, Any]:
+    import numpy as np
+    from numba import njit
+
+    @njit(cache=True, nogil=True, inline="always")
+    def pairs(xr, orow, cr, sr, half, rot, sign):  # pragma: no cover - compiled
+        r2 = rot // 2
+        if half:
+            for i in range(r2):
+                c = cr[i]
+                s = sr[i] * sign
+                a = xr[i]
+                b = xr[i + r2]
+                orow[i] = a * c - b * s
+                orow[i + r2] = b * c + a * s
+        else:
+            for i in range(r2):
+                c = cr[i]
+                s = sr[i] * sign
+                a = xr[2 * i]
+                b = xr[2 * i + 1]
+                orow[2 * i] = a * c - b * s
+                orow[2 * i + 1] = b * c + a * s
+        for j in range(rot, xr.shape[0]):
+            orow[j] = xr[j]
+
+    @njit(cache=True, nogil=True)
+    def f32(x, cos, sin, out, heads, half, rot, sign, first, last):  # pragma: no cover - compiled
+        multi = cos.shape[0] > 1
+        sg = np.float32(sign)
+        for bh in range(first, last):
+            g = bh // heads if multi else 0
+            for t in range(x.shape[1]):
+                pairs(x[bh, t], out[bh, t], cos[g, t], sin[g, t], half, rot, sg)
+
+    @njit(cache=True, nogil=True)
+    def bf16(x, cos, sin, out, heads, half, rot, sign, first, last):  # pragma: no cover - compiled
+        multi = cos.shape[0] > 1
+        sg = np.float32(sign)
+        d = x.shape[2]
+        wide = np.empty(d, dtype=np.uint32)
+        res = np.empty(d, dtype=np.float32)
+        wide_f = wide.view(np.float32)
+        res_u = res.view(np.uint32)
+        for bh in range(first, last):
+            g = bh // heads if multi else 0
+            for t in range(x.shape[1]):
+                xr = x[bh, t]
+                for j in range(d):
+                    wide[j] = np.uint32(xr[j]) << np.uint32(16)
+                pairs(wide_f, res, cos[g, t], sin[g, t], half, rot, sg)
+                orow = out[bh, t]
+                for j in range(d):
+                    u = res_u[j]
+                    rounded = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+                    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+                    orow[j] = np.uint16(np.uint32(0x7FC0) if nan else rounded)  # NaN stays NaN
+
+    return f32, bf16
+
+
+def kernels() -> tuple[Any, Any] | None:
+    """The compiled (float32, bfloat16) kernels, or None when numba is not installed."""
+    if "k" not in _cache:
+        try:
+            _cache["k"] = _build()
+        except ImportError:
+            _cache["k"] = None
+    return _cache["k"]

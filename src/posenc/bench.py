@@ -1,0 +1,276 @@
+"""The benchmark behind ``posenc bench``: posenc against the forms people use today.
+
+Every operation is timed side by side with its *floor* — the cost of merely
+writing the output (``np.empty(shape, np.float32).fill(1.0)``) or of copying
+the inputs (``q.clone(); k.clone()``) — in the same run, interleaved
+repetition by repetition, and reported as the ratio of medians. Shared,
+noisy machines change the milliseconds, much less the ratios.
+
+Accuracy is measured on sampled rows against posenc's exact path, in float32
+ulps.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import platform
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ._threads import default_threads
+from .exact import fill_range, geometric_ladder
+from .frequencies import seed_ladder
+from .layout import sin_cos_views
+from .sinusoidal import encode
+
+__all__ = ["Report", "Row", "format_report", "machine_line", "run"]
+
+TABLE_SHAPES = ((65536, 1024), (4096, 512), (262144, 128))
+QUICK_TABLE_SHAPES = ((4096, 512), (16384, 256))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measured line of the benchmark table.
+
+    Attributes:
+        operation: what is computed, e.g. ``"table 65536x1024 f32"``.
+        method: who computes it (``"floor: fill"``, ``"posenc"``, ``"torch tutorial f32"`` …).
+        median_ms: median wall time over the repetitions.
+        ratio: ``median_ms`` over the floor's median in the same run.
+        max_ulp: largest float32 ulp error on sampled rows, or None (floors).
+        extra_memory: peak extra memory as a fraction of the output, or None.
+    """
+
+    operation: str
+    method: str
+    median_ms: float
+    ratio: float
+    max_ulp: float | None = None
+    extra_memory: float | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    """A benchmark run: the machine it ran on and its rows."""
+
+    machine: str
+    rows: tuple[Row, ...]
+    scaling: tuple[tuple[int, int, float], ...] = field(default=())  # (N, d, ns per value)
+
+
+def machine_line() -> str:
+    """CPU model, usable CPUs, NumPy/torch/numba versions and thread counts."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    parts = [cpu, f"{default_threads()} CPUs", f"numpy {np.__version__}"]
+    try:
+        import torch
+
+        parts.append(f"torch {torch.__version__} ({torch.get_num_threads()} threads)")
+    except ImportError:
+        parts.append("torch not installed")
+    try:
+        import numba
+
+        parts.append(f"numba {numba.__version__} ({numba.get_num_threads()} threads)")
+    except ImportError:
+        parts.append("numba not installed (NumPy path)")
+    return ", ".join(parts)
+
+
+def _time_side_by_side(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    for f in fns.values():  # warm-up: caches, JIT, first-touch of pooled memory
+        f()
+    samples: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            samples[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) * 1e3 for k, v in samples.items()}
+
+
+def _ulp_gap(got: np.ndarray, ref: np.ndarray) -> float:
+    g = got.astype(np.float32).view(np.int32).astype(np.int64)
+    r = ref.astype(np.float32).view(np.int32).astype(np.int64)
+    top = np.int64(1) << 31
+    g = np.where(g < 0, -(g + top), g)
+    r = np.where(r < 0, -(r + top), r)
+    return float(np.max(np.abs(g - r)))
+
+
+def _peak_extra(fn: Callable[[], np.ndarray]) -> float:
+    tracemalloc.start()
+    try:
+        out = fn()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return (peak - out.nbytes) / out.nbytes
+
+
+def _posenc_table(n: int, d: int, engine: str) -> np.ndarray:
+    out = np.empty((n, d), dtype=np.float32)
+    s, c = sin_cos_views(out, d // 2, "interleaved")
+    fill_range(0, n, seed_ladder(d, 10000.0), s, c, engine=engine)
+    return out
+
+
+def _numpy_f64(n: int, d: int) -> np.ndarray:
+    # the usual "accurate" recipe: float64 angles, then cast
+    w = 10000.0 ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    ang = np.arange(n, dtype=np.float64)[:, None] * w
+    out = np.empty((n, d), dtype=np.float32)
+    out[:, 0::2] = np.sin(ang)
+    out[:, 1::2] = np.cos(ang)
+    return out
+
+
+def _torch_baselines(n: int, d: int) -> dict[str, Callable[[], np.ndarray]]:
+    try:
+        import torch
+    except ImportError:
+        return {}
+
+    def tutorial() -> np.ndarray:
+        # the PyTorch tutorial / Annotated Transformer formula, float32 throughout
+        pe = torch.zeros(n, d)
+        position = torch.arange(0, n).unsqueeze(1).float()
+        div_term = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) / d))
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        return pe.numpy()
+
+    def fairseq() -> np.ndarray:
+        # fairseq SinusoidalPositionalEmbedding.get_embedding, float32, [sin | cos]
+        half = d // 2
+        scale = math.log(10000) / (half - 1)
+        inv = torch.exp(torch.arange(half, dtype=torch.float) * -scale)
+        ang = torch.arange(n, dtype=torch.float).unsqueeze(1) * inv.unsqueeze(0)
+        return torch.cat([torch.sin(ang), torch.cos(ang)], dim=1).numpy()
+
+    return {"torch tutorial f32": tutorial, "fairseq f32": fairseq}
+
+
+def _fairseq_exact_rows(rows: np.ndarray, d: int) -> np.ndarray:
+    half = d // 2
+    lad = geometric_ladder(half, 10000.0, Fraction(half - 1))
+    out = np.empty((rows.shape[0], d), dtype=np.float32)
+    from .exact import fill_sincos
+
+    fill_sincos(rows.astype(np.float64), lad, out[:, :half], out[:, half:])
+    return out
+
+
+def _table_rows(n: int, d: int, repeats: int) -> list[Row]:
+    op = f"table {n}x{d} f32"
+    fns: dict[str, Callable[[], Any]] = {
+        "floor: fill": lambda: np.empty((n, d), dtype=np.float32).fill(1.0),
+        "posenc": lambda: _posenc_table(n, d, "auto"),
+        "posenc (NumPy only)": lambda: _posenc_table(n, d, "numpy"),
+        "numpy f64 then cast": lambda: _numpy_f64(n, d),
+    }
+    fns.update(_torch_baselines(n, d))
+    ms = _time_side_by_side(fns, repeats)
+    rng = np.random.default_rng(0)
+    sample = np.unique(np.concatenate([rng.integers(0, n, 48), [0, n - 1]]))
+    exact = encode(sample, d)
+    fair_exact = _fairseq_exact_rows(sample, d) if "fairseq f32" in fns else None
+    floor = ms["floor: fill"]
+    rows = [Row(op, "floor: fill", floor, 1.0)]
+    for name, f in fns.items():
+        if name == "floor: fill":
+            continue
+        got = np.asarray(f())[sample]
+        ref = fair_exact if name == "fairseq f32" and fair_exact is not None else exact
+        extra = _peak_extra(lambda: _posenc_table(n, d, "auto")) if name == "posenc" else None
+        rows.append(Row(op, name, ms[name], ms[name] / floor, _ulp_gap(got, ref), extra))
+    return rows
+
+
+def _scaling(quick: bool, repeats: int) -> tuple[tuple[int, int, float], ...]:
+    shapes = ((2048, 256), (8192, 256), (32768, 256)) if quick else (
+        (4096, 256), (16384, 256), (65536, 256), (65536, 1024), (262144, 512))
+    out = []
+    for n, d in shapes:
+        ms = _time_side_by_side({"t": functools.partial(_posenc_table, n, d, "auto")}, repeats)["t"]
+        out.append((n, d, ms * 1e6 / (n * d)))
+    return tuple(out)
+
+
+def run(
+    *,
+    quick: bool = False,
+    repeats: int | None = None,
+    shapes: tuple[tuple[int, int], ...] | None = None,
+    scaling: bool = True,
+    extra: list[Callable[[int], list[Row]]] | None = None,
+) -> Report:
+    """Run the benchmark.
+
+    Args:
+        quick: small shapes and few repetitions (seconds, not minutes).
+        repeats: repetitions per method (default 3 quick, 7 full).
+        shapes: table shapes ``(N, d)`` to time instead of the defaults.
+        scaling: also time tables of growing size (the linearity curve).
+        extra: more row producers ``f(repeats) -> [Row]`` (the torch
+            benchmarks register theirs here).
+
+    Returns:
+        A :class:`Report`.
+    """
+    reps = repeats if repeats is not None else (3 if quick else 7)
+    rows: list[Row] = []
+    for n, d in shapes or (QUICK_TABLE_SHAPES if quick else TABLE_SHAPES):
+        rows.extend(_table_rows(n, d, reps))
+    for producer in extra or []:
+        rows.extend(producer(reps))
+    return Report(machine_line(), tuple(rows), _scaling(quick, reps) if scaling else ())
+
+
+def format_report(report: Report) -> str:
+    """The report as an aligned text table."""
+    head = ("operation", "method", "median ms", "x floor", "max ulp", "extra mem")
+    body = [
+        (
+            r.operation,
+            r.method,
+            f"{r.median_ms:.2f}",
+            f"{r.ratio:.2f}",
+            "-" if r.max_ulp is None else f"{r.max_ulp:.0f}",
+            "-" if r.extra_memory is None else f"{100 * r.extra_memory:.1f}%",
+        )
+        for r in report.rows
+    ]
+    widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
+    lines = [f"machine: {report.machine}", ""]
+    for j, cells in enumerate((head, *body)):
+        padded = (c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        lines.append("  ".join(padded))
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    if report.scaling:
+        lines += ["", "posenc table time against size (linear in N·d means a flat ns/value):"]
+        lines += [f"  {n:>7} x {d:<5} {n * d:>11,} values  {ns:6.2f} ns/value" for n, d, ns in report.scaling]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(format_report(run(quick=os.environ.get("POSENC_BENCH_QUICK") == "1")))
