@@ -513,3 +513,25 @@ def test_output_dir_is_relative_to_cwd(capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, "plot", "ladder", "--d-model", "16", "--context", "100", "--out", "l.png")
     assert code == 0 and out == "wrote l.png\n" and (Path(tmp_path) / "l.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_readme_session_is_what_the_command_prints(capsys, monkeypatch, tmp_path):
+    """Every `$ posenc ...` in the README's console block prints what the README shows."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```console\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    sessions = block.split("$ ")[1:]
+    assert len(sessions) >= 4
+    code = 0
+    for s in sessions:
+        cmd, *shown = s.rstrip("\n").split("\n")
+        if cmd == "echo $?":
+            assert [str(code)] == shown
+            continue
+        assert cmd.startswith("posenc ")
+        code = main(cmd.split()[1:])
+        out = capsys.readouterr().out.rstrip("\n").split("\n")
+        if "..." in shown:  # the README shows the beginning only
+            shown = shown[: shown.index("...")]
+            out = out[: len(shown)]
+        assert out == shown, cmd
