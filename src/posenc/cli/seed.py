@@ -9,6 +9,7 @@ the exit status 1.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from .. import __version__, examples, plot
@@ -103,6 +104,11 @@ def _answer(q: QuizItem) -> None:
     print("\n".join(_checks(q.checks, 6)))
 
 
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def run_quiz(interactive: bool) -> bool:
     """The self-test; waits for Enter before each answer when ``interactive``. True when every check passed."""
     items = examples.quiz()
@@ -111,6 +117,8 @@ def run_quiz(interactive: bool) -> bool:
         if interactive:
             try:
                 input("    (Enter for the answer) ")
+                if not _is_terminal(sys.stdin):
+                    print()  # a terminal echoes the Enter; a pipe does not
             except EOFError:
                 interactive = False  # no more input: show the rest straight away
                 print()

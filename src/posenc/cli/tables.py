@@ -79,19 +79,25 @@ def _columns(args: argparse.Namespace) -> list[str]:
 
 
 def _write_npy(path: Path, args: argparse.Namespace, n: int) -> None:
+    dt = np.dtype(args.dtype)
     if n == 0:  # a zero-length memory map cannot be opened
-        np.save(path, np.empty((0, args.d_model), dtype=args.dtype))
+        np.save(path, np.empty((0, args.d_model), dtype=dt))
         return
-    mm = np.lib.format.open_memmap(path, mode="w+", dtype=np.dtype(args.dtype), shape=(n, args.d_model))
+    # the header and the full-size file first; then one chunk mapped at a time, flushed and
+    # unmapped, so memory stays at one chunk however large the table
+    head = np.lib.format.open_memmap(path, mode="w+", dtype=dt, shape=(n, args.d_model))
+    offset = head.offset
+    del head
     try:
         for a, chunk in _chunks(args, n):
-            mm[a : a + len(chunk)] = chunk
-        mm.flush()
+            part = np.memmap(path, dtype=dt, mode="r+", offset=offset + a * args.d_model * dt.itemsize,
+                             shape=chunk.shape)
+            part[:] = chunk
+            part.flush()
+            del part
     except BaseException:
-        del mm
         _discard(path)
         raise
-    del mm
 
 
 def _discard(path: Path) -> None:
