@@ -535,3 +535,24 @@ def test_readme_session_is_what_the_command_prints(capsys, monkeypatch, tmp_path
             shown = shown[: shown.index("...")]
             out = out[: len(shown)]
         assert out == shown, cmd
+
+
+def test_plot_help_states_the_functions_defaults():
+    import inspect
+    import re
+
+    from posenc.cli.plotting import PLOT_KINDS
+
+    for kind in PLOT_KINDS.values():
+        params = inspect.signature(kind.draw).parameters
+        for o in kind.options:
+            m = re.search(r"\(default ([^)]*)\)", o.help)
+            if m is None:
+                assert params[o.dest].default is None, (kind.name, o.dest)  # "the slowest" and the like
+                continue
+            default = params[o.dest].default
+            if isinstance(default, tuple):
+                shown = " ".join(f"{v:g}" for v in default)
+            else:
+                shown = default if isinstance(default, str) else f"{default:g}"
+            assert m.group(1) == shown, (kind.name, o.dest)

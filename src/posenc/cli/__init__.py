@@ -25,6 +25,9 @@ from ._base import COMMANDS, CommandError, Parser
 
 __all__ = ["build_parser", "main"]
 
+# how `posenc --help` lists them; subcommands registered later follow
+_ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "examples", "quiz", "plot", "tour")
+
 
 def build_parser() -> Parser:
     """The argument parser, one subparser per registered subcommand."""
@@ -34,7 +37,8 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"posenc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for cmd in COMMANDS.values():
+    listed = [COMMANDS[n] for n in _ORDER if n in COMMANDS]
+    for cmd in listed + [c for c in COMMANDS.values() if c.name not in _ORDER]:
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
         cmd.setup(p)
         p.set_defaults(run=cmd.run)

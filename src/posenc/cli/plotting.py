@@ -52,28 +52,31 @@ class PlotKind:
         return self.draw(**kwargs)
 
 
-_D = Option("--d-model", "d_model", integer, "channels (a positive even integer)")
+def _d(default: int) -> Option:
+    return Option("--d-model", "d_model", integer, f"channels, a positive even integer (default {default})")
+
+
 _B = Option("--base", "base", real, "ω_i = B^(-2i/D) (default 10000)")
 
 PLOT_KINDS: dict[str, PlotKind] = {
     k.name: k
     for k in (
         PlotKind("wave", "Figure s02: sin(pos) of the fastest channel, integer positions as dots, 2π marked",
-                 plot.plot_wave, (_D, _B, Option("--positions", "positions", integer, "dots 0 … N-1 (default 8)"))),
+                 plot.plot_wave, (_d(4), _B, Option("--positions", "positions", integer, "dots 0 … N-1 (default 8)"))),
         PlotKind("rotation", "Figure s03: the pair at pos and at pos + by, and the rotation between them",
                  plot.plot_rotation,
                  (Option("--pos", "pos", position, "source position (default 3)"),
                   Option("--by", "by", position, "offset k; negative turns the other way (default 5)"),
-                  _D, _B, Option("--pair", "pair", integer, "pair i (default: the slowest)"))),
+                  _d(4), _B, Option("--pair", "pair", integer, "pair i (default: the slowest)"))),
         PlotKind("heatmap", "the table PE(pos, channel): positions down, channels across", plot.plot_heatmap,
                  (Option("--length", "length", integer, "positions (default 128)"),
-                  Option("--start", "start", integer, "first position (default 0)"), _D, _B,
-                  Option("--layout", "layout", str, "channel layout", choices=LAYOUTS))),
+                  Option("--start", "start", integer, "first position (default 0)"), _d(64), _B,
+                  Option("--layout", "layout", str, "channel layout (default interleaved)", choices=LAYOUTS))),
         PlotKind("kernel", "PE(p)·PE(p + Δ) against Δ for several p: it depends only on |Δ|", plot.plot_kernel,
-                 (_D, _B, Option("--max-offset", "max_offset", integer, "Δ from -M to M (default 100)"),
+                 (_d(64), _B, Option("--max-offset", "max_offset", integer, "Δ from -M to M (default 100)"),
                   Option("--refs", "refs", position, "reference positions (default 0 250 1000)", nargs="+"))),
         PlotKind("ladder", "wavelength of every pair on a log axis against a context length", plot.plot_ladder,
-                 (_D, _B, Option("--context", "context", real, "context length (default 8192)"))),
+                 (_d(512), _B, Option("--context", "context", real, "context length (default 8192)"))),
     )
 }
 
