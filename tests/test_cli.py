@@ -236,10 +236,10 @@ def test_context_json(capsys):
     lam_max = 2 * mpmath.pi * mpmath.power(100, mpmath.mpf(510) / 512)
     assert data["max_wavelength"] == pytest.approx(float(lam_max), rel=1e-15)
     assert data["wraps"] is True and data["suffices"] is False
-    # the smallest float64 base whose λ_max, rounded to float64, reaches the context (posenc.min_base's contract)
+    # the smallest float64 base whose true λ_max reaches the context (posenc.min_base's contract)
     mb = data["min_base"]
-    assert float(2 * mpmath.pi * mpmath.power(mb, mpmath.mpf(510) / 512)) >= 8192
-    assert float(2 * mpmath.pi * mpmath.power(math.nextafter(mb, 0), mpmath.mpf(510) / 512)) < 8192
+    assert 2 * mpmath.pi * mpmath.power(mb, mpmath.mpf(510) / 512) >= 8192
+    assert 2 * mpmath.pi * mpmath.power(math.nextafter(mb, 0), mpmath.mpf(510) / 512) < 8192
     _, data2 = run_json(capsys, "context", "100", "--d-model", "2")
     assert data2["min_base"] is None  # no base helps d_model 2; strict JSON has no Infinity
 
@@ -556,3 +556,21 @@ def test_plot_help_states_the_functions_defaults():
             else:
                 shown = default if isinstance(default, str) else f"{default:g}"
             assert m.group(1) == shown, (kind.name, o.dest)
+
+
+def test_bench_small_json(capsys):
+    assert main(["bench", "--shape", "256x16", "--repeats", "1", "--no-scaling", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = {r["method"]: r for r in data["rows"]}
+    assert rows["posenc"]["max_ulp"] == 0
+    assert rows["floor: fill"]["ratio"] == 1.0
+    assert "CPUs" in data["machine"]
+
+
+@pytest.mark.parametrize(
+    "argv", [["bench", "--shape", "12x5"], ["bench", "--repeats", "0"], ["bench", "--shape", "big"]]
+)
+def test_bench_bad_input_exits_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("posenc: error:") and err.count("\n") == 1

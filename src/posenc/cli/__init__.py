@@ -20,13 +20,13 @@ import sys
 
 from .. import __version__
 from ..errors import PosEncError
-from . import analysis, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
+from . import analysis, bench, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
 from ._base import COMMANDS, CommandError, Parser
 
 __all__ = ["build_parser", "main"]
 
 # how `posenc --help` lists them; subcommands registered later follow
-_ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "examples", "quiz", "plot", "tour")
+_ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "examples", "quiz", "plot", "tour", "bench")
 
 
 def build_parser() -> Parser:
