@@ -87,9 +87,8 @@ def max_wavelength(d_model: int, base: float = 10000.0) -> float:
 def min_base(context: float, d_model: int) -> float:
     """The smallest base whose slowest channel does not wrap over ``context`` positions.
 
-    Solves 2π·b**((d-2)/d) >= context for b, and rounds up so that
-    ``max_wavelength(d_model, min_base(context, d_model)) >= context`` holds
-    exactly as posenc evaluates it. Returns 1.0 when every base > 1 suffices
+    Solves 2π·b**((d-2)/d) >= context for b and returns the smallest float64
+    for which the true (not rounded) λ_max reaches the context. Returns 1.0 when every base > 1 suffices
     (context <= 2π).
 
     Raises:
@@ -111,8 +110,10 @@ def min_base(context: float, d_model: int) -> float:
     with localcontext() as ctx:
         ctx.prec = 40
         b = float(((Decimal(c) / (2 * decimal_pi())).ln() * d / (d - 2)).exp())
-    while float(_wavelength_decimal(d, b, d // 2 - 1)) < c:
-        b = math.nextafter(b, math.inf)
+        # compare the true wavelength, not its float64 rounding: a base whose
+        # λ_max is 1e-13 short of the context still wraps
+        while _wavelength_decimal(d, b, d // 2 - 1) < Decimal(c):
+            b = math.nextafter(b, math.inf)
     return b
 
 

@@ -1,0 +1,86 @@
+"""The ``posenc`` command: a thin layer over the public API.
+
+Each subcommand lives in the module of its group and registers itself in
+:data:`posenc.cli._base.COMMANDS`:
+
+- :mod:`.analysis`: ``encode``, ``ladder``, ``context``, ``shift``, ``dot``, ``alias``
+- :mod:`.tables`: ``table`` (stdout, or ``.npy``/``.csv``/``.json`` streamed in chunks)
+- :mod:`.seed`: ``examples``, ``quiz``, ``tour`` (the seed's worked cases, live)
+- :mod:`.plotting`: ``plot KIND`` (figures, extra ``posenc[plot]``)
+
+Exit status: 0 ok, 1 a failed check (``examples``, ``quiz``, ``shift``,
+``context --check``), 2 bad input (one ``posenc: error: ...`` line on
+stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .. import __version__
+from ..errors import PosEncError
+from . import analysis, bench, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
+from ._base import COMMANDS, CommandError, Parser
+
+__all__ = ["build_parser", "main"]
+
+# how `posenc --help` lists them; subcommands registered later follow
+_ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "examples", "quiz", "plot", "tour", "bench")
+
+
+def build_parser() -> Parser:
+    """The argument parser, one subparser per registered subcommand."""
+    parser = Parser(
+        prog="posenc",
+        description="Exact sinusoidal positional encodings: the seed's worked examples, figures and analysis, live.",
+    )
+    parser.add_argument("--version", action="version", version=f"posenc {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    listed = [COMMANDS[n] for n in _ORDER if n in COMMANDS]
+    for cmd in listed + [c for c in COMMANDS.values() if c.name not in _ORDER]:
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        cmd.setup(p)
+        p.set_defaults(run=cmd.run)
+    return parser
+
+
+def _error(message: str) -> int:
+    line = " ".join(str(message).split())  # one line, whatever the message held
+    print(f"posenc: error: {line}", file=sys.stderr)
+    return 2
+
+
+def _utf8_or_replace() -> None:
+    # A C-locale terminal cannot print ω or ✓; print '?' rather than crash.
+    for stream in (sys.stdout, sys.stderr):
+        enc = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if enc != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command; returns the exit status (0 ok, 1 a failed check, 2 bad input)."""
+    _utf8_or_replace()
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.run(args))
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
+    except (CommandError, PosEncError) as exc:
+        return _error(str(exc))
+    except BrokenPipeError:
+        # the reader went away (`posenc table ... | head`): stop quietly
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _error(f"cannot write {where}{exc.strerror or exc}")
+    except ImportError as exc:  # a missing extra; the message names it
+        return _error(str(exc))
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130

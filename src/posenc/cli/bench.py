@@ -1,0 +1,49 @@
+"""``posenc bench``: the speed of posenc against the naive forms, as ratios to the floor."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from ..bench import format_report, run
+from ._base import CommandError, command, emit_json, integer
+
+
+def _setup(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quick", action="store_true", help="small shapes, few repetitions (seconds)")
+    p.add_argument("--repeats", type=integer, default=None, metavar="N",
+                   help="repetitions per method (default 3 with --quick, else 7)")
+    p.add_argument("--shape", type=_shape, action="append", default=None, metavar="NxD",
+                   help="time tables of this shape instead of the defaults (repeatable)")
+    p.add_argument("--no-scaling", action="store_true", help="skip the time-against-size curve")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+
+
+def _shape(text: str) -> tuple[int, int]:
+    try:
+        n, d = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a shape NxD such as 4096x512, got {text!r}") from None
+    if n < 1 or d < 2 or d % 2:
+        raise argparse.ArgumentTypeError(f"expected N >= 1 and an even D >= 2, got {text!r}")
+    return n, d
+
+
+@command("bench", "time posenc against the usual formulas, side by side with the cost of writing the output", _setup)
+def bench(args: argparse.Namespace) -> int:
+    if args.repeats is not None and args.repeats < 1:
+        raise CommandError(f"--repeats must be >= 1, got {args.repeats}")
+    extra = []
+    try:
+        from ..torch.bench import producers
+
+        extra = producers(quick=args.quick)
+    except ImportError:
+        pass  # no torch: the NumPy rows alone
+    shapes = tuple(args.shape) if args.shape else None
+    report = run(quick=args.quick, repeats=args.repeats, shapes=shapes, scaling=not args.no_scaling, extra=extra)
+    if args.json:
+        emit_json(dataclasses.asdict(report))
+    else:
+        print(format_report(report))
+    return 0

@@ -1,0 +1,192 @@
+"""The seed, live: ``examples``, ``quiz`` and ``tour``.
+
+The cases, their numbers and their checks are :mod:`posenc.examples`; this
+module only lays them out. A figure the seed misprints is shown beside its
+true value and named an erratum; only a failed check of the library makes
+the exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import __version__, examples, plot
+from ..examples import Case, QuizItem
+from ._base import add_output_options, command, emit_json, render_table
+from .plotting import PLOT_KINDS, save
+
+__all__: list[str] = []
+
+_RULE = "─" * 78
+
+
+def _mark(ok: bool) -> str:
+    return "✓" if ok else "✗"
+
+
+def _figures_table(figs: tuple[examples.Figure, ...], indent: int) -> str:
+    rows = [[f.label, f.printed, f.true_text, "✓" if f.agrees else f"erratum: the seed prints {f.printed}"]
+            for f in figs]
+    return render_table(["number", "seed", "posenc", ""], rows, "lrrl", indent)
+
+
+def _checks(checks: tuple[examples.Check, ...], indent: int) -> list[str]:
+    pad = " " * indent
+    return [f"{pad}{_mark(c.passed)} {c.claim}   [{c.detail}]" for c in checks]
+
+
+def print_case(c: Case) -> None:
+    """One worked case: its numbers against the seed's, then its checks."""
+    print(f"{c.cell} · Ex {c.example} · {c.title}")
+    print(f"    what makes it tricky: {c.tricky}")
+    print()
+    print(_figures_table(c.figures, 4))
+    print()
+    print("\n".join(_checks(c.checks, 4)))
+
+
+def _case_json(c: Case) -> dict[str, object]:
+    return {
+        "cell": c.cell, "example": c.example, "title": c.title, "tricky": c.tricky, "passed": c.passed,
+        "figures": [{"label": f.label, "printed": f.printed, "value": f.value, "true_text": f.true_text,
+                     "agrees": f.agrees, "erratum": f.erratum} for f in c.figures],
+        "checks": [{"claim": k.claim, "passed": k.passed, "detail": k.detail} for k in c.checks],
+    }
+
+
+def _summary(cs: list[Case]) -> str:
+    checks = [k for c in cs for k in c.checks]
+    good = sum(k.passed for k in checks)
+    wrong = sum(len(c.errata) for c in cs)
+    verified = sum(c.passed for c in cs)
+    text = f"{verified} of {len(cs)} cases verified: {good} of {len(checks)} checks passed"
+    if wrong:
+        text += f"; {wrong} of the seed's printed figures are errata (true values shown beside them)"
+    return text
+
+
+def run_examples(cells: list[str]) -> bool:
+    """Print the cases (all eight by default); True when every check passed."""
+    cs = examples.cases(cells)
+    for j, c in enumerate(cs):
+        if j:
+            print(_RULE)
+        print_case(c)
+    print(_RULE)
+    print(_summary(cs))
+    return all(c.passed for c in cs)
+
+
+def _examples_setup(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cells", nargs="*", metavar="CELL", help=f"cells to show ({' '.join(examples.CELLS)}; default all)")
+    add_output_options(p)
+
+
+@command("examples", "the seed's eight worked cases (A–H), computed live, every claim checked", _examples_setup)
+def examples_cmd(args: argparse.Namespace) -> int:
+    if args.json:
+        cs = examples.cases(args.cells)
+        emit_json({"cases": [_case_json(c) for c in cs], "passed": all(c.passed for c in cs),
+                   "errata": [e for c in cs for e in c.errata]})
+        return 0 if all(c.passed for c in cs) else 1
+    return 0 if run_examples(args.cells) else 1
+
+
+# ---------------------------------------------------------------- quiz
+
+def _answer(q: QuizItem) -> None:
+    print(f"    → {q.answer}")
+    for f in q.figures:
+        note = "" if f.agrees else f"   (the seed prints {f.printed}: erratum)"
+        print(f"      {f.label} = {f.true_text}{note}")
+    print("\n".join(_checks(q.checks, 6)))
+
+
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def run_quiz(interactive: bool) -> bool:
+    """The self-test; waits for Enter before each answer when ``interactive``. True when every check passed."""
+    items = examples.quiz()
+    for n, q in enumerate(items, 1):
+        print(f"Q{n}. {q.question}")
+        if interactive:
+            try:
+                input("    (Enter for the answer) ")
+                if not _is_terminal(sys.stdin):
+                    print()  # a terminal echoes the Enter; a pipe does not
+            except EOFError:
+                interactive = False  # no more input: show the rest straight away
+                print()
+        _answer(q)
+        print()
+    checks = [k for q in items for k in q.checks]
+    print(f"{sum(k.passed for k in checks)} of {len(checks)} answers checked against the library")
+    return all(k.passed for k in checks)
+
+
+def _quiz_setup(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-input", action="store_true", help="print every answer without waiting for Enter")
+    add_output_options(p)
+
+
+@command("quiz", "the seed's self-test: a question, Enter, the answer with the live number behind it", _quiz_setup)
+def quiz_cmd(args: argparse.Namespace) -> int:
+    if args.json:
+        items = examples.quiz()
+        ok = all(k.passed for q in items for k in q.checks)
+        emit_json({"passed": ok, "questions": [
+            {"question": q.question, "answer": q.answer,
+             "figures": [{"label": f.label, "printed": f.printed, "value": f.value, "true_text": f.true_text,
+                          "agrees": f.agrees} for f in q.figures],
+             "checks": [{"claim": k.claim, "passed": k.passed, "detail": k.detail} for k in q.checks]}
+            for q in items]})
+        return 0 if ok else 1
+    return 0 if run_quiz(not args.no_input) else 1
+
+
+# ---------------------------------------------------------------- tour
+
+def _tour_setup(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default="posenc-tour", metavar="DIR", help="where the figures go (default posenc-tour/)")
+
+
+def _section(title: str) -> None:
+    print()
+    print("═" * 78)
+    print(title)
+    print("═" * 78)
+
+
+@command("tour", "everything: the eight cases, the self-test's answers, and the five figures in DIR", _tour_setup)
+def tour_cmd(args: argparse.Namespace) -> int:
+    plot.require()  # say which extra is missing before any work
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"posenc {__version__}: the seed's worked examples, every number computed live by the library")
+    _section("The eight worked cases (A–H)")
+    ok = run_examples([])
+    errata = examples.errata()
+    if errata:
+        print()
+        print("The seed's errata (its printed figure, then the true value):")
+        for e in errata:
+            print(f"  {e}")
+    _section("The self-test, answered")
+    ok = run_quiz(False) and ok
+    _section(f"The figures, in {out}/")
+    written = []
+    for kind in PLOT_KINDS.values():
+        path = out / f"{kind.name}.png"
+        save(kind.figure(), path)
+        written.append(path)
+        print(f"  {kind.name:<9} {kind.help}")
+    print()
+    print("Files written:")
+    for path in written:
+        print(f"  {path}")
+    return 0 if ok else 1
