@@ -25,6 +25,7 @@ from .rope import (
     rope_frequencies,
     rope_table,
 )
+from .rope_context import RopeContextReport, rope_context_report
 from .scaling import NTK, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from .shift import shift, shift_matrix
 from .similarity import Aliasing, Separation, aliasing, min_separation, similarity
@@ -44,6 +45,7 @@ __all__ = [
     "LongRoPE",
     "PosEncError",
     "RopeConfig",
+    "RopeContextReport",
     "RopeFrequencies",
     "Separation",
     "YaRN",
@@ -59,6 +61,7 @@ __all__ = [
     "min_separation",
     "permute_qk_weights",
     "qk_permutation",
+    "rope_context_report",
     "rope_cos_sin",
     "rope_frequencies",
     "rope_table",

@@ -17,6 +17,7 @@ import posenc
 from ..errors import LAYOUTS
 from ..layout import sin_cos_views
 from ._base import add_output_options, command, emit_json, fixed, integer, position, real, render_table, vector_text
+from .rope import context_rope, ladder_rope, rope_options, wants_rope
 
 __all__: list[str] = []
 
@@ -113,11 +114,14 @@ def encode_cmd(args: argparse.Namespace) -> int:
 def _ladder_setup(p: argparse.ArgumentParser) -> None:
     model_options(p)
     p.add_argument("--context", type=real, metavar="C", help="also count each pair's turns over C positions")
+    rope_options(p)
     add_output_options(p)
 
 
 @command("ladder", "per frequency pair: ω_i, wavelength, turns over a context (Ex 2, 3, 7)", _ladder_setup)
 def ladder_cmd(args: argparse.Namespace) -> int:
+    if wants_rope(args):
+        return ladder_rope(args, sig, render_table)
     w = posenc.frequencies(args.d_model, args.base)
     lam = posenc.wavelengths(args.d_model, args.base)
     rep = None if args.context is None else posenc.context_report(args.context, args.d_model, args.base)
@@ -156,12 +160,15 @@ def _context_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("context", type=real, metavar="C", help="context length in positions")
     model_options(p)
     p.add_argument("--check", action="store_true", help="exit 1 when the slowest channel wraps (for scripts)")
+    rope_options(p)
     add_output_options(p)
 
 
 @command("context", "does the base suffice for C positions? λ_max and the smallest base that does (Ex 7)",
          _context_setup)
 def context_cmd(args: argparse.Namespace) -> int:
+    if wants_rope(args):
+        return context_rope(args, sig, render_table, _at_least)
     r = posenc.context_report(args.context, args.d_model, args.base)
     status = 1 if (args.check and r.wraps) else 0
     n = len(r.loops)

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import plot
+from .. import plot, plot_rope
 from ..errors import LAYOUTS
+from ..rope import ROPE_LAYOUTS
 from ._base import CommandError, command, integer, position, real
+from .rope import scaling_spec
 
 __all__ = ["FORMATS", "PLOT_KINDS", "Option", "PlotKind", "save"]
 
@@ -77,6 +79,17 @@ PLOT_KINDS: dict[str, PlotKind] = {
                   Option("--refs", "refs", position, "reference positions (default 0 250 1000)", nargs="+"))),
         PlotKind("ladder", "wavelength of every pair on a log axis against a context length", plot.plot_ladder,
                  (_d(512), _B, Option("--context", "context", real, "context length (default 8192)"))),
+        PlotKind("rope", "RoPE: one query pair turning as the position advances; q·k against the offset",
+                 plot_rope.plot_rope,
+                 (Option("--head-dim", "head_dim", integer, "channels per head (default 64)"), _B,
+                  Option("--scaling", "scaling", scaling_spec,
+                         "a long-context scaling, e.g. yarn:factor=4,original_max=32768; none when left out"),
+                  Option("--layout", "layout", str, "pair layout (default half)", choices=ROPE_LAYOUTS),
+                  Option("--pair", "pair", integer,
+                         "the pair on the left; when left out, the one turning ~0.9 times over the points"),
+                  Option("--positions", "positions", integer, "points 0 … N-1 on the left (default 24)"),
+                  Option("--max-offset", "max_offset", integer, "Δ from -M to M (default 200)"),
+                  Option("--refs", "refs", position, "query positions (default 0 1000 1e+06)", nargs="+"))),
     )
 }
 
@@ -100,7 +113,7 @@ def _setup(p: argparse.ArgumentParser) -> None:
             kp.add_argument(o.flag, dest=o.dest, type=o.type, nargs=o.nargs, choices=o.choices, help=o.help)
 
 
-@command("plot", "draw a figure (wave, rotation, heatmap, kernel, ladder) to a .png or .svg file", _setup)
+@command("plot", "draw a figure (wave, rotation, heatmap, kernel, ladder, rope) to a .png or .svg file", _setup)
 def plot_cmd(args: argparse.Namespace) -> int:
     plot.require()  # say which extra is missing before any work
     path = Path(args.out)
