@@ -139,13 +139,14 @@ class TableCache(nn.Module):
         if hi <= lo or (self.start <= lo and hi <= self.stop):
             return
         size = self.stop - self.start
-        new_lo = min(self.start, lo) if size else lo
-        need = max(self.stop, hi) - new_lo if size else hi - lo
-        grown = max(need, _MIN_GROWTH, min(2 * size, need + _MAX_SLACK))
-        new_hi = new_lo + grown
         if not size:
-            self._install(self._compute(new_lo, grown, dev), new_lo)
+            self._install(self._compute(lo, max(hi - lo, _MIN_GROWTH), dev), lo)
             return
+        new_lo, new_hi = min(self.start, lo), self.stop
+        if hi > self.stop:
+            # at least double (amortised O(1) per decoded token), but never far past the need
+            need = hi - new_lo
+            new_hi = new_lo + max(need, _MIN_GROWTH, min(2 * size, need + _MAX_SLACK))
         below = self._compute(new_lo, self.start - new_lo, dev)
         above = self._compute(self.stop, new_hi - self.stop, dev)
         with torch.inference_mode(False):
@@ -170,10 +171,10 @@ class TableCache(nn.Module):
         """
         i = first - self.start
         # checks that become runtime asserts (not graph breaks) under torch.compile
-        torch._check(i >= 0, lambda: f"position {first} is below the cached rows; call reserve()")
+        torch._check(i >= 0, lambda: "positions below the cached rows: call reserve() before torch.compile")
         torch._check(
             i + length <= self.table.shape[0],
-            lambda: f"positions up to {first + length - 1} are beyond the cached rows; call reserve()",
+            lambda: "positions beyond the cached rows: call reserve() before torch.compile",
         )
         return self.table[i : i + length]
 
@@ -190,7 +191,10 @@ class TableCache(nn.Module):
 
     def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True) -> TableCache:
         # fn casts and moves; only its device is honoured: the table stays float32 and exact
-        device = fn(torch.empty(0, dtype=torch.float32, device=self.table.device)).device
+        try:
+            device = fn(torch.empty(0, dtype=torch.float32, device=self.table.device)).device
+        except NotImplementedError:  # .to(device) from meta: nothing to copy, we recompute
+            device = fn(torch.empty(0, dtype=torch.float32)).device
         if device != self.table.device or not self._fresh():
             if device.type != "meta" and self._fresh():
                 self._install(self.table.to(device), self.start)

@@ -91,7 +91,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         if not 0.0 <= p < 1.0:
             raise PosEncError(f"dropout must be in [0, 1), got {p}")
         self.dropout = p
-        self.cache = TableCache(_Rows(conv, self.d_model), (self.d_model,), stop=check_int(max_len, "max_len", minimum=0))
+        rows = check_int(max_len, "max_len", minimum=0)
+        self.cache = TableCache(_Rows(conv, self.d_model), (self.d_model,), stop=rows)
 
     def reserve(self, max_len: int, start: int = 0) -> None:
         """Compute the rows for positions ``start … max_len-1`` now (do this before torch.compile)."""
