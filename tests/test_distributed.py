@@ -76,7 +76,7 @@ def test_two_ranks_gather_the_single_process_table(tmp_path):
     single = SinusoidalPositionalEncoding(D, convention=CONVENTION)(torch.zeros(LENGTH, D)).numpy()
     assert gathered.shape == (LENGTH, D)
     assert np.array_equal(gathered.view(np.uint32), single.view(np.uint32))  # bit for bit
-    assert np.array_equal(gathered, posenc.table(LENGTH, D, convention=CONVENTION))
+    assert np.array_equal(gathered, posenc.encode(np.arange(LENGTH), D, convention=CONVENTION))
 
 
 if __name__ == "__main__":

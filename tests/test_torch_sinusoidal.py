@@ -21,7 +21,8 @@ D = 32
 
 
 def _np_table(n, d=D, start=0, **kw):
-    return torch.from_numpy(posenc.table(n, d, start=start, **kw))
+    """posenc.encode of start … start+n-1: the module's contract, bit for bit."""
+    return torch.from_numpy(posenc.encode(np.arange(start, start + n), d, **kw))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -116,6 +117,21 @@ def test_large_and_negative_positions_grow_the_table_exactly():
     neg = m(torch.zeros(3, D), positions=torch.tensor([-3, -1, 2]))
     assert torch.equal(neg, torch.from_numpy(posenc.encode([-3, -1, 2], D)))
     assert m.cache.start <= -3 and m.cache.stop >= 100003
+
+
+def test_rows_do_not_depend_on_how_the_table_grew():
+    # one value per position: grown in pieces, from the middle, or at once, and per rank (test_distributed)
+    a, b, c = (SinusoidalPositionalEncoding(64) for _ in range(3))
+    a(torch.zeros(6000, 64))
+    b(torch.zeros(1, 1, 64), offset=4097)
+    b(torch.zeros(1, 3000, 64), offset=3000)
+    b(torch.zeros(1, 6000, 64))
+    for t in range(0, 6000, 700):
+        c(torch.zeros(1, 700, 64), offset=t)
+    rows = torch.arange(6000)
+    ref = a.cache.take(rows)
+    assert torch.equal(b.cache.take(rows), ref) and torch.equal(c.cache.take(rows), ref)
+    assert torch.equal(ref, _np_table(6000, 64))
 
 
 def test_to_bfloat16_and_back_leaves_the_table_bit_identical():

@@ -6,11 +6,13 @@ encoding, RoPE's cos/sin) keeps the rows it has needed in a
 found broken (see ``/work/shared/research/user-reports.md``, items 2, 4, 10,
 16, 17, 18):
 
-- **Exact rows.** Rows come from the NumPy core (``build(start, length)``,
-  normally a :func:`posenc.table`-like call on :func:`posenc.exact.fill_range`),
+- **Exact rows.** Rows come from the NumPy core (``build(start, length)``),
   never from ``torch.arange(dtype=float)`` or a float32 ``p * ω`` on the
   device, so ``set_default_dtype``, DeepSpeed's ``arange`` patch, autocast
-  and TF32 cannot touch them.
+  and TF32 cannot touch them. The cache grows in pieces, so ``build`` must
+  give each position one value whatever ``start`` is: use the per-position
+  exact path (:func:`posenc.exact.fill_sincos` on ``arange``), not
+  :func:`posenc.exact.fill_range`, whose last bit may depend on the start.
 - **Always float32, on the module's device.** ``module.to(torch.bfloat16)``,
   ``.half()`` and friends move the table but never cast it (``_apply`` is
   overridden); a table cast or replaced behind the module's back (FSDP

@@ -1,9 +1,8 @@
 """The sinusoidal encoding for PyTorch: a drop-in module and a functional form.
 
 Both take their values from the NumPy core (:mod:`posenc.conventions`,
-:mod:`posenc.exact`), so they equal :func:`posenc.encode` /
-:func:`posenc.table` bit for bit, whatever the model's dtype, device,
-autocast or default-dtype settings.
+:mod:`posenc.exact`), so they equal :func:`posenc.encode` bit for bit,
+whatever the model's dtype, device, autocast or default-dtype settings.
 """
 
 from __future__ import annotations
@@ -32,13 +31,22 @@ _LEGACY_ATOL = 1e-3  # float32 tables of other frameworks are this close below _
 
 @dataclass(frozen=True)
 class _Rows:
-    """The module's table builder: rows of ``convention`` at ``d_model`` (picklable)."""
+    """The module's table builder: rows of ``convention`` at ``d_model`` (picklable).
+
+    Each row is computed by the per-position exact path, so it is a pure
+    function of its position, equal to :func:`posenc.encode` bit for bit.
+    ``posenc.table``'s fast angle-addition path is also within 1 ulp, but
+    its last bit can depend on where the table starts; a cache that grows
+    in pieces, or is built shard by shard on several ranks, needs one value
+    per position.
+    """
 
     convention: Convention
     d_model: int
 
     def __call__(self, start: int, length: int) -> np.ndarray:
-        return self.convention.table(length, self.d_model, start=start, dtype=np.float32)
+        positions = np.arange(start, start + length, dtype=np.int64)
+        return self.convention.encode(positions, self.d_model, dtype=np.float32)
 
 
 class SinusoidalPositionalEncoding(nn.Module):
