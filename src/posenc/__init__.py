@@ -5,6 +5,7 @@ The public API needs NumPy only. PyTorch modules live in :mod:`posenc.torch`
 ``posenc[plot]``); neither is imported here.
 """
 
+from . import conventions
 from .errors import LAYOUTS, PosEncError
 from .frequencies import (
     ContextReport,
@@ -29,6 +30,7 @@ __all__ = [
     "__version__",
     "aliasing",
     "context_report",
+    "conventions",
     "encode",
     "frequencies",
     "max_wavelength",

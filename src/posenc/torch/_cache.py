@@ -133,11 +133,8 @@ class TableCache(nn.Module):
         it, computing only the new rows. Not for use inside torch.compile.
         """
         dev = self.table.device if device is None else torch.device(device)
-        if dev.type != "meta" and (not self._fresh() or self.table.device != dev):
-            if self._fresh():
-                self._install(self.table.to(dev), self.start)  # an exact copy
-            else:
-                self._install(self._compute(self.start, self.stop - self.start, dev), self.start)
+        if self.table.device != dev or (dev.type != "meta" and not self._fresh()):
+            self._relocate(dev)
         if hi <= lo or (self.start <= lo and hi <= self.stop):
             return
         size = self.stop - self.start
@@ -198,11 +195,15 @@ class TableCache(nn.Module):
         except NotImplementedError:  # .to(device) from meta: nothing to copy, we recompute
             device = fn(torch.empty(0, dtype=torch.float32)).device
         if device != self.table.device or not self._fresh():
-            if device.type != "meta" and self._fresh():
-                self._install(self.table.to(device), self.start)
-            else:
-                self._install(self._compute(self.start, self.stop - self.start, device), self.start)
+            self._relocate(device)
         return self
+
+    def _relocate(self, device: torch.device) -> None:
+        """Put the same rows on ``device``: copied when ours and real, recomputed otherwise."""
+        if self._fresh():
+            self._install(self.table.to(device), self.start)  # an exact copy
+        else:
+            self._install(self._compute(self.start, self.stop - self.start, device), self.start)
 
     def _load_from_state_dict(
         self, state_dict: dict[str, Any], prefix: str, local_metadata: Any, strict: bool,
