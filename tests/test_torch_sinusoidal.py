@@ -316,6 +316,7 @@ def test_compile_fullgraph_no_recompile_across_lengths():
         (lambda m: m(torch.zeros(2, D), positions=torch.tensor([True, False])), "integers"),
         (lambda m: m(torch.zeros(2, D), positions=[0, 1]), "torch.Tensor"),
         (lambda m: m(torch.zeros(2, D), positions=torch.arange(2), offset=3), "either"),
+        (lambda m: m(torch.zeros(2, D), positions=torch.arange(2), offset=torch.tensor(0)), "either"),
         (lambda m: m(torch.zeros(2, D), offset=1.5), "offset"),
         (lambda m: m(torch.zeros(2, D), offset=2**53), "2\\*\\*53"),
         (lambda m: m(torch.zeros(3, 2, D), offset=torch.tensor([1, 2])), "offset"),

@@ -139,6 +139,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         if x.shape[-1] != self.d_model:
             raise PosEncError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
         s = x.shape[-2]
+        if positions is not None and (isinstance(offset, torch.Tensor) or offset != 0):
+            raise PosEncError(f"pass either positions or offset, not both (got offset={offset!r})")
         if positions is None and isinstance(offset, torch.Tensor):
             positions = self._offset_positions(x, offset)
         if positions is None:
@@ -149,8 +151,6 @@ class SinusoidalPositionalEncoding(nn.Module):
                 self.cache.ensure(off, off + s, x.device)
             pe = self.cache.rows(offset, s)  # type: ignore[arg-type]
         else:
-            if not (isinstance(offset, int) and offset == 0) and not isinstance(offset, torch.Tensor):
-                raise PosEncError(f"pass either positions or offset, not both (got offset={offset!r})")
             self._check_positions_shape(x, positions)
             if eager:
                 lo, hi = position_bounds(positions)
