@@ -5,6 +5,7 @@ The public API needs NumPy only. PyTorch modules live in :mod:`posenc.torch`
 ``posenc[plot]``); neither is imported here.
 """
 
+from . import conventions
 from .errors import LAYOUTS, PosEncError
 from .frequencies import (
     ContextReport,
@@ -53,6 +54,7 @@ __all__ = [
     "aliasing",
     "apply_rope",
     "context_report",
+    "conventions",
     "encode",
     "frequencies",
     "from_hf_config",

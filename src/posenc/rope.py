@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .errors import PosEncError, check_base, check_d_model, check_dtype, check_int, check_layout, check_positions
-from .exact import Ladder, decimal_pi, fill_range, fill_sincos
+from .exact import Ladder, decimal_pi, fill_sincos
 from .layout import pair_permutation, sin_cos_views
 from .scaling import SCALINGS, Scaled
 
@@ -177,15 +177,12 @@ def _default_seq_len(scaling: Any, pos: np.ndarray) -> int | None:
     return max(1, int(np.floor(pos.max())) + 1)
 
 
-def _tables(
-    pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype, start: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+def _tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """cos/sin ``[*pos.shape, r/2]`` times the attention factor, rounded once into dtype.
 
-    ``start`` set: ``pos`` is start, start+1, … and the fast consecutive path
-    (:func:`posenc.exact.fill_range`, within 1 ulp) builds it. Otherwise each
-    value comes from :func:`posenc.exact.fill_sincos` and depends on its
-    position alone, so a position gives the same bits whatever else is asked.
+    Each value comes from :func:`posenc.exact.fill_sincos` and depends on its
+    position alone: a position gives the same bits whatever else is asked
+    (which the torch caches, grown piece by piece, rely on).
     """
     n = freqs.rotary_dim // 2
     flat = pos.reshape(-1)
@@ -194,10 +191,7 @@ def _tables(
     work = dtype if af == 1.0 else np.dtype(np.float64)
     cos = np.empty((flat.shape[0], n), dtype=work)
     sin = np.empty((flat.shape[0], n), dtype=work)
-    if start is not None:
-        fill_range(start, flat.shape[0], freqs.ladder, sin, cos)
-    else:
-        fill_sincos(flat, freqs.ladder, sin, cos)
+    fill_sincos(flat, freqs.ladder, sin, cos)
     if af != 1.0:
         cos = (cos * af).astype(dtype, copy=False)
         sin = (sin * af).astype(dtype, copy=False)
@@ -209,10 +203,8 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
     """Rows of cos and sin for positions ``start … start+length-1``: ``[length, 2, r/2]``.
 
     Row ``j`` holds ``(cos, sin)`` of ω·(start + j), times the attention
-    factor, within 1 ulp of the true value for |p| < 2**31. The builder
-    behind the torch caches: it goes through the fast consecutive path
-    (:func:`posenc.exact.fill_range`), whose last bit may differ from
-    :func:`rope_cos_sin`'s (which is the float64 result rounded once).
+    factor: the values of :func:`rope_cos_sin`, bit for bit, whatever
+    ``start`` is (the builder behind the torch caches, which grow in pieces).
 
     >>> rope_table(rope_frequencies(4, base=100.0), 0, 2, np.float64).round(4).tolist()
     [[[1.0, 1.0], [0.0, 0.0]], [[0.5403, 0.995], [0.8415, 0.0998]]]
@@ -222,7 +214,7 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
     first = check_int(start, "start")
     n = check_int(length, "length", minimum=0)
     check_positions([first, first + max(n - 1, 0)])
-    cos, sin = _tables(np.arange(first, first + n, dtype=np.float64), freqs, check_dtype(dtype), first)
+    cos, sin = _tables(np.arange(first, first + n, dtype=np.float64), freqs, check_dtype(dtype))
     return np.stack([cos, sin], axis=1)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .conventions import resolve
 from .errors import (
     check_base,
     check_d_model,
@@ -53,6 +54,7 @@ def encode(
     base: float = 10000.0,
     layout: str = "interleaved",
     dtype: Any = np.float32,
+    convention: Any = None,
 ) -> np.ndarray:
     """The sinusoidal encoding of each position.
 
@@ -64,6 +66,10 @@ def encode(
         layout: ``"interleaved"`` (sin at 2i, cos at 2i+1; the seed's) or
             ``"split"`` (all sines, then all cosines).
         dtype: float16, float32 or float64.
+        convention: None for the formula above, or a preset of
+            :mod:`posenc.conventions` (or its name, e.g. ``"fairseq"``) that
+            reproduces another framework's table; it carries its own base and
+            layout, so leave those at their defaults.
 
     Returns:
         ``[..., d_model]`` in ``dtype``.
@@ -77,7 +83,11 @@ def encode(
     [0.82688, 0.56238, -0.54402, -0.83907]
     >>> encode([0, 1], 4, layout="split").shape
     (2, 4)
+    >>> encode(0, 5, convention="keras").tolist()
+    [0.0, 1.0, 0.0, 1.0, 0.0]
     """
+    if convention is not None:
+        return resolve(convention, base=base, layout=layout).encode(positions, d_model, dtype=dtype)
     p = check_positions(positions)
     d = check_d_model(d_model)
     b = check_base(base)
@@ -94,6 +104,7 @@ def table(
     base: float = 10000.0,
     layout: str = "interleaved",
     dtype: Any = np.float32,
+    convention: Any = None,
 ) -> np.ndarray:
     """Rows of the encoding for positions ``start, start+1, …, start+length-1``.
 
@@ -101,7 +112,7 @@ def table(
         length: number of rows, >= 0.
         d_model: channels, a positive even integer.
         start: the first position (an integer; may be negative).
-        base, layout, dtype: as in :func:`encode`.
+        base, layout, dtype, convention: as in :func:`encode`.
 
     Returns:
         ``[length, d_model]`` in ``dtype``, equal to
@@ -110,6 +121,9 @@ def table(
     >>> table(3, 4, start=1, dtype=np.float64).round(4).tolist()[0]
     [0.8415, 0.5403, 0.01, 1.0]
     """
+    if convention is not None:
+        conv = resolve(convention, base=base, layout=layout)
+        return conv.table(length, d_model, start=start, dtype=dtype)
     n = check_length(length)
     s0 = check_int(start, "start")
     d = check_d_model(d_model)

@@ -1,0 +1,30 @@
+"""posenc for PyTorch (extra ``posenc[torch]``): modules and functional ops.
+
+Tables come from the NumPy core, so every value here equals the NumPy API's
+bit for bit. Never imported by :mod:`posenc` itself.
+
+>>> import torch
+>>> from posenc.torch import SinusoidalPositionalEncoding
+>>> SinusoidalPositionalEncoding(512)(torch.zeros(2, 10, 512)).shape
+torch.Size([2, 10, 512])
+"""
+
+try:
+    import torch  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
+    raise ImportError(
+        "posenc.torch needs PyTorch, which is not installed: pip install 'posenc[torch]'"
+    ) from exc
+
+from ._cache import TableCache
+from .rope import RotaryEmbedding, apply_rope, positions_from_cu_seqlens
+from .sinusoidal import SinusoidalPositionalEncoding, encode
+
+__all__ = [
+    "RotaryEmbedding",
+    "SinusoidalPositionalEncoding",
+    "TableCache",
+    "apply_rope",
+    "encode",
+    "positions_from_cu_seqlens",
+]
