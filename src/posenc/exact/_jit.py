@@ -24,7 +24,7 @@ __all__ = ["LOCK", "kernels"]
 #: Python threads at once; every launch holds this lock.
 LOCK = threading.Lock()
 
-_TAU32_BITS = 0x34800000  # float32 bit pattern of 2**-22, the re-check threshold
+_EPS = 2.0**-48  # bound on |fast - exact| in float64 (see posenc.exact.consecutive)
 _cache: dict[str, Any] = {}
 
 
@@ -33,7 +33,7 @@ def _build() -> tuple[Any, Any]:
 
     @njit(cache=True, nogil=True)
     def joint(za_s, za_c, wb_c, wb_s, wm_c, wm_s, step, b2, first, last, out, counts):  # pragma: no cover - compiled
-        """Rows [first, last) of out [m, 2n] float32 (sin, cos interleaved); counts [m] of small values."""
+        """Rows [first, last) of out [m, 2n] float32 (sin, cos interleaved); counts [m] of unsure values."""
         length = last
         n = za_s.shape[1]
         for r0 in range(first, last, b2):
@@ -44,24 +44,30 @@ def _build() -> tuple[Any, Any]:
             for i in range(n):
                 s_ab[i] = za_s[ia, i] * wb_c[ib, i] + za_c[ia, i] * wb_s[ib, i]
                 c_ab[i] = za_c[ia, i] * wb_c[ib, i] - za_s[ia, i] * wb_s[ib, i]
+            hi = np.empty(2 * n, dtype=np.float32)
+            hi_bits = hi.view(np.uint32)
             for r in range(r0, min(length, r0 + b2)):
                 m = r - r0
                 row = out[r]
                 for i in range(n):
-                    row[2 * i] = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
-                    row[2 * i + 1] = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
+                    s = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
+                    c = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
+                    row[2 * i] = s - _EPS
+                    row[2 * i + 1] = c - _EPS
+                    hi[2 * i] = s + _EPS
+                    hi[2 * i + 1] = c + _EPS
+                # the exact value rounds like v only if v - EPS and v + EPS round alike
                 bits = row.view(np.uint32)
                 cnt = 0
                 for j in range(2 * n):
-                    cnt += (bits[j] & 0x7FFFFFFF) < _TAU32_BITS
+                    cnt += bits[j] != hi_bits[j]
                 counts[r] = cnt
 
     @njit(cache=True, nogil=True)
     def apart(za_s, za_c, wb_c, wb_s, wm_c, wm_s, step, b2, first, last, sin_out, cos_out, counts):  # pragma: no cover
-        """Rows [first, last) of sin_out, cos_out [m, n] float32 (any strides); counts of small values."""
+        """Rows [first, last) of sin_out, cos_out [m, n] float32 (any strides); counts of unsure values."""
         length = last
         n = za_s.shape[1]
-        tau = np.float32(2.0**-22)
         for r0 in range(first, last, b2):
             ia = r0 // step
             ib = (r0 % step) // b2
@@ -74,12 +80,15 @@ def _build() -> tuple[Any, Any]:
                 m = r - r0
                 srow = sin_out[r]
                 crow = cos_out[r]
-                for i in range(n):
-                    srow[i] = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
-                    crow[i] = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
                 cnt = 0
                 for i in range(n):
-                    cnt += (abs(srow[i]) < tau) + (abs(crow[i]) < tau)
+                    s = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
+                    c = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
+                    lo_s = np.float32(s - _EPS)
+                    lo_c = np.float32(c - _EPS)
+                    srow[i] = lo_s
+                    crow[i] = lo_c
+                    cnt += (lo_s != np.float32(s + _EPS)) + (lo_c != np.float32(c + _EPS))
                 counts[r] = cnt
 
     return joint, apart

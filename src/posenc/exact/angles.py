@@ -14,7 +14,7 @@ import numpy as np
 from .arith import split, two_prod, two_sum
 from .ladder import Ladder, decimal_pi
 
-__all__ = ["fill_sincos", "sincos", "sincos_pairs"]
+__all__ = ["fill_sincos", "sincos"]
 
 def _consts(numerator: Decimal, denominator: int, count: int) -> list[float]:
     parts = []
@@ -162,16 +162,6 @@ def fill_sincos(
         s, c = _kernel(k, x, y)
         sin_out[a:b] = s
         cos_out[a:b] = c
-
-
-def sincos_pairs(positions: np.ndarray, ladder: Ladder) -> tuple[np.ndarray, np.ndarray]:
-    """sin and cos of ``positions[j] * ω_j`` element by element, float64 ``[m]``.
-
-    ``ladder`` has one frequency per position (``len(ladder) == m``); used to
-    recompute a few scattered table entries exactly.
-    """
-    k, x, y = _reduce(positions, None, ladder)
-    return _kernel(k, x, y)
 
 
 def sincos(

@@ -10,9 +10,9 @@ found broken (see ``/work/shared/research/user-reports.md``, items 2, 4, 10,
   never from ``torch.arange(dtype=float)`` or a float32 ``p * ω`` on the
   device, so ``set_default_dtype``, DeepSpeed's ``arange`` patch, autocast
   and TF32 cannot touch them. The cache grows in pieces, so ``build`` must
-  give each position one value whatever ``start`` is: use the per-position
-  exact path (:func:`posenc.exact.fill_sincos` on ``arange``), not
-  :func:`posenc.exact.fill_range`, whose last bit may depend on the start.
+  give each position one value whatever ``start`` is: the exact paths
+  (:func:`posenc.exact.fill_range` for consecutive rows,
+  :func:`posenc.exact.fill_sincos` for any positions) both do.
 - **Always float32, on the module's device.** ``module.to(torch.bfloat16)``,
   ``.half()`` and friends move the table but never cast it (``_apply`` is
   overridden); a table cast or replaced behind the module's back (FSDP

@@ -33,20 +33,17 @@ _LEGACY_ATOL = 2e-3  # float32 tables of other frameworks are this close below _
 class _Rows:
     """The module's table builder: rows of ``convention`` at ``d_model`` (picklable).
 
-    Each row is computed by the per-position exact path, so it is a pure
-    function of its position, equal to :func:`posenc.encode` bit for bit.
-    ``posenc.table``'s fast angle-addition path is also within 1 ulp, but
-    its last bit can depend on where the table starts; a cache that grows
-    in pieces, or is built shard by shard on several ranks, needs one value
-    per position.
+    Rows come from the convention's ``table`` (the fast angle-addition
+    path), which equals :func:`posenc.encode` bit for bit whatever the
+    start, so a cache that grows in pieces, or is built shard by shard on
+    several ranks, holds one value per position.
     """
 
     convention: Convention
     d_model: int
 
     def __call__(self, start: int, length: int) -> np.ndarray:
-        positions = np.arange(start, start + length, dtype=np.int64)
-        return self.convention.encode(positions, self.d_model, dtype=np.float32)
+        return self.convention.table(length, self.d_model, start=start, dtype=np.float32)
 
 
 class SinusoidalPositionalEncoding(nn.Module):
