@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .errors import PosEncError, check_base, check_d_model, check_dtype, check_int, check_layout, check_positions
-from .exact import Ladder, decimal_pi, fill_sincos
+from .exact import Ladder, decimal_pi, fill_range, fill_sincos
 from .layout import pair_permutation, sin_cos_views
 from .scaling import SCALINGS, Scaled
 
@@ -180,9 +180,11 @@ def _default_seq_len(scaling: Any, pos: np.ndarray) -> int | None:
 def _tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """cos/sin ``[*pos.shape, r/2]`` times the attention factor, rounded once into dtype.
 
-    Each value comes from :func:`posenc.exact.fill_sincos` and depends on its
-    position alone: a position gives the same bits whatever else is asked
-    (which the torch caches, grown piece by piece, rely on).
+    Each value depends on its position alone: a position gives the same bits
+    whatever else is asked (which the torch caches, grown piece by piece,
+    rely on). A run of consecutive integers takes the fast table path
+    (:func:`posenc.exact.fill_range`, equal to the per-position
+    :func:`posenc.exact.fill_sincos` bit for bit).
     """
     n = freqs.rotary_dim // 2
     flat = pos.reshape(-1)
@@ -191,7 +193,11 @@ def _tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> tuple[n
     work = dtype if af == 1.0 else np.dtype(np.float64)
     cos = np.empty((flat.shape[0], n), dtype=work)
     sin = np.empty((flat.shape[0], n), dtype=work)
-    fill_sincos(flat, freqs.ladder, sin, cos)
+    first = flat[0] if flat.shape[0] > 1 else 0.5
+    if first == np.floor(first) and flat[-1] - first == flat.shape[0] - 1 and np.all(np.diff(flat) == 1.0):
+        fill_range(int(first), flat.shape[0], freqs.ladder, sin, cos)
+    else:
+        fill_sincos(flat, freqs.ladder, sin, cos)
     if af != 1.0:
         cos = (cos * af).astype(dtype, copy=False)
         sin = (sin * af).astype(dtype, copy=False)
@@ -204,7 +210,8 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
 
     Row ``j`` holds ``(cos, sin)`` of ω·(start + j), times the attention
     factor: the values of :func:`rope_cos_sin`, bit for bit, whatever
-    ``start`` is (the builder behind the torch caches, which grow in pieces).
+    ``start`` is (the builder behind the torch caches, which grow in pieces),
+    built by the fast consecutive path.
 
     >>> rope_table(rope_frequencies(4, base=100.0), 0, 2, np.float64).round(4).tolist()
     [[[1.0, 1.0], [0.0, 0.0]], [[0.5403, 0.995], [0.8415, 0.0998]]]
@@ -214,7 +221,12 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
     first = check_int(start, "start")
     n = check_int(length, "length", minimum=0)
     check_positions([first, first + max(n - 1, 0)])
-    cos, sin = _tables(np.arange(first, first + n, dtype=np.float64), freqs, check_dtype(dtype))
+    dt = check_dtype(dtype)
+    if freqs.attention_factor == 1.0:
+        out = np.empty((n, 2, freqs.rotary_dim // 2), dtype=dt)
+        fill_range(first, n, freqs.ladder, out[:, 1], out[:, 0])  # straight into the rows, one rounding
+        return out
+    cos, sin = _tables(np.arange(first, first + n, dtype=np.float64), freqs, dt)
     return np.stack([cos, sin], axis=1)
 
 
