@@ -61,28 +61,59 @@ def _build() -> tuple[Any, Any]:
             for t in range(x.shape[1]):
                 pairs(x[bh, t], out[bh, t], cos[g, t], sin[g, t], half, rot, sg)
 
+    @njit(cache=True, nogil=True, inline="always")
+    def narrow(u):  # pragma: no cover - compiled
+        """float32 bits -> bfloat16 bits, round to nearest even; NaN stays NaN."""
+        if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000):
+            return np.uint16(0x7FC0)
+        return np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
+
     @njit(cache=True, nogil=True)
     def bf16(x, cos, sin, out, heads, half, rot, sign, first, last):  # pragma: no cover - compiled
         multi = cos.shape[0] > 1
         sg = np.float32(sign)
         d = x.shape[2]
-        wide = np.empty(d, dtype=np.uint32)
-        res = np.empty(d, dtype=np.float32)
-        wide_f = wide.view(np.float32)
-        res_u = res.view(np.uint32)
+        r2 = rot // 2
+        # pairs widened to float32 (bit patterns shifted up: exact), results as float32
+        a = np.empty(r2, dtype=np.uint32)
+        b = np.empty(r2, dtype=np.uint32)
+        af = a.view(np.float32)
+        bf = b.view(np.float32)
+        o1 = np.empty(r2, dtype=np.float32)
+        o2 = np.empty(r2, dtype=np.float32)
+        o1u = o1.view(np.uint32)
+        o2u = o2.view(np.uint32)
+        sixteen = np.uint32(16)
         for bh in range(first, last):
             g = bh // heads if multi else 0
             for t in range(x.shape[1]):
                 xr = x[bh, t]
-                for j in range(d):
-                    wide[j] = np.uint32(xr[j]) << np.uint32(16)
-                pairs(wide_f, res, cos[g, t], sin[g, t], half, rot, sg)
                 orow = out[bh, t]
-                for j in range(d):
-                    u = res_u[j]
-                    rounded = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
-                    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-                    orow[j] = np.uint16(np.uint32(0x7FC0) if nan else rounded)  # NaN stays NaN
+                cr = cos[g, t]
+                sr = sin[g, t]
+                if half:
+                    for i in range(r2):
+                        a[i] = np.uint32(xr[i]) << sixteen
+                        b[i] = np.uint32(xr[i + r2]) << sixteen
+                else:
+                    for i in range(r2):
+                        a[i] = np.uint32(xr[2 * i]) << sixteen
+                        b[i] = np.uint32(xr[2 * i + 1]) << sixteen
+                for i in range(r2):
+                    c = cr[i]
+                    s = sr[i] * sg
+                    o1[i] = af[i] * c - bf[i] * s
+                    o2[i] = bf[i] * c + af[i] * s
+                if half:
+                    for i in range(r2):
+                        orow[i] = narrow(o1u[i])
+                        orow[i + r2] = narrow(o2u[i])
+                else:
+                    for i in range(r2):
+                        orow[2 * i] = narrow(o1u[i])
+                        orow[2 * i + 1] = narrow(o2u[i])
+                for j in range(rot, d):
+                    orow[j] = xr[j]
 
     return f32, bf16
 

@@ -25,6 +25,7 @@ from torch import nn
 
 from ..errors import MAX_POSITION, PosEncError, check_int, check_layout
 from ..rope import ROPE_LAYOUTS, RopeFrequencies, rope_cos_sin, rope_frequencies, rope_table
+from . import _fused
 from ._cache import TableCache, compiling, drop_keys, position_bounds
 
 __all__ = ["RotaryEmbedding", "apply_rope", "positions_from_cu_seqlens"]
@@ -223,11 +224,7 @@ class RotaryEmbedding(nn.Module):
         _check_qk("x", x, self.head_dim, self.sequence_dim)
         s = x.shape[self.sequence_dim]
         cos, sin = self.cos_sin(s, positions=positions, offset=offset, device=x.device)
-        batched = cos.dim() == 3
-        return _rotate(
-            x, _broadcast(cos, x, self.sequence_dim, batched), _broadcast(sin, x, self.sequence_dim, batched),
-            self.layout, self.rotary_dim,
-        )
+        return self._apply_tables(x, cos, sin)
 
     def forward(
         self,
@@ -257,11 +254,17 @@ class RotaryEmbedding(nn.Module):
         if k.shape[self.sequence_dim] != s:
             raise PosEncError(f"q and k must have the same sequence length, got {tuple(q.shape)} and {tuple(k.shape)}")
         cos, sin = self.cos_sin(s, positions=positions, offset=offset, device=q.device)
+        return self._apply_tables(q, cos, sin), self._apply_tables(k, cos, sin)
+
+    def _apply_tables(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        if self.sequence_dim == -2:
+            out = _fused.rotate(x, cos, sin, self.layout, self.rotary_dim)
+            if out is not None:
+                return out
         batched = cos.dim() == 3
-        cq, sq = _broadcast(cos, q, self.sequence_dim, batched), _broadcast(sin, q, self.sequence_dim, batched)
-        return (
-            _rotate(q, cq, sq, self.layout, self.rotary_dim),
-            _rotate(k, cq, sq, self.layout, self.rotary_dim),
+        return _rotate(
+            x, _broadcast(cos, x, self.sequence_dim, batched), _broadcast(sin, x, self.sequence_dim, batched),
+            self.layout, self.rotary_dim,
         )
 
     def _load_from_state_dict(
