@@ -9,12 +9,14 @@ kernels compute, in float32 and in this order,
 evaluated in float32 by PyTorch or NumPy, so results are bit-identical to the
 unfused path. Compiled without ``fastmath`` (no FMA contraction). bfloat16
 arrives as its uint16 bit patterns: widened to float32 exactly, and rounded
-back to nearest-even as ``torch.Tensor.to(torch.bfloat16)`` does. ``sign = -1``
+back to nearest-even as ``torch.Tensor.to(torch.bfloat16)`` does (NaNs stay
+NaN; their payload bits are not preserved). ``sign = -1``
 rotates backwards (the gradient of a rotation is the inverse rotation).
 
 Channels past ``rot`` are copied unchanged. Shapes: x and out ``[bh, s, d]``
-(batch·heads, sequence, head_dim); cos and sin ``[g, s, rot/2]`` float32 with
-``g`` 1 or the batch size (row ``bh // heads``).
+(batch·heads, sequence, head_dim); ``cs`` ``[g, s, 2, rot/2]`` float32 holds
+cos (``[..., 0, :]``) and sin (``[..., 1, :]``) side by side, as the torch
+cache stores them, with ``g`` 1 or the batch size (row ``bh // heads``).
 """
 
 from __future__ import annotations
@@ -53,24 +55,26 @@ def _build() -> tuple[Any, Any]:
             orow[j] = xr[j]
 
     @njit(cache=True, nogil=True)
-    def f32(x, cos, sin, out, heads, half, rot, sign, first, last):  # pragma: no cover - compiled
-        multi = cos.shape[0] > 1
+    def f32(x, cs, out, heads, half, rot, sign, first, last):  # pragma: no cover - compiled
+        multi = cs.shape[0] > 1
         sg = np.float32(sign)
         for bh in range(first, last):
             g = bh // heads if multi else 0
             for t in range(x.shape[1]):
-                pairs(x[bh, t], out[bh, t], cos[g, t], sin[g, t], half, rot, sg)
+                pairs(x[bh, t], out[bh, t], cs[g, t, 0], cs[g, t, 1], half, rot, sg)
 
     @njit(cache=True, nogil=True, inline="always")
     def narrow(u):  # pragma: no cover - compiled
-        """float32 bits -> bfloat16 bits, round to nearest even; NaN stays NaN."""
-        if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000):
-            return np.uint16(0x7FC0)
+        """float32 bits -> bfloat16 bits, round to nearest even.
+
+        No NaN branch: every NaN here has zero low 16 bits (widened bfloat16
+        NaNs, or the hardware's default NaN), so rounding leaves it a NaN.
+        """
         return np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
 
     @njit(cache=True, nogil=True)
-    def bf16(x, cos, sin, out, heads, half, rot, sign, first, last):  # pragma: no cover - compiled
-        multi = cos.shape[0] > 1
+    def bf16(x, cs, out, heads, half, rot, sign, first, last):  # pragma: no cover - compiled
+        multi = cs.shape[0] > 1
         sg = np.float32(sign)
         d = x.shape[2]
         r2 = rot // 2
@@ -89,8 +93,8 @@ def _build() -> tuple[Any, Any]:
             for t in range(x.shape[1]):
                 xr = x[bh, t]
                 orow = out[bh, t]
-                cr = cos[g, t]
-                sr = sin[g, t]
+                cr = cs[g, t, 0]
+                sr = cs[g, t, 1]
                 if half:
                     for i in range(r2):
                         a[i] = np.uint32(xr[i]) << sixteen

@@ -35,8 +35,7 @@ def _launch(
     s, d = x.shape[-2], x.shape[-1]
     xv = x.view(-1, s, d)
     out = torch.empty_like(xv)
-    c = cos.detach().contiguous().view(-1, s, cos.shape[-1]).numpy()
-    sn = sin.detach().contiguous().view(-1, s, sin.shape[-1]).numpy()
+    cs = _pairs(cos.detach(), sin.detach(), s).numpy()
     f32, bf16 = kernels()  # type: ignore[misc]
     kern: Any
     if x.dtype == torch.bfloat16:
@@ -47,8 +46,22 @@ def _launch(
         xa, oa, kern = xv.numpy(), out.numpy(), f32
     bh = xv.shape[0]
     run_spans(spans(bh, default_threads() if bh * s * d >= 1 << 16 else 1),
-              lambda a, z: kern(xa, c, sn, oa, heads, half, rot, sign, a, z))
+              lambda a, z: kern(xa, cs, oa, heads, half, rot, sign, a, z))
     return out.view(x.shape)
+
+
+def _pairs(cos: torch.Tensor, sin: torch.Tensor, s: int) -> torch.Tensor:
+    """cos and sin as one ``[g, s, 2, n]`` array: a view of the cache's rows when they are its halves."""
+    n = cos.shape[-1]
+    cos3 = cos.reshape(-1, s, n)
+    sin3 = sin.reshape(-1, s, n)
+    g = cos3.shape[0]
+    if (
+        cos3.stride() == sin3.stride() == (s * 2 * n, 2 * n, 1)
+        and sin3.data_ptr() == cos3.data_ptr() + n * cos3.element_size()
+    ):
+        return torch.as_strided(cos3, (g, s, 2, n), (s * 2 * n, 2 * n, n, 1))
+    return torch.stack([cos3, sin3], dim=2).contiguous()
 
 
 class _Rotate(torch.autograd.Function):
