@@ -23,6 +23,7 @@ def test_small_run_reports_every_method_and_exactness():
     assert {"torch tutorial f32", "fairseq f32"} <= methods  # torch is installed for the tests
     by = {r.method: r for r in rep.rows}
     assert by["posenc"].max_ulp == 0
+    assert by["posenc"].max_abs == 0.0
     assert by["posenc (NumPy only)"].max_ulp == 0
     assert by["floor: fill"].ratio == 1.0
     assert all(r.median_ms > 0 for r in rep.rows)
@@ -30,9 +31,9 @@ def test_small_run_reports_every_method_and_exactness():
 
 
 def test_format_has_the_columns_and_machine():
-    rep = Report("cpu X", (Row("table 1x2 f32", "posenc", 1.5, 1.25, 0.0, 0.01),), ((10, 2, 3.0),))
+    rep = Report("cpu X", (Row("table 1x2 f32", "posenc", 1.5, 1.25, 0.0, 0.01, 2.5e-7),), ((10, 2, 3.0),))
     text = format_report(rep)
     assert "machine: cpu X" in text
-    assert "x floor" in text and "1.25" in text and "1.0%" in text
+    assert "x floor" in text and "1.25" in text and "1.0%" in text and "2.5e-07" in text
     assert "ns/value" in text
     assert "CPUs" in machine_line()

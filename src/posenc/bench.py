@@ -48,6 +48,8 @@ class Row:
         median_ms: median wall time over the repetitions.
         ratio: ``median_ms`` over the floor's median in the same run.
         max_ulp: largest float32 ulp error on sampled rows, or None (floors).
+            Near zero crossings a wrong value can be billions of ulps away.
+        max_abs: largest absolute error on the same rows, or None.
         extra_memory: peak extra memory as a fraction of the output, or None.
     """
 
@@ -57,6 +59,7 @@ class Row:
     ratio: float
     max_ulp: float | None = None
     extra_memory: float | None = None
+    max_abs: float | None = None
 
 
 @dataclass(frozen=True)
@@ -201,7 +204,8 @@ def _table_rows(n: int, d: int, repeats: int) -> list[Row]:
         got = np.asarray(f())[sample]
         ref = fair_exact if name == "fairseq f32" and fair_exact is not None else exact
         extra = _peak_extra(lambda: _posenc_table(n, d, "auto")) if name == "posenc" else None
-        rows.append(Row(op, name, ms[name], ms[name] / floor, _ulp_gap(got, ref), extra))
+        err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64))))
+        rows.append(Row(op, name, ms[name], ms[name] / floor, _ulp_gap(got, ref), extra, err))
     return rows
 
 
@@ -247,7 +251,7 @@ def run(
 
 def format_report(report: Report) -> str:
     """The report as an aligned text table."""
-    head = ("operation", "method", "median ms", "x floor", "max ulp", "extra mem")
+    head = ("operation", "method", "median ms", "x floor", "max ulp", "max abs err", "extra mem")
     body = [
         (
             r.operation,
@@ -255,6 +259,7 @@ def format_report(report: Report) -> str:
             f"{r.median_ms:.2f}",
             f"{r.ratio:.2f}",
             "-" if r.max_ulp is None else f"{r.max_ulp:.0f}",
+            "-" if r.max_abs is None else f"{r.max_abs:.1e}",
             "-" if r.extra_memory is None else f"{100 * r.extra_memory:.1f}%",
         )
         for r in report.rows
