@@ -131,3 +131,33 @@ def test_from_decimals_is_read_only():
     with pytest.raises(ValueError):
         lad.w0[0] = 2.0
     assert len(lad) == 2
+
+
+@pytest.mark.parametrize(("d", "base"), [(512, 10000.0), (64, 5e5), (8, 2.0), (6, 12345.678)])
+@pytest.mark.parametrize("with_lo", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numba_and_numpy_engines_give_the_same_bits(d, base, with_lo, dtype):
+    from posenc.exact import fill_sincos
+    from posenc.frequencies import seed_ladder
+
+    rng = np.random.default_rng(d)
+    p = np.concatenate([_positions(d), rng.uniform(-1e9, 1e9, 50), [2.0**52 + 1, -(2.0**52) - 3, 3e15]])
+    lo = rng.uniform(-1e-9, 1e-9, p.size) if with_lo else None
+    lad = seed_ladder(d, base)
+    outs = []
+    for engine in ("numpy", "numba"):
+        s = np.empty((p.size, d // 2), dtype=dtype)
+        c = np.empty((p.size, d // 2), dtype=dtype)
+        fill_sincos(p, lad, s, c, lo, engine=engine)
+        outs.append((s, c))
+    assert np.array_equal(outs[0][0], outs[1][0])
+    assert np.array_equal(outs[0][1], outs[1][1])
+
+
+def test_unknown_engine_is_rejected():
+    from posenc.exact import fill_sincos
+    from posenc.frequencies import seed_ladder
+
+    s = np.empty((1, 1))
+    with pytest.raises(ValueError, match="engine"):
+        fill_sincos(np.zeros(1), seed_ladder(2, 10.0), s, s.copy(), engine="cuda")

@@ -8,9 +8,12 @@ from __future__ import annotations
 import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
+from .._threads import default_threads, run_spans, spans
+from . import _jit
 from .arith import split, two_prod, two_sum
 from .ladder import Ladder, decimal_pi
 
@@ -134,6 +137,7 @@ def fill_sincos(
     positions_lo: np.ndarray | None = None,
     *,
     block: int = _CHUNK,
+    engine: str = "auto",
 ) -> None:
     """Write sin/cos(p·ω_i) into ``sin_out``/``cos_out``, both ``[m, n]``.
 
@@ -146,13 +150,26 @@ def fill_sincos(
         positions_lo: optional float64 ``[m]``; the position is then the
             unevaluated sum ``positions + positions_lo`` (used for exact
             differences ``p - q``).
-        block: elements (positions × frequencies) computed at a time; the
-            peak extra memory is about 220 bytes per element of a block.
+        block: elements (positions × frequencies) computed at a time by the
+            NumPy engine; its peak extra memory is about 220 bytes per element.
+        engine: ``"auto"`` (numba when installed — the ``fast`` extra — and
+            the destinations are float32/float64, else NumPy), ``"numpy"`` or
+            ``"numba"``. Both engines perform the same IEEE operations in the
+            same order and give the same bits.
     """
     m = positions.shape[0]
     n = len(ladder)
+    if engine not in ("auto", "numpy", "numba"):
+        raise ValueError(f"engine must be 'auto', 'numpy' or 'numba', got {engine!r}")
     if m == 0 or n == 0:
         return
+    if engine != "numpy" and sin_out.dtype in _JIT_DTYPES and cos_out.dtype in _JIT_DTYPES:
+        kern = _jit.exact_kernel()
+        if kern is not None:
+            _fill_jit(kern, positions, ladder, sin_out, cos_out, positions_lo)
+            return
+    if engine == "numba":
+        raise ValueError("engine='numba' needs numba and float32/float64 outputs: pip install 'posenc[fast]'")
     rows = max(1, block // n)
     for a in range(0, m, rows):
         b = min(m, a + rows)
@@ -162,6 +179,26 @@ def fill_sincos(
         s, c = _kernel(k, x, y)
         sin_out[a:b] = s
         cos_out[a:b] = c
+
+
+_JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fill_jit(
+    kern: Any, positions: np.ndarray, ladder: Ladder, sin_out: np.ndarray, cos_out: np.ndarray,
+    positions_lo: np.ndarray | None,
+) -> None:
+    p = np.ascontiguousarray(positions, dtype=np.float64)
+    lo = p if positions_lo is None else np.ascontiguousarray(positions_lo, dtype=np.float64)
+    w0h, w0l, w1h, w1l = ladder.splits
+    m, n = p.shape[0], len(ladder)
+    parts = default_threads() if m * n >= 1 << 15 else 1
+
+    def work(a: int, z: int) -> None:
+        kern(p, lo, positions_lo is not None, ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l,
+             sin_out, cos_out, a, z)
+
+    run_spans(spans(m, parts), work)
 
 
 def sincos(

@@ -59,6 +59,15 @@ def _exact_rows(positions: np.ndarray, ladder: Ladder, block: int = 4096) -> tup
     return s, c
 
 
+@functools.lru_cache(maxsize=16)
+def _start_rows(ladder: Ladder, start: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """sin/cos at start, start + step, …: cached, since tables are rebuilt from the same start (often 0)."""
+    s, c = _exact_rows(start + np.arange(count, dtype=np.float64) * (_B1 * _B2), ladder)
+    s.setflags(write=False)
+    c.setflags(write=False)
+    return s, c
+
+
 @functools.lru_cache(maxsize=8)
 def _offset_rows(ladder: Ladder) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """cos/sin of ω·b (b = 0, _B2, …) and of ω·m (m < _B2): the same for every start."""
@@ -134,7 +143,7 @@ def fill_range(
 
     step = _B1 * _B2
     n_a = -(-length // step)
-    a_s, a_c = _exact_rows(start + np.arange(n_a, dtype=np.float64) * step, ladder)
+    a_s, a_c = _start_rows(ladder, start, n_a)
     bc, bs, mc, ms = _offset_rows(ladder)
     big = length * n >= _PARALLEL_MIN
     use_jit = engine == "numba" or (engine == "auto" and big)
