@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import posenc
+from cli_helpers import run, run_json
 from posenc import examples
 from posenc.cli import main
 from posenc.cli import tables as cli_tables
@@ -27,18 +28,6 @@ from reference import omega, reference_encoding, sin_cos
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MISSING = "posenc: error: plotting needs matplotlib: pip install 'posenc[plot]'\n"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys, *argv: str):
-    code, out, err = run(capsys, *argv, "--json")
-    assert err == ""
-    return code, json.loads(out)
 
 
 def ref_vector(p: float, d: int = 4, base: float = 10000.0) -> np.ndarray:

@@ -6,29 +6,17 @@ from posenc's output.
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 import pytest
 
+from cli_helpers import run, run_json
 from posenc import YaRN
 from posenc.cli import main
 from posenc.cli.rope import scaling_spec, spec_text
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys, *argv: str):
-    code, out, err = run(capsys, *argv, "--json")
-    assert err == ""
-    return code, json.loads(out)
 
 
 def plain_lambda(r: int, base: float) -> np.ndarray:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._optional import compiled
+
 __all__ = ["kernels"]
 
-_cache: dict[str, Any] = {}
 
 
 def _build() -> tuple[Any, Any]:
@@ -124,9 +125,5 @@ def _build() -> tuple[Any, Any]:
 
 def kernels() -> tuple[Any, Any] | None:
     """The compiled (float32, bfloat16) kernels, or None when numba is not installed."""
-    if "k" not in _cache:
-        try:
-            _cache["k"] = _build()
-        except ImportError:
-            _cache["k"] = None
-    return _cache["k"]
+    result: tuple[Any, Any] | None = compiled("rope", _build)
+    return result

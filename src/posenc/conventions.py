@@ -47,7 +47,7 @@ from .errors import (
     check_real,
 )
 from .exact import Ladder, fill_range, fill_sincos, geometric_ladder
-from .exact.arith import two_sum
+from .exact.core import two_sum
 from .frequencies import seed_ladder
 from .layout import sin_cos_views
 

@@ -5,118 +5,37 @@ See :mod:`posenc.exact` for the method and its error bound.
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal, localcontext
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from .._optional import compiled, ready
 from .._threads import default_threads, run_spans, spans
-from . import _jit
-from .arith import split, two_prod, two_sum
-from .ladder import Ladder, decimal_pi
+from .core import build_fill, reduce_core, refold, sincos_core, split
+from .ladder import Ladder
 
 __all__ = ["fill_sincos", "sincos"]
 
-def _consts(numerator: Decimal, denominator: int, count: int) -> list[float]:
-    parts = []
-    with localcontext() as ctx:
-        ctx.prec = 130
-        rest = numerator / denominator
-        for _ in range(count):
-            f = float(rest)
-            parts.append(f)
-            rest = rest - Decimal(f)
-    return parts
-
-
-# π/2 as four doubles (~210 bits), and its Veltkamp halves for exact k·P.
-_HALF_PI = _consts(decimal_pi(), 2, 4)
-_P = [np.float64(x) for x in _HALF_PI]
-_PH = [np.float64(split(np.float64(x))[0]) for x in _HALF_PI]
-_PL = [np.float64(split(np.float64(x))[1]) for x in _HALF_PI]
-_TWO_OVER_PI = np.float64(2.0 / math.pi)
-
-
-def _taylor(first: int, last: int) -> list[np.float64]:
-    """(-1)**j / n! for n = first, first+2, ..., last, correctly rounded."""
-    out = []
-    for n in range(first, last + 1, 2):
-        sign = -1 if (n // 2) % 2 else 1
-        out.append(np.float64(float(Fraction(sign, math.factorial(n)))))
-    return out
-
-
-_SIN_C = _taylor(3, 21)  # sin x = x + x**3 (c3 + c5 x**2 + ... + c21 x**18)
-_COS_C = _taylor(4, 22)  # cos x = 1 - x**2/2 + x**4 (c4 + ... + c22 x**18)
-
-
-def _reduce(
-    p: np.ndarray, plo: np.ndarray | None, lad: Ladder
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """θ = (p + plo)·ω reduced: θ = k·π/2 + (r_hi + r_lo), |r| <= ~π/4.
+def _reduce(p: np.ndarray, plo: np.ndarray | None, lad: Ladder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """θ = (p + plo)·ω reduced: θ = k·π/2 + (x + y), |x| <= ~π/4.
 
     ``p`` and ``plo`` are ``[m, 1]``; results are ``[m, n]``.
     """
     w0h, w0l, w1h, w1l = lad.splits
     ph, pl = split(p)
-    h0, l0 = two_prod(p, ph, pl, lad.w0, w0h, w0l)
-    h1, l1 = two_prod(p, ph, pl, lad.w1, w1h, w1l)
-    k = np.rint(h0 * _TWO_OVER_PI)
-    kh, kl = split(k)
-    a0, b0 = two_prod(k, kh, kl, _P[0], _PH[0], _PL[0])
-    a1, b1 = two_prod(k, kh, kl, _P[1], _PH[1], _PL[1])
-    # h0 and k·P0 agree in their leading bits, so this subtraction is where
-    # the cancellation happens; two_sum keeps it exact.
-    s, e = two_sum(h0, -a0)
-    small = (l1 - b1) + (p * lad.w2 - k * _P[2]) - k * _P[3]
-    mids = [l0, -b0, h1, -a1]
-    if plo is not None:
-        qh, ql = split(plo)
-        c0, d0 = two_prod(plo, qh, ql, lad.w0, w0h, w0l)
-        mids.append(c0)
-        small = small + d0 + plo * lad.w1
-    for t in mids:
-        s, err = two_sum(s, t)
-        e = e + err
-    r_hi, r_lo = two_sum(s, e + small)
-    # Above |θ| ~ 2**50 the rounded product θ·2/π can pick a neighbouring k;
-    # move those (rare) elements back into range.
-    far = np.abs(r_hi) > 0.8
+    qh, ql = split(plo) if plo is not None else (None, None)
+    k, x, y = reduce_core(p, ph, pl, plo, qh, ql, plo is not None, lad.w0, lad.w1, lad.w2, w0h, w0l, w1h, w1l)
+    far = np.abs(x) > 0.8
     if far.any():
-        k2 = np.rint(r_hi[far] * _TWO_OVER_PI)
-        x, y = r_hi[far], r_lo[far]
-        k2h, k2l = split(k2)
-        t0, u0 = two_prod(k2, k2h, k2l, _P[0], _PH[0], _PL[0])
-        x, err = two_sum(x, -t0)
-        y = y + err - u0 - k2 * _P[1]
-        r_hi[far], r_lo[far] = two_sum(x, y)
-        k = np.broadcast_to(k, r_hi.shape).copy()
+        k2, x[far], y[far] = refold(x[far], y[far])
+        k = np.broadcast_to(k, x.shape).copy()
         k[far] += k2
-    return k, r_hi, r_lo
+    return k, x, y
 
 
-def _horner(coeffs: list[np.float64], z: np.ndarray) -> np.ndarray:
-    acc = coeffs[-1] * z + coeffs[-2]
-    for c in coeffs[-3::-1]:
-        acc = acc * z + c
-    return acc
-
-
-def _kernel(
-    k: np.ndarray, x: np.ndarray, y: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _kernel(k: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """sin and cos of k·π/2 + (x + y), |x + y| <= 1, to under 1 float64 ulp."""
-    xh, xl = split(x)
-    zh, zl = two_prod(x, xh, xl, x, xh, xl)  # x**2 exactly
-    poly = _horner(_SIN_C, zh)
-    hz = 0.5 * zh
-    sin_r = x + (x * zh * poly + y * (1.0 - hz))
-    poly = _horner(_COS_C, zh)
-    w = 1.0 - hz
-    # (1 - w) - hz recovers the rounding error of 1 - hz exactly (Sterbenz).
-    cos_r = w + ((((1.0 - w) - hz) - 0.5 * zl) + (zh * zh * poly - x * y))
+    sin_r, cos_r = sincos_core(x, y)
     q = (k - 4.0 * np.floor(k * 0.25)).astype(np.int8)
     odd = (q & 1).astype(bool)
     s = np.where(odd, cos_r, sin_r)
@@ -152,8 +71,9 @@ def fill_sincos(
             differences ``p - q``).
         block: elements (positions × frequencies) computed at a time by the
             NumPy engine; its peak extra memory is about 220 bytes per element.
-        engine: ``"auto"`` (numba when installed — the ``fast`` extra — and
-            the destinations are float32/float64, else NumPy), ``"numpy"`` or
+        engine: ``"auto"`` (numba when installed — the ``fast`` extra —, the
+            destinations are float32/float64 and the input is large or numba
+            is already loaded; else NumPy), ``"numpy"`` or
             ``"numba"``. Both engines perform the same IEEE operations in the
             same order and give the same bits.
     """
@@ -163,8 +83,10 @@ def fill_sincos(
         raise ValueError(f"engine must be 'auto', 'numpy' or 'numba', got {engine!r}")
     if m == 0 or n == 0:
         return
-    if engine != "numpy" and sin_out.dtype in _JIT_DTYPES and cos_out.dtype in _JIT_DTYPES:
-        kern = _jit.exact_kernel()
+    # numba costs ~1 s to load: worth it for big inputs, or once something else has loaded it
+    wanted = engine == "numba" or (engine == "auto" and (m * n >= _JIT_MIN or ready("exact.fill")))
+    if wanted and sin_out.dtype in _JIT_DTYPES and cos_out.dtype in _JIT_DTYPES:
+        kern = compiled("exact.fill", build_fill)
         if kern is not None:
             _fill_jit(kern, positions, ladder, sin_out, cos_out, positions_lo)
             return
@@ -182,6 +104,7 @@ def fill_sincos(
 
 
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_JIT_MIN = 1 << 16  # elements: below this the NumPy engine answers in about a millisecond
 
 
 def _fill_jit(

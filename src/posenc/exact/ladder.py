@@ -14,23 +14,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from .arith import split
+from .core import PI_DIGITS, split
 
 __all__ = ["Ladder", "decimal_pi", "geometric_ladder", "to_triple"]
 
 _PREC = 70  # decimal digits kept in every high-precision constant (~232 bits)
 
 # π to 120 digits; checked against mpmath in tests/test_exact.py.
-_PI_DIGITS = (
-    "3.14159265358979323846264338327950288419716939937510"
-    "58209749445923078164062862089986280348253421170679"
-    "82148086513282306647"
-)
-
-
 def decimal_pi() -> Decimal:
     """π as a :class:`~decimal.Decimal` with 120 significant digits."""
-    return Decimal(_PI_DIGITS)
+    return Decimal(PI_DIGITS)
 
 
 def to_triple(value: Decimal) -> tuple[float, float, float]:

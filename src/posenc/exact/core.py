@@ -1,0 +1,198 @@
+"""The arithmetic of the exact path, written once for NumPy arrays and numba scalars alike.
+
+Everything here is IEEE additions, multiplications, ``rint`` and ``floor``
+on float64 — no libm, no fused multiply-add — so it gives the same bits on
+every machine, applied elementwise to NumPy arrays (:mod:`.angles`) or
+compiled by numba for one element at a time (:func:`build_fill`, the
+optional ``fast`` engine). The numba kernel is assembled from these very
+functions, so the two engines cannot drift apart.
+
+References: T. J. Dekker, "A floating-point technique for extending the
+available precision", Numer. Math. 18 (1971) (two-sum, two-product,
+Veltkamp splitting); M. Payne and R. Hanek, "Radian reduction for
+trigonometric functions", SIGNUM Newsletter 18 (1983) (reduction with a
+multi-word π).
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+__all__ = ["build_fill", "reduce_core", "refold", "sincos_core", "split", "two_prod", "two_sum"]
+
+SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's constant for 53-bit doubles
+
+# π to 120 digits (the one copy: posenc.exact.decimal_pi); checked against mpmath in tests/test_exact.py.
+PI_DIGITS = (
+    "3.14159265358979323846264338327950288419716939937510"
+    "58209749445923078164062862089986280348253421170679"
+    "82148086513282306647"
+)
+
+
+def split(a: Any) -> tuple[Any, Any]:
+    """Veltkamp: ``hi + lo == a`` with each half holding at most 26 bits."""
+    t = SPLITTER * a
+    hi = t - (t - a)
+    return hi, a - hi
+
+
+def two_prod(a: Any, ah: Any, al: Any, b: Any, bh: Any, bl: Any) -> tuple[Any, Any]:
+    """Dekker: ``p + e == a * b`` exactly, given the Veltkamp halves of a and b."""
+    p = a * b
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+def two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    """Knuth: ``s + e == a + b`` exactly, for any magnitudes."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+def _words(numerator: Decimal, denominator: int, count: int) -> list[float]:
+    parts = []
+    with localcontext() as ctx:
+        ctx.prec = 130
+        rest = numerator / denominator
+        for _ in range(count):
+            f = float(rest)
+            parts.append(f)
+            rest = rest - Decimal(f)
+    return parts
+
+
+# π/2 as four doubles (~210 bits), with the Veltkamp halves of the first two for exact k·P.
+HALF_PI = _words(Decimal(PI_DIGITS), 2, 4)
+P0, P1, P2, P3 = HALF_PI
+P0H, P0L = split(P0)
+P1H, P1L = split(P1)
+TWO_OVER_PI = 2.0 / math.pi
+
+
+def _taylor(first: int, last: int) -> np.ndarray:
+    """(-1)**j / n! for n = first, first+2, ..., last, correctly rounded."""
+    out = [float(Fraction(-1 if (n // 2) % 2 else 1, math.factorial(n))) for n in range(first, last + 1, 2)]
+    return np.array(out, dtype=np.float64)
+
+
+SIN_C = _taylor(3, 21)  # sin x = x + x**3 (c3 + c5 x**2 + ... + c21 x**18): truncation < 2**-66 on |x| <= 1
+COS_C = _taylor(4, 22)  # cos x = 1 - x**2/2 + x**4 (c4 + ... + c22 x**18)
+
+
+def horner(c: np.ndarray, z: Any) -> Any:
+    """c[0] + c[1] z + … + c[-1] z**(len-1)."""
+    acc = c[-1] * z + c[-2]
+    for j in range(c.shape[0] - 3, -1, -1):
+        acc = acc * z + c[j]
+    return acc
+
+
+def reduce_core(
+    p: Any, ph: Any, pl: Any, plo: Any, qh: Any, ql: Any, has_lo: bool,
+    w0: Any, w1: Any, w2: Any, w0h: Any, w0l: Any, w1h: Any, w1l: Any,
+) -> tuple[Any, Any, Any]:
+    """θ = (p + plo)·(w0 + w1 + w2) = k·π/2 + (x + y), |x| <= ~π/4 below |θ| ~ 2**50.
+
+    ``ph, pl`` (and ``qh, ql``) are the Veltkamp halves of p (and plo), ``w0h …``
+    those of the ladder's words.
+    """
+    h0, l0 = two_prod(p, ph, pl, w0, w0h, w0l)
+    h1, l1 = two_prod(p, ph, pl, w1, w1h, w1l)
+    k = np.rint(h0 * TWO_OVER_PI)
+    kh, kl = split(k)
+    a0, b0 = two_prod(k, kh, kl, P0, P0H, P0L)
+    a1, b1 = two_prod(k, kh, kl, P1, P1H, P1L)
+    # h0 and k·P0 agree in their leading bits: the cancellation happens here, and two_sum keeps it exact
+    s, e = two_sum(h0, -a0)
+    small = (l1 - b1) + (p * w2 - k * P2) - k * P3
+    s, err = two_sum(s, l0)
+    e = e + err
+    s, err = two_sum(s, -b0)
+    e = e + err
+    s, err = two_sum(s, h1)
+    e = e + err
+    s, err = two_sum(s, -a1)
+    e = e + err
+    if has_lo:
+        c0, d0 = two_prod(plo, qh, ql, w0, w0h, w0l)
+        small = small + d0 + plo * w1
+        s, err = two_sum(s, c0)
+        e = e + err
+    x, y = two_sum(s, e + small)
+    return k, x, y
+
+
+def refold(x: Any, y: Any) -> tuple[Any, Any, Any]:
+    """For |x| > 0.8 (θ·2/π rounded to a neighbouring k above |θ| ~ 2**50): (k2, x', y') with x' back in range."""
+    k2 = np.rint(x * TWO_OVER_PI)
+    k2h, k2l = split(k2)
+    t0, u0 = two_prod(k2, k2h, k2l, P0, P0H, P0L)
+    x, err = two_sum(x, -t0)
+    y = y + err - u0 - k2 * P1
+    x, y = two_sum(x, y)
+    return k2, x, y
+
+
+def sincos_core(x: Any, y: Any) -> tuple[Any, Any]:
+    """sin and cos of x + y (|x + y| <= 1, |y| <= ulp(x)), to under 1 float64 ulp."""
+    xh, xl = split(x)
+    zh, zl = two_prod(x, xh, xl, x, xh, xl)  # x**2 exactly
+    poly = horner(SIN_C, zh)
+    hz = 0.5 * zh
+    sin_r = x + (x * zh * poly + y * (1.0 - hz))
+    poly = horner(COS_C, zh)
+    w = 1.0 - hz
+    # (1 - w) - hz recovers the rounding error of 1 - hz exactly (Sterbenz)
+    cos_r = w + ((((1.0 - w) - hz) - 0.5 * zl) + (zh * zh * poly - x * y))
+    return sin_r, cos_r
+
+
+def _numba_twin(fn: Any, env: dict[str, Any], njit: Any) -> Any:
+    """fn compiled by numba, its calls to this module's helpers bound to their compiled twins."""
+    clone = types.FunctionType(fn.__code__, {**fn.__globals__, **env}, fn.__name__, fn.__defaults__)
+    return njit(nogil=True, inline="always")(clone)
+
+
+def build_fill() -> Any:
+    """The numba engine: ``fill(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, cos_out, first, last)``.
+
+    Rows ``first … last-1`` of ``sin_out``/``cos_out`` ``[m, n]``, one element at
+    a time, with the functions above (compiled without fastmath: no FMA
+    contraction, the same bits as NumPy). Raises ImportError without numba.
+    """
+    from numba import njit
+
+    env: dict[str, Any] = {}
+    for f in (split, two_prod, two_sum, horner, reduce_core, refold, sincos_core):
+        env[f.__name__] = _numba_twin(f, env, njit)
+
+    r_core, r_fold, sc_core, nb_split = env["reduce_core"], env["refold"], env["sincos_core"], env["split"]
+
+    @njit(cache=True, nogil=True)
+    def fill(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, cos_out, first, last):  # pragma: no cover
+        for r in range(first, last):
+            p = pos[r]
+            ph, pl = nb_split(p)
+            lo = plo[r] if has_lo else 0.0
+            qh, ql = nb_split(lo)
+            for i in range(w0.shape[0]):
+                k, x, y = r_core(p, ph, pl, lo, qh, ql, has_lo, w0[i], w1[i], w2[i], w0h[i], w0l[i], w1h[i], w1l[i])
+                if abs(x) > 0.8:
+                    k2, x, y = r_fold(x, y)
+                    k = k + k2
+                sin_r, cos_r = sc_core(x, y)
+                q = int(k - 4.0 * np.floor(k * 0.25))
+                sv, cv = (cos_r, sin_r) if q & 1 else (sin_r, cos_r)
+                sin_out[r, i] = -sv if q >= 2 else sv
+                cos_out[r, i] = -cv if (q == 1 or q == 2) else cv
+
+    return fill
