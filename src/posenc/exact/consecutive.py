@@ -33,9 +33,11 @@ import functools
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._optional import compiled
 from .._threads import default_threads, run_spans, spans
 from . import _jit
 from .angles import fill_sincos
+from .core import build_fill
 from .ladder import Ladder
 
 __all__ = ["ENGINES", "fill_range"]
@@ -154,6 +156,7 @@ def fill_range(
     work_spans = spans(length, workers, align=_B2)
 
     if kern is not None:
+        compiled("exact.fill", build_fill)  # numba is loaded now: let the exact re-checks use it too
         counts = np.zeros(length, dtype=np.int64)
         joint = _interleaved_view(sin_out, cos_out)
         if joint is not None and joint.strides[1] == 4 and joint.flags.c_contiguous:
