@@ -27,21 +27,12 @@ from .layout import sin_cos_views
 __all__ = ["encode", "render", "table"]
 
 
-def render(
-    positions: np.ndarray, ladder: Ladder, layout: str, dtype: np.dtype, width: int | None = None
-) -> np.ndarray:
-    """Lay out exact sin/cos of validated positions into ``positions.shape + (width,)``.
-
-    Channels beyond ``2 * len(ladder)`` (when ``width`` is larger) are zero.
-    The building block that :func:`encode`, :func:`table` and the
-    conventions share.
-    """
+def render(positions: np.ndarray, ladder: Ladder, layout: str, dtype: np.dtype) -> np.ndarray:
+    """Lay out exact sin/cos of validated positions into ``positions.shape + (2 * len(ladder),)``."""
     n = len(ladder)
-    w = 2 * n if width is None else width
+    w = 2 * n
     flat = positions.reshape(-1)
-    out = np.zeros((flat.shape[0], w), dtype=dtype) if w > 2 * n else np.empty(
-        (flat.shape[0], w), dtype=dtype
-    )
+    out = np.empty((flat.shape[0], w), dtype=dtype)
     s, c = sin_cos_views(out, n, layout)
     fill_sincos(flat, ladder, s, c)
     return out.reshape((*positions.shape, w))
