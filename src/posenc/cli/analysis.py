@@ -14,8 +14,7 @@ import numpy as np
 
 import posenc
 
-from ..errors import LAYOUTS
-from ..layout import sin_cos_views
+from ..layout import LAYOUTS, sin_cos_views
 from ._base import add_output_options, command, emit_json, fixed, integer, position, real, render_table, vector_text
 from .rope import context_rope, ladder_rope, rope_options, wants_rope
 

@@ -4,7 +4,7 @@ With any of them, ``--d-model`` is the head dimension and the ladder is the
 rotary one (ω_i = base^(-2i/r) over the rotated channels r), after the
 scaling: the wavelengths a model with that config actually sees, and which
 pairs wrap over a context. ``--scaling NAME:key=value,...`` builds one of
-:mod:`posenc.scaling`'s variants from its field names (HF key names work
+:mod:`posenc.rope.scaling`'s variants from its field names (HF key names work
 too), e.g. ``yarn:factor=4,original_max=32768`` or
 ``llama3:factor=8,low_freq_factor=1,high_freq_factor=4,original_max=8192``.
 """

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._jit_rope import kernels
-from .._threads import default_threads, run_spans, spans
+from .._concurrency import default_threads, run_spans, spans
 from ._cache import compiling
+from ._kernels import kernels
 
 __all__ = ["enabled", "rotate"]
 
