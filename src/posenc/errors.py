@@ -178,6 +178,11 @@ def check_angle(max_position: float, max_frequency: float, what: str = "position
 
 
 def _bytes(n: float) -> str:
+    """``1.5 GiB``: a byte count for a message.
+
+    >>> _bytes(512), _bytes(3 * 2**30)
+    ('512 bytes', '3.0 GiB')
+    """
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
