@@ -25,6 +25,7 @@ __all__ = [
     "MIN_FREQUENCY",
     "PosEncError",
     "allocate",
+    "as_array",
     "check_angle",
     "check_base",
     "check_channels",
@@ -183,6 +184,8 @@ def _bytes(n: float) -> str:
     >>> _bytes(512), _bytes(3 * 2**30)
     ('512 bytes', '3.0 GiB')
     """
+    if n >= 2**100:  # beyond float arithmetic's comfort, and any disk: the order of magnitude says it
+        return f"about 10**{len(str(int(n))) - 1} bytes"
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
@@ -278,9 +281,17 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
         if big.any():
             raise PosEncError(
                 f"{name} must satisfy |p| < 2**53 (float64 holds every integer only "
-                f"below it), got {arr[big].flat[0]!r}"
+                f"below it), got {float(arr[big].flat[0])!r}"
             )
     return arr
+
+
+def as_array(value: Any, name: str) -> np.ndarray:
+    """``np.asarray(value)``, with a ragged list or an unconvertible object reported as a PosEncError."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise PosEncError(f"{name} must be an array (a nested list of equal lengths), got {_show(value)}") from exc
 
 
 def check_layout(layout: Any, allowed: tuple[str, ...] = LAYOUTS) -> str:

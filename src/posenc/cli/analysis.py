@@ -14,6 +14,7 @@ import numpy as np
 
 import posenc
 
+from ..errors import check_positions
 from ..layout import LAYOUTS, sin_cos_views
 from ._base import add_output_options, command, emit_json, fixed, integer, position, real, render_table, vector_text
 from .rope import context_rope, ladder_rope, rope_options, wants_rope
@@ -235,8 +236,11 @@ def _column(top: float, bottom: float, digits: int) -> tuple[str, str]:
 @command("shift", "T_k: the rotation that maps PE(p) onto PE(p + k), block by block (Ex 5)", _shift_setup)
 def shift_cmd(args: argparse.Namespace) -> int:
     d, n, lay, k = args.d_model, args.d_model // 2, args.layout, args.by
+    check_positions(args.pos, "--pos")
+    check_positions(k, "--by")
     src = posenc.encode(args.pos, d, base=args.base, layout=lay, dtype=np.float64)
     target_pos = args.pos + k
+    check_positions(target_pos, "--pos + --by")
     tgt = posenc.encode(target_pos, d, base=args.base, layout=lay, dtype=np.float64)
     cphi, sphi = _blocks(k, d, args.base, lay)
     ss, sc = sin_cos_views(src, n, lay)
