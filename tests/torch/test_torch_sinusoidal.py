@@ -252,6 +252,16 @@ def test_dropout_only_in_training():
     assert (out == 0).any() and not torch.equal(out, x + _np_table(64))
 
 
+def test_numpy_integer_offsets_and_returned_tensors():
+    m = SinusoidalPositionalEncoding(D)
+    x = torch.zeros(2, 5, D)
+    want = m(x, offset=3)
+    for off in (np.int64(3), np.int16(3)):
+        assert torch.equal(m(x, offset=off), want)
+    want.mul_(0)  # the output is the caller's: nothing of the table
+    assert torch.equal(m(x, offset=3)[0], _np_table(5, start=3))
+
+
 def test_two_dimensional_input_and_device_of_output():
     m = SinusoidalPositionalEncoding(D)
     x = torch.randn(10, D, dtype=torch.float64)
@@ -323,6 +333,10 @@ def test_compile_fullgraph_no_recompile_across_lengths():
         (lambda m: m(torch.zeros(2, D), offset=2**53), "2\\*\\*53"),
         (lambda m: m(torch.zeros(3, 2, D), offset=torch.tensor([1, 2])), "offset"),
         (lambda m: m(torch.zeros(3, 2, D), offset=torch.tensor(1.0)), "offset"),
+        (lambda m: m(torch.zeros(2, 5, D), positions=torch.arange(3)),
+         r"\[s\] = \[5\] or \[b, s\] = \[2, 5\], got \[3\]"),
+        (lambda m: m(torch.zeros(2, 5, D), offset=torch.tensor([1, 2, 3])), r"\[\] or \[b\] = \[2\], got \[3\]"),
+        (lambda m: m(torch.zeros(2, D), offset=np.float32(1)), "offset must be an integer"),
     ],
 )
 def test_bad_input_raises_before_any_work(call, match):
