@@ -19,7 +19,7 @@ test: $(STAMP) lint
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
-	$(PY) -m ruff check src tests
+	$(PY) -m ruff check src tests tools
 	$(PY) -m mypy
 
 bench: $(STAMP)

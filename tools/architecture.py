@@ -60,7 +60,7 @@ def tree(folder: Path, depth: int, width: int) -> list[str]:
         text = summary(p) if p.is_dir() or p.name != "__init__.py" or depth == 1 else ""
         if p.name == "__init__.py" and depth > 1:
             continue  # a package's own line carries its docstring
-        lines.append(f"{'  ' * depth}{name.ljust(width - 2 * depth)}{text}".rstrip())
+        lines.append(f"{'  ' * depth}{name.ljust(width - 2 * depth - 1)} {text}".rstrip())
         if p.is_dir():
             lines += tree(p, depth + 1, width)
     return lines
