@@ -249,7 +249,7 @@ def test_bad_requests_name_the_value_and_shapes_before_any_work(kw, match):
     assert len(b.calls) == 1 and (c.start, c.stop) == (0, 8)
 
 
-def test_position_bounds():
+def test_position_bounds_span_the_positions_and_reject_non_integers():
     assert position_bounds(torch.tensor([[3, -2], [7, 0]])) == (-2, 8)
     assert position_bounds(torch.tensor([1.0, 5.0], dtype=torch.bfloat16)) == (1, 6)
     assert position_bounds(torch.zeros(0, dtype=torch.long)) == (0, 0)
