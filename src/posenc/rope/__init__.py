@@ -4,6 +4,7 @@
 :mod:`~posenc.rope.scaling`), :mod:`~posenc.rope.cos_sin` the exact cos/sin
 tables, :mod:`~posenc.rope.apply` the rotation of q and k,
 :mod:`~posenc.rope.permute` the conversion of weights between layouts,
+:mod:`~posenc.rope.sections` multi-axis RoPE (M-RoPE, axial),
 :mod:`~posenc.rope.hf_config` the reading of a Hugging Face config, and
 :mod:`~posenc.rope.context` what a scaled ladder covers.
 """
@@ -15,6 +16,7 @@ from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from .hf_config import RopeConfig, from_hf_config
 from .permute import permute_qk_weights, qk_permutation
 from .scaling import NTK, SCALINGS, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
+from .sections import Sections
 
 __all__ = [
     "NTK",
@@ -27,6 +29,7 @@ __all__ = [
     "RopeConfig",
     "RopeContextReport",
     "RopeFrequencies",
+    "Sections",
     "YaRN",
     "apply_rope",
     "from_hf_config",
