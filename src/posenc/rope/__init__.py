@@ -10,7 +10,7 @@ tables, :mod:`~posenc.rope.apply` the rotation of q and k,
 """
 
 from .apply import apply_rope
-from .context import RopeContextReport, rope_context_report
+from .context import RopeContextReport, rope_context_report, rope_grid_report
 from .cos_sin import rope_cos_sin, rope_table
 from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from .hf_config import RopeConfig, from_hf_config
@@ -38,5 +38,6 @@ __all__ = [
     "rope_context_report",
     "rope_cos_sin",
     "rope_frequencies",
+    "rope_grid_report",
     "rope_table",
 ]
