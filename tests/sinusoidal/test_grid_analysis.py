@@ -96,3 +96,13 @@ def test_rope_grid_report_pairs_and_channels():
         rope_grid_report((4, 4), 16, sections=(4, 2, 2))
     with pytest.raises(PosEncError, match="needs sections"):
         rope_grid_report((4,), 16, sections=None)
+
+
+def test_pair_channels():
+    mae = grid_report((4, 4), 16, convention="mae")
+    assert mae.axes[1].pair_channels == ((0, 4), (1, 5), (2, 6), (3, 7))  # [sin | cos] of the column first
+    assert mae.axes[0].pair_channels[0] == (8, 12)
+    pe = grid_report((4, 4), 7, convention="positional-encodings")  # C = 4: y keeps 3 channels, its last a sine
+    assert pe.axes[1].pair_channels == ((4, 5), (6,))
+    r = rope_grid_report((2, 4, 4), 16, sections=(4, 2, 2), section_layout="interleaved")
+    assert r.axes[2].pair_channels == ((2, 10), (5, 13))  # pairs 2, 5 of a half-layout head

@@ -154,8 +154,7 @@ def rope_grid_report(
     axes = []
     for a in range(sec.n_axes):
         pairs = np.flatnonzero(sec.pair_axes() == a)
-        chans = sorted(np.concatenate([pairs, pairs + half]) if lay == "half" else np.concatenate([2 * pairs,
-                                                                                                  2 * pairs + 1]))
+        chans = [(int(i), int(i) + half) if lay == "half" else (2 * int(i), 2 * int(i) + 1) for i in pairs]
         axes.append(axis_ladder(a, ns[a], chans, f.inv_freq[pairs], f.wavelengths[pairs]))
     what = "M-RoPE" if sec.ladder == "shared" else "axial RoPE"
     desc = f"{what} sections {sec.sizes} {sec.layout}, head_dim {f.head_dim}, base {f.base:g}, layout {lay}"

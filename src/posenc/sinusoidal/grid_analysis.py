@@ -22,7 +22,8 @@ import numpy as np
 
 from ..errors import PosEncError, check_int
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
-from .conventions_nd import NdConvention, resolve
+from ..layout import sin_cos_views
+from .conventions_nd import Block, NdConvention, resolve
 from .grid import encode_nd, grid
 
 __all__ = ["AxisLadder", "GridReport", "axis_ladder", "check_sizes", "grid_report", "grid_similarity", "wavelengths_of"]
@@ -38,17 +39,20 @@ class AxisLadder:
         axis: the coordinate (``coords[..., axis]``).
         size: positions along it (0 … size-1).
         channels: the output channels that encode it.
+        pair_channels: per frequency, its (sin, cos) channels (just the sine
+            where a framework cut the cosine off; (x1, x2) for RoPE pairs).
         omega: float64 ``[k]``, its frequencies, fastest first.
         wavelengths: float64 ``[k]``, 2π/ω, correctly rounded.
         loops: turns of each pair over the axis, size/λ.
-        wraps: True when even its slowest pair turns more than once: two
-            positions a wavelength apart then agree on every channel of the axis.
+        wraps: True when even its slowest pair turns more than once: then
+            every pair of the axis repeats within the grid (the seed's Ex 7).
         wrapped_pairs: pairs that turn more than once.
     """
 
     axis: int
     size: int
     channels: tuple[int, ...]
+    pair_channels: tuple[tuple[int, ...], ...] = field(repr=False)
     omega: np.ndarray = field(repr=False)
     wavelengths: np.ndarray = field(repr=False)
     loops: np.ndarray = field(repr=False)
@@ -94,14 +98,18 @@ def wavelengths_of(ladder: Ladder, k: int) -> np.ndarray:
         ])
 
 
-def axis_ladder(axis: int, size: int, channels: Sequence[int], omega: np.ndarray, lam: np.ndarray) -> AxisLadder:
-    """An :class:`AxisLadder` from an axis's channels, frequencies and wavelengths."""
+def axis_ladder(
+    axis: int, size: int, pairs: Sequence[Sequence[int]], omega: np.ndarray, lam: np.ndarray
+) -> AxisLadder:
+    """An :class:`AxisLadder` from each frequency's channels, the frequencies and their wavelengths."""
+    pair_channels = tuple(tuple(int(c) for c in p) for p in pairs)
+    channels = tuple(sorted(c for p in pair_channels for c in p))
     omega, lam = np.array(omega, dtype=np.float64), np.array(lam, dtype=np.float64)
     loops = size / lam
     for a in (omega, lam, loops):
         a.setflags(write=False)
     slowest = float(loops.min()) if loops.size else 0.0
-    return AxisLadder(axis, size, tuple(int(c) for c in channels), omega, lam, loops, slowest > 1.0,
+    return AxisLadder(axis, size, channels, pair_channels, omega, lam, loops, slowest > 1.0,
                       int(np.count_nonzero(loops > 1.0)))
 
 
@@ -116,7 +124,20 @@ def check_sizes(sizes: Any) -> tuple[int, ...]:
 
 
 def _name(conv: NdConvention) -> str:
-    return f"{conv.name} ({conv!r})"
+    return f"{conv.name}: {conv!r}"
+
+
+def _block_pairs(b: Block) -> list[tuple[int, ...]]:
+    """Each frequency's (sin, cos) output channels within the block's kept width."""
+    n = len(b.ladder)
+    idx = np.arange(2 * n)
+    s, c = sin_cos_views(idx, n, b.layout)
+    out = []
+    for k in range(n):
+        kept = tuple(b.start + int(j) for j in (s[k], c[k]) if j < b.width)
+        if kept:
+            out.append(kept)
+    return out
 
 
 def grid_report(sizes: Sequence[int], d_model: int, *, base: float = 10000.0, convention: Any = None) -> GridReport:
@@ -139,9 +160,9 @@ def grid_report(sizes: Sequence[int], d_model: int, *, base: float = 10000.0, co
     plan = conv.plan(d_model, len(ns))
     axes = []
     for b in plan.blocks:
-        n = len(b.ladder)
-        k = min(n, (b.width + 1) // 2) if b.layout == "interleaved" else min(n, b.width)
-        axes.append(axis_ladder(b.axis, ns[b.axis], b.channels, b.ladder.w0[:k], wavelengths_of(b.ladder, k)))
+        pairs = _block_pairs(b)
+        k = len(pairs)  # the frequencies with a channel kept (a cut never skips one)
+        axes.append(axis_ladder(b.axis, ns[b.axis], pairs, b.ladder.w0[:k], wavelengths_of(b.ladder, k)))
     return GridReport(ns, plan.d_model, _name(conv), tuple(sorted(axes, key=lambda a: a.axis)))
 
 
