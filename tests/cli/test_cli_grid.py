@@ -75,3 +75,15 @@ def test_grid_errors_are_one_line(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.startswith("posenc: error:") and message in err and err.count("\n") == 1
+
+
+def test_plot_grid_writes_a_png(capsys, tmp_path):
+    out = tmp_path / "grid.png"
+    code, text, _ = run(capsys, "plot", "grid", "--grid", "12,10", "--d-model", "32", "--patch", "3,4",
+                        "--convention", "mae", "big_vision", "--out", str(out))
+    assert code == 0 and str(out) in text
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    code, _, err = run(capsys, "plot", "grid", "--patch", "30,1", "--out", str(tmp_path / "g.svg"))
+    assert code == 2 and "patch[0]" in err
+    code, _, err = run(capsys, "plot", "grid", "--convention", "fairseq", "--out", str(tmp_path / "g.svg"))
+    assert code == 2 and "invalid choice" in err
