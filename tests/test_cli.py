@@ -403,11 +403,13 @@ def test_tour(capsys, tmp_path):
         assert f"{cell} · Ex {ex} · " in out
     assert "8 of 8 cases verified" in out and "Q6." in out and "(Enter" not in out
     names = ["wave", "rotation", "heatmap", "kernel", "ladder"]
-    tail = out.rstrip("\n").splitlines()[-6:]
+    tail = out.rstrip("\n").splitlines()[-7:]
     assert tail[0] == "Files written:"
-    assert [line.strip() for line in tail[1:]] == [str(out_dir / f"{n}.png") for n in names]
+    assert [line.strip() for line in tail[1:]] == [str(out_dir / f"{n}.png") for n in names] + [
+        str(out_dir / "index.html")]
     for n in names:
         assert (out_dir / f"{n}.png").read_bytes()[:8] == PNG_MAGIC
+    assert (out_dir / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
 # ---------------------------------------------------------------- errors

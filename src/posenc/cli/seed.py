@@ -152,7 +152,8 @@ def quiz_cmd(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- tour
 
 def _tour_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="posenc-tour", metavar="DIR", help="where the figures go (default posenc-tour/)")
+    p.add_argument("--out", default="posenc-tour", metavar="DIR",
+                   help="where the figures and the page go (default posenc-tour/)")
 
 
 def _section(title: str) -> None:
@@ -166,7 +167,8 @@ def _section(title: str) -> None:
 TOUR_FIGURES = ("wave", "rotation", "heatmap", "kernel", "ladder")
 
 
-@command("tour", "everything: the eight cases, the self-test's answers, and the five figures in DIR", _tour_setup)
+@command("tour", "everything: the eight cases, the self-test's answers, the five figures and the page in DIR",
+         _tour_setup)
 def tour_cmd(args: argparse.Namespace) -> int:
     plot.require()  # say which extra is missing before any work
     out = Path(args.out)
@@ -189,6 +191,10 @@ def tour_cmd(args: argparse.Namespace) -> int:
         save(kind.figure(), path)
         written.append(path)
         print(f"  {kind.name:<9} {kind.help}")
+    from ..page import write_page
+
+    written.append(write_page(out))
+    print("  index.html the worked examples as one page: cases, figures, explorer, self-test (open it in a browser)")
     print()
     print("Files written:")
     for path in written:
