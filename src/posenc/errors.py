@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from .layout import LAYOUTS
+
 __all__ = [
-    "LAYOUTS",
     "MAX_POSITION",
     "PosEncError",
     "check_base",
@@ -31,11 +32,6 @@ __all__ = [
 #: Positions must satisfy ``|p| < MAX_POSITION`` (2**53): beyond it a float64
 #: cannot hold every integer, so "position p" would silently mean another one.
 MAX_POSITION = 2.0**53
-
-#: The channel layouts of an encoding: ``interleaved`` puts sin(ω_i p) at
-#: channel 2i and cos at 2i+1 (the seed's); ``split`` puts every sine first,
-#: then every cosine (fairseq, tensor2tensor, Marian).
-LAYOUTS = ("interleaved", "split")
 
 _DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 

@@ -11,7 +11,7 @@ import re
 import pytest
 from page_browser import MEASURED, WIDTHS, open_page
 
-from posenc import examples
+from posenc import seed
 
 # numbers as the seed prints them (its text, not posenc's output)
 SEED_NUMBERS = ["0.8415", "0.9093", "0.1411", "-0.7568", "-0.9589", "-0.2794", "0.6570", "6.2832", "0.4794",
@@ -57,7 +57,7 @@ def test_seed_numbers_and_checks(opened):
     text = page.inner_text("main")
     for number in SEED_NUMBERS:
         assert re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", text), number
-    for c in examples.cases():
+    for c in seed.cases():
         art = page.locator(f"#case-{c.cell}")
         assert f"Ex {c.example}" in art.locator("h3").inner_text()
         rows = art.locator("table.figures tbody tr")
@@ -76,9 +76,9 @@ def test_seed_numbers_and_checks(opened):
 
 def test_errata_beside_true_values(opened):
     errata = opened.page.locator("#errata li").all_inner_texts()
-    assert errata == examples.errata() and errata
+    assert errata == seed.errata() and errata
     wrong = opened.page.locator("tr.erratum-row").count()
-    assert wrong == sum(len(c.errata) for c in examples.cases())
+    assert wrong == sum(len(c.errata) for c in seed.cases())
 
 
 def test_formula_and_figures(opened):
@@ -102,7 +102,7 @@ def test_formula_and_figures(opened):
 
 def test_self_test_reveals_answers(opened):
     page = opened.page
-    items = examples.quiz()
+    items = seed.quiz()
     quiz = page.locator("details.quiz")
     assert quiz.count() == len(items)
     for n, q in enumerate(items):

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import plot, plot_rope
-from ..errors import LAYOUTS
+from .. import plot
+from ..layout import LAYOUTS
 from ..rope import ROPE_LAYOUTS
 from ._base import CommandError, command, integer, position, real
 from .rope import scaling_spec
@@ -80,7 +80,7 @@ PLOT_KINDS: dict[str, PlotKind] = {
         PlotKind("ladder", "wavelength of every pair on a log axis against a context length", plot.plot_ladder,
                  (_d(512), _B, Option("--context", "context", real, "context length (default 8192)"))),
         PlotKind("rope", "RoPE: one query pair turning as the position advances; q·k against the offset",
-                 plot_rope.plot_rope,
+                 plot.plot_rope,
                  (Option("--head-dim", "head_dim", integer, "channels per head (default 64)"), _B,
                   Option("--scaling", "scaling", scaling_spec,
                          "a long-context scaling, e.g. yarn:factor=4,original_max=32768; none when left out"),

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled, ready
-from .._threads import default_threads, run_spans, spans
 from .core import build_fill, reduce_core, refold, sincos_core, split
 from .ladder import Ladder
 

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, examples
+from .. import __version__, seed
 from .data import Start, explorer_data
 from .explorer import explorer_html
 from .figures import FIGURES, render
@@ -49,7 +49,7 @@ def _figure(key: str, svgs: dict[str, str]) -> str:
     return f'<figure id="figure-{key}">{svgs[key]}<figcaption>{escape(fig.caption)}</figcaption></figure>'
 
 
-def _summary(cases: list[examples.Case]) -> str:
+def _summary(cases: list[seed.Case]) -> str:
     checks = [k for c in cases for k in c.checks]
     good = sum(k.passed for k in checks)
     wrong = sum(len(c.errata) for c in cases)
@@ -61,7 +61,7 @@ def _summary(cases: list[examples.Case]) -> str:
 
 
 def _main(start: Start) -> str:
-    cases = examples.cases()
+    cases = seed.cases()
     by_cell = {f.cell: f.key for f in FIGURES}
     svgs = {f.key: render(f) for f in FIGURES}
     worked = "".join(case_html(c, _figure(by_cell[c.cell], svgs) if c.cell in by_cell else "") for c in cases)
@@ -71,8 +71,8 @@ def _main(start: Start) -> str:
         "cases": _summary(cases) + worked,
         "explorer": explorer_html(start),
         "self-test": "<p>Try each question, then open it for the answer and the number behind it.</p>"
-                     + quiz_html(examples.quiz()),
-        "errata": errata_html(examples.errata()),
+                     + quiz_html(seed.quiz()),
+        "errata": errata_html(seed.errata()),
     }
     return "".join(f'<section id="{key}" aria-labelledby="{key}-h"><h2 id="{key}-h">{title}</h2>{body[key]}'
                    "</section>" for key, title in _SECTIONS)

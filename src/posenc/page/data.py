@@ -4,7 +4,7 @@ The explorer computes sin/cos in the page with a twin of posenc's exact path
 (``exact.js``, the same IEEE operations in the same order, so the same
 bits). What that twin cannot compute itself comes from here, made by
 posenc: the arithmetic constants of :mod:`posenc.exact.core`, the ladder
-ω_i = w0 + w1 + w2 (:func:`~posenc.frequencies.seed_ladder`) and the
+ω_i = w0 + w1 + w2 (:func:`~posenc.exact.seed_ladder`) and the
 wavelengths of every (d_model, base) the sliders reach, and the smallest
 base for every (context, d_model). The ladders travel as one little-endian
 float64 blob (base64): 13 bases × 8 widths × 4 words per pair is about
@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import min_base, wavelengths
-from ..exact import core
-from ..frequencies import seed_ladder
+from ..exact import core, seed_ladder
 
 __all__ = ["BASES", "CONTEXTS", "D_MODELS", "MAX_DELTA", "MAX_POSITION", "MAX_SHIFT", "Start", "explorer_data"]
 

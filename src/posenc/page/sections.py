@@ -1,6 +1,6 @@
 """The seed's content as HTML: the formula, the scenario matrix, the worked cases, the self-test.
 
-Every number comes from :mod:`posenc.examples` (each case's figures, its
+Every number comes from :mod:`posenc.seed` (each case's figures, its
 checks, the self-test's answers). A figure the seed misprints is shown
 beside its true value, as ``posenc examples`` does; only the library's own
 checks are marked passed or failed.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from ..examples import Case, Check, Figure, QuizItem
+from ..seed import Case, Check, Printed, QuizItem
 
 __all__ = ["case_html", "errata_html", "formula_html", "matrix_html", "quiz_html"]
 
@@ -66,7 +66,7 @@ def matrix_html(cases: Iterable[Case]) -> str:
             f"<tbody>{rows}</tbody></table>")
 
 
-def _figure_rows(figs: Iterable[Figure]) -> str:
+def _figure_rows(figs: Iterable[Printed]) -> str:
     out = []
     for f in figs:
         if f.agrees:
@@ -80,7 +80,7 @@ def _figure_rows(figs: Iterable[Figure]) -> str:
     return "".join(out)
 
 
-def _figures_table(figs: tuple[Figure, ...], caption: str) -> str:
+def _figures_table(figs: tuple[Printed, ...], caption: str) -> str:
     if not figs:
         return ""
     return ('<div class="scroll"><table class="figures">'

@@ -1,4 +1,4 @@
-"""One-pass RoPE for CPU tensors: the numba kernels of :mod:`posenc._jit_rope` with autograd.
+"""One-pass RoPE for CPU tensors: the numba kernels of :mod:`posenc.torch._kernels` with autograd.
 
 Used by :mod:`posenc.torch.rope` when it can be: eager mode (never inside
 ``torch.compile``, which fuses the plain formula itself), CPU tensors,
@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._jit_rope import kernels
-from .._threads import default_threads, run_spans, spans
+from .._concurrency import default_threads, run_spans, spans
 from ._cache import compiling
+from ._kernels import kernels
 
 __all__ = ["enabled", "rotate"]
 

@@ -24,7 +24,8 @@ import torch
 from torch import nn
 
 from ..errors import MAX_POSITION, PosEncError, check_int, check_layout
-from ..rope import ROPE_LAYOUTS, RopeFrequencies, rope_cos_sin, rope_frequencies, rope_table
+from ..rope.cos_sin import rope_cos_sin, rope_table
+from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from . import _fused
 from ._cache import TableCache, compiling, drop_keys, position_bounds
 
@@ -105,7 +106,7 @@ class RotaryEmbedding(nn.Module):
     Args:
         head_dim: channels per head, h_d (even).
         base: θ (HF ``rope_theta``).
-        scaling: None or a :mod:`posenc.scaling` variant (HF's rope types).
+        scaling: None or a :mod:`posenc.rope.scaling` variant (HF's rope types).
         layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J).
         rotary_dim: channels rotated (default h_d); the rest pass through.
         max_len: rows computed now (positions 0 … max_len-1); more are

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..conventions import Convention, resolve
 from ..errors import MAX_POSITION, PosEncError, check_int, check_real
+from ..sinusoidal.conventions import Convention, resolve
 from ._cache import TableCache, compiling, drop_keys, position_bounds
 
 __all__ = ["SinusoidalPositionalEncoding", "encode"]
