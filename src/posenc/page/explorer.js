@@ -181,14 +181,18 @@
     const phi = L.lad.w0[i] * S.k;  // posenc's φ = ω_i·k (plot_rotation), one float64 product
     const svg = $("rot-svg");
     svg.replaceChildren();
-    const R = 90, cx = 110, cy = 110;
+    // the tips of a small rotation sit a few pixels apart: then a magnified view goes on the right
+    const gap = Math.hypot(a[0] - b[0], a[1] - b[1]), zoomed = gap < 0.6;
+    const R = 90, cx = zoomed ? 110 : 210, cy = 110;
     const P = (sn, cs, r = 1) => [cx + R * r * cs, cy - R * r * sn];
     svg.append(el("circle", { cx, cy, r: R, class: "unit" }));
     svg.append(el("line", { x1: cx - R - 8, x2: cx + R + 8, y1: cy, y2: cy, class: "axis" }));
     svg.append(el("line", { x1: cx, x2: cx, y1: cy - R - 8, y2: cy + R + 8, class: "axis" }));
-    const path = [], s = new Float64Array(1), c = new Float64Array(1), turns = Math.abs(phi) / (2 * Math.PI);
+    const raw = [], path = [], s = new Float64Array(1), c = new Float64Array(1);
+    const turns = Math.abs(phi) / (2 * Math.PI);
     for (let j = 0; j <= 120; j++) {
       EX.sincos(S.pos + S.k * j / 120, L.lad, s, c, i, i + 1);
+      raw.push([s[0], c[0]]);
       const r = turns > 0.9 ? 0.85 - 0.45 * j / 120 : 0.55;  // several turns: a spiral, inward
       path.push(P(s[0], c[0], r));
     }
@@ -198,17 +202,12 @@
       svg.append(el("line", { x1: cx, y1: cy, x2: x, y2: y, class: "arrow " + cls }));
       svg.append(el("circle", { cx: x, cy: y, r: 4, class: "tip " + cls }));
     }
-    // the tips of a small rotation sit a few pixels apart: magnify them on the right
-    const gap = Math.hypot(a[0] - b[0], a[1] - b[1]);
     const zx = 240, zy = 20, zw = 170;
-    frame(svg, zx, zx + zw, zy, zy + zw);
     const half = Math.max(gap, 0.002) * 0.8, mx = (a[1] + b[1]) / 2, my = (a[0] + b[0]) / 2;
     const ZX = scale(mx - half, mx + half, zx, zx + zw), ZY = scale(my - half, my + half, zy + zw, zy);
-    if (gap < 0.6) {
-      const zoom = path.map((_, j) => {
-        EX.sincos(S.pos + S.k * j / 120, L.lad, s, c, i, i + 1);
-        return [ZX(c[0]), ZY(s[0])];
-      });
+    if (zoomed) {
+      frame(svg, zx, zx + zw, zy, zy + zw);
+      const zoom = raw.map(([sn, cs]) => [ZX(cs), ZY(sn)]);
       const clip = "rot-zoom-clip";
       const cp = el("clipPath", { id: clip });
       cp.append(el("rect", { x: zx, y: zy, width: zw, height: zw }));
@@ -222,9 +221,7 @@
                               class: "tick strong " + (right ? "start" : "end") }, name));
       }
       svg.append(g);
-      svg.append(el("text", { x: zx + 4, y: zy + zw + 16, class: "tick" }, `the tips, magnified`));
-    } else {
-      svg.append(el("text", { x: zx + zw / 2, y: zy + zw / 2, class: "tick mid" }, "no zoom needed"));
+      svg.append(el("text", { x: zx + 4, y: zy + zw + 16, class: "tick" }, "the tips, magnified"));
     }
     const way = S.k === 0 ? "no turn" : (S.k > 0 ? "counter-clockwise" : "clockwise");
     $("rot-body").innerHTML =
@@ -252,7 +249,10 @@
     const X = scale(-m, m, 46, 410), Y = scale(lo, S.n, 176, 14);
     frame(svg, 46, 410, 14, 176);
     svg.append(el("line", { x1: 46, x2: 410, y1: Y(0), y2: Y(0), class: "axis" }));
-    svg.append(el("path", { d: poly(Array.from(K, (v, j) => [X(j - m), Y(v)])), class: "curve" }));
+    // one value per integer offset: a thin line through dots (for small d_model they alias visibly)
+    svg.append(el("path", { d: poly(Array.from(K, (v, j) => [X(j - m), Y(v)])), class: "curve thin" }));
+    const dots = Array.from(K, (v, j) => `M${X(j - m).toFixed(1)} ${Y(v).toFixed(1)}h0`).join("");
+    svg.append(el("path", { d: dots, class: "samples" }));
     svg.append(el("text", { x: 40, y: Y(S.n) + 4, class: "tick end" }, String(S.n)));
     svg.append(el("text", { x: 40, y: Y(0) + 4, class: "tick end" }, "0"));
     for (const [t, side] of [[-m, "start"], [0, "mid"], [m, "end"]]) {

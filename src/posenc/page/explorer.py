@@ -70,7 +70,7 @@ def _svg(ident: str, view: str, label: str) -> str:
 
 
 def explorer_html(start: Start | None = None) -> str:
-    """The explorer section: the controls, then PE(pos), the wave, the rotation, the kernel and the ladder."""
+    """The explorer section: the controls, then PE(pos), the wave, the kernel, the ladder and the rotation."""
     s = start or Start()
     pe = _panel("p-pe", "PE(<var>pos</var>)",
                 '<p class="lead" id="pe-lead"></p>'
@@ -99,5 +99,6 @@ def explorer_html(start: Start | None = None) -> str:
         "the ladders ω<sub>i</sub> and wavelengths are posenc's, written into the page when it was built.</p>"
         + _controls(s)
         + '<p class="sr-only" id="explorer-status" aria-live="polite"></p>'
-        + '<div class="panels">' + pe + wave + rotation + kernel + ladder + "</div>"
+        # in reading order; wide screens set them in two columns (pe | wave, pe | kernel, ladder | rotation)
+        + '<div class="panels">' + pe + wave + kernel + ladder + rotation + "</div>"
     )
