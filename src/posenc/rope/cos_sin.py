@@ -34,11 +34,11 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     af = freqs.attention_factor
     # one rounding from the float64 value: write straight into dtype unless af must multiply first
     work = dtype if af == 1.0 else np.dtype(np.float64)
-    cos = np.empty((flat.shape[0], n), dtype=work)
-    sin = np.empty((flat.shape[0], n), dtype=work)
+    both = np.empty((flat.shape[0], 2 * n), dtype=work)  # [cos | sin] per row
+    cos, sin = both[:, :n], both[:, n:]
     first = flat[0] if flat.shape[0] > 1 else 0.5
     if first == np.floor(first) and flat[-1] - first == flat.shape[0] - 1 and np.all(np.diff(flat) == 1.0):
-        fill_range(int(first), flat.shape[0], freqs.ladder, sin, cos)
+        fill_range(int(first), flat.shape[0], freqs.ladder, both, "cos_sin")
     else:
         fill_sincos(flat, freqs.ladder, sin, cos)
     if af != 1.0:
@@ -67,7 +67,7 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
     dt = check_dtype(dtype)
     if freqs.attention_factor == 1.0:
         out = np.empty((n, 2, freqs.rotary_dim // 2), dtype=dt)
-        fill_range(first, n, freqs.ladder, out[:, 1], out[:, 0])  # straight into the rows, one rounding
+        fill_range(first, n, freqs.ladder, out.reshape(n, freqs.rotary_dim), "cos_sin")  # straight in, one rounding
         return out
     cos, sin = cos_sin_tables(np.arange(first, first + n, dtype=np.float64), freqs, dt)
     return np.stack([cos, sin], axis=1)
