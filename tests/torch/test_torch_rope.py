@@ -244,6 +244,7 @@ def test_rope_gradients_pass_gradcheck_and_keep_bf16():
         (lambda: positions_from_cu_seqlens(torch.tensor([1, 3])), "start at 0"),
         (lambda: positions_from_cu_seqlens(torch.tensor([0, 3, 2])), "never decrease"),
         (lambda: apply_rope(torch.zeros(2, 64), [0, 1, 2]), "positions must be [s] or [b, s]"),
+        (lambda: apply_rope(torch.zeros(2, 1, 5, 64), np.zeros((3, 5), dtype=int)), "b = 3"),
     ],
 )
 def test_bad_input_names_the_problem(call, needle):
