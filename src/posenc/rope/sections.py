@@ -243,11 +243,12 @@ class _AxisRows:
             self.index = inverse.reshape(-1).astype(np.intp, copy=False)
 
     def tables(self, ladder: Ladder, dtype: np.dtype, engine: str) -> tuple[np.ndarray, np.ndarray]:
-        """sin and cos of the run's pairs at each row, contiguous ``[count, len(ladder)]`` each."""
-        s = np.empty((self.count, len(ladder)), dtype=dtype)
-        c = np.empty((self.count, len(ladder)), dtype=dtype)
+        """sin and cos of the run's pairs at each row, ``[count, len(ladder)]`` each (halves of one table)."""
+        n = len(ladder)
+        both = np.empty((self.count, 2 * n), dtype=dtype)  # [sin | cos] per row
+        s, c = both[:, :n], both[:, n:]
         if self.values is None:
-            fill_range(self.start, self.count, ladder, s, c, engine=engine)
+            fill_range(self.start, self.count, ladder, both, "split", engine=engine)
         else:
             fill_sincos(self.values, ladder, s, c)
         return s, c

@@ -358,6 +358,11 @@ def apply_rope(
     s = x.shape[sd] if x.dim() >= -sd else -1
     if pos.ndim not in (1, 2) or pos.shape[-1] != s:
         raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {pos.shape}")
+    if pos.ndim == 2 and (x.dim() < 4 or pos.shape[0] not in (1, x.shape[-4])):
+        raise PosEncError(
+            f"[b, s] positions need x with a batch dimension b = {pos.shape[0]} before the heads "
+            f"([b, n_h, s, h_d] or [b, s, n_h, h_d]), got x of shape {tuple(x.shape)}"
+        )
     ct = np.float64 if x.dtype == torch.float64 else np.float32
     cos, sin = rope_cos_sin(pos, h, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len, dtype=ct)
     r = cos.shape[-1] * 2
