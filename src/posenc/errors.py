@@ -40,9 +40,60 @@ class PosEncError(ValueError):
     """Bad input to posenc: the message names the value and what was expected."""
 
 
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+#: The longest a value is shown in a message; longer ones keep their head and tail.
+SHOW_LIMIT = 60
+
+
+def _show(value: Any, limit: int = SHOW_LIMIT) -> str:
+    """``value`` as the user wrote it, at most ``limit`` characters: the one way messages show a value.
+
+    A command-line argument carries its text (``.text``), shown as typed
+    (``1e300``, ``2pi``); NumPy scalars show as plain numbers, never
+    ``np.float64(1e+300)``; a long value keeps its head and tail and says how
+    long it was, so a 100 KB argument gives a one-line message.
+
+    >>> _show(np.float64(1e300)), _show(np.int64(7)), _show("diagonal")
+    ('1e+300', '7', "'diagonal'")
+    >>> _show("9" * 100_000)
+    "'99999999999999999999999999999999999999…9999999999999999999' (100002 characters)"
+    >>> _show(np.arange(1000.0))
+    '[0.0, 1.0, 2.0, …, 999.0] (shape (1000,))'
+    """
+    text = getattr(value, "text", None)
+    if not isinstance(text, str):
+        text = _plain(value)
+    return _clip(text, limit)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, numbers.Integral):
+        n = int(value)
+        if n.bit_length() > 3000:  # str() of a huge int is slow (and capped by Python): say its size
+            return f"{'-' if n < 0 else ''}an integer of {int(n.bit_length() * 0.30103) + 1} digits"
+        return str(n)
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        flat = value.ravel()
+        if value.ndim == 0:
+            return _plain(flat[0])
+        items = [_plain(v) for v in flat[:3]] + (["…", _plain(flat[-1])] if flat.size > 4 else
+                                                  [_plain(v) for v in flat[3:]])
+        return "[" + ", ".join(items) + "]" + (f" (shape {value.shape})" if value.ndim > 1 or flat.size > 4 else "")
+    if isinstance(value, (list, tuple)) and len(value) > 4:
+        return "[" + ", ".join(_show(v, 20) for v in value[:3]) + f", …] ({len(value)} values)"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_show(v, 20) for v in value) + "]"
+    return repr(value)
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 2 // 3
+    return f"{text[:head]}…{text[head - limit + 1:]} ({len(text)} characters)"
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
@@ -51,7 +102,7 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
         raise PosEncError(f"{name} must be an integer, got {_show(value)}")
     result = int(value)
     if minimum is not None and result < minimum:
-        raise PosEncError(f"{name} must be >= {minimum}, got {result}")
+        raise PosEncError(f"{name} must be >= {minimum}, got {_show(value)}")
     return result
 
 
@@ -61,7 +112,7 @@ def check_real(value: Any, name: str) -> float:
         raise PosEncError(f"{name} must be a real number, got {_show(value)}")
     result = float(value)
     if not math.isfinite(result):
-        raise PosEncError(f"{name} must be finite, got {result}")
+        raise PosEncError(f"{name} must be finite, got {_show(value)}")
     return result
 
 
@@ -75,7 +126,7 @@ def check_d_model(d_model: Any, name: str = "d_model") -> int:
     if d <= 0 or d % 2:
         raise PosEncError(
             f"{name} must be a positive even integer (channels come in (sin, cos) "
-            f"pairs, one pair per frequency), got {d}"
+            f"pairs, one pair per frequency), got {_show(d_model)}"
         )
     return d
 
@@ -84,8 +135,21 @@ def check_base(base: Any, name: str = "base") -> float:
     """A finite real number > 1, so that the frequencies decrease with i."""
     b = check_real(base, name)
     if not b > 1.0:
-        raise PosEncError(f"{name} must be a finite number > 1, got {b}")
+        raise PosEncError(f"{name} must be a finite number > 1, got {_show(base)}")
     return b
+
+
+def _given(positions: Any, bad: Any) -> Any:
+    """The element of ``positions`` as the caller gave it (its text, for the command) whose value is ``bad``."""
+    items = positions if isinstance(positions, (list, tuple)) else [positions]
+    for item in items:
+        if np.ndim(item) == 0 and hasattr(item, "text"):
+            try:
+                if float(item) == float(bad) or (math.isnan(float(bad)) and math.isnan(float(item))):
+                    return item
+            except (OverflowError, TypeError, ValueError):
+                continue
+    return bad
 
 
 def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
@@ -116,7 +180,7 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
             if abs(worst) >= 2**53:
                 raise PosEncError(
                     f"{name} must satisfy |p| < 2**53 (float64 holds every integer "
-                    f"only below it), got {worst}"
+                    f"only below it), got {_show(_given(positions, worst))}"
                 )
         return arr.astype(np.float64)
     if kind != "f":
@@ -129,12 +193,12 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
         finite = np.isfinite(arr)
         if not finite.all():
             bad = arr[~finite].flat[0]
-            raise PosEncError(f"{name} must be finite, got {bad}")
+            raise PosEncError(f"{name} must be finite, got {_show(_given(positions, bad))}")
         big = np.abs(arr) >= MAX_POSITION
         if big.any():
             raise PosEncError(
                 f"{name} must satisfy |p| < 2**53 (float64 holds every integer only "
-                f"below it), got {arr[big].flat[0]!r}"
+                f"below it), got {_show(_given(positions, arr[big].flat[0]))}"
             )
     return arr
 
@@ -170,5 +234,5 @@ def check_context(context: Any, name: str = "context") -> float:
     """A context length: a finite number of positions > 0."""
     c = check_real(context, name)
     if c <= 0:
-        raise PosEncError(f"{name} must be > 0 positions, got {context}")
+        raise PosEncError(f"{name} must be > 0 positions, got {_show(context)}")
     return c
