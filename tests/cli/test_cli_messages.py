@@ -44,12 +44,13 @@ def test_a_count_that_is_no_integer_is_named_as_typed(capsys, value, shown):
     [
         (["encode", "1e300", "--d-model", "4"], "|p| < 2**53 (float64 holds every integer only below it), got 1e300"),
         (["encode", "-1e300", "--d-model", "4"], "got -1e300"),  # a negative exponent form is a value, not an option
-        (["encode", "0", "2pi", "-inf", "--d-model", "4"], "positions must be finite, got -inf"),
-        (["encode", "1", "--d-model", "4", "--base", "1e400"], "base must be finite, got 1e400"),
-        (["encode", "1", "--d-model", "4", "--base", "0.5e0"], "base must be a finite number > 1, got 0.5e0"),
-        (["context", "1e400", "--d-model", "4"], "context must be finite, got 1e400"),
-        (["ladder", "--d-model", "4", "--context", "-1e300"], "context must be > 0 positions, got -1e300"),
-        (["alias", "0", "1e300", "--d-model", "4"], "q must satisfy |p| < 2**53"),
+        (["encode", "0", "2pi", "-inf", "--d-model", "4"], "got -inf"),
+        (["encode", "1", "--d-model", "4", "--base", "1e400"], "got 1e400"),
+        (["encode", "1", "--d-model", "4", "--base", "0.5e0"], "got 0.5e0"),
+        (["context", "1e400", "--d-model", "4"], "got 1e400"),
+        (["ladder", "--d-model", "4", "--context", "-1e300"], "got -1e300"),
+        (["alias", "0", "1e300", "--d-model", "4"],
+         "q must satisfy |p| < 2**53 (float64 holds every integer only below it), got 1e300"),
         (["shift", "--pos", "3", "--by", "-1e16", "--d-model", "4"], "k must satisfy |p| < 2**53 (float64 holds every "
                                                                      "integer only below it), got -1e16"),
         (["shift", "--pos", "4503599627370496", "--by", "4503599627370496", "--d-model", "4"],
@@ -67,7 +68,7 @@ def test_messages_show_values_as_typed(capsys, tmp_path, monkeypatch, argv, says
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, *argv)
     assert (code, out) == (2, "")
-    assert says in err, err
+    assert says in err and err.rstrip().endswith(says.split("got ")[-1]), err
     assert "np." not in err and "float64(" not in err and "e+" not in err
     assert not list(tmp_path.iterdir())  # no figure written
 
@@ -142,7 +143,7 @@ def _parsers() -> list[tuple[str, argparse.ArgumentParser]]:
 
 
 # a lone capital letter in a help text is a name the reader looks up in the usage line
-_SYMBOL = re.compile(r"(?<![\w.])([A-Z])(?![\w(])")
+_SYMBOL = re.compile(r"(?<![\w.])([A-Z])(?![\w(]|-[A-Za-z])")  # not M-RoPE's M
 
 
 @pytest.mark.parametrize(("name", "parser"), _parsers(), ids=lambda x: x if isinstance(x, str) else "")
@@ -150,7 +151,8 @@ def test_help_names_only_its_own_metavars(name, parser):
     metavars = set()
     for action in parser._actions:
         shown = action.metavar or (action.dest.upper() if action.option_strings else action.dest)
-        metavars.update(shown if isinstance(shown, tuple) else [shown])
+        for m in shown if isinstance(shown, tuple) else [shown]:
+            metavars.update(re.split(r"\W+", m))  # H,W names H and W
     texts = [parser.description or ""] + [a.help or "" for a in parser._actions]
     for text in texts:
         values = re.sub(r"\b[A-Z]–[A-Z]\b|\b(?:[A-Z] ){2,}[A-Z]\b", "", text)  # A–H, A B … H: the seed's cells

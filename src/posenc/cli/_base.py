@@ -62,7 +62,8 @@ class CommandError(Exception):
 #: Each part can match only one way, so a 100 KB argument is read in linear time.
 _NUMBER = re.compile(r"^([+-]?)((?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d+)?)?\s*(?:\*\s*)?(pi|π)?$")
 _NEGATIVE = re.compile(r"^-(?:\d|\.\d|pi|π|inf|nan)", re.IGNORECASE)
-_LONG_WORD = re.compile(rf"\S{{{SHOW_LIMIT + 1},}}")
+#: A word this long in a message is a pasted value, not a path or a name: it is cut to head and tail.
+_LONG_WORD = re.compile(r"\S{301,}")
 
 
 class Parser(argparse.ArgumentParser):
@@ -89,7 +90,7 @@ class _Text(str):
 
 def one_line(message: str) -> str:
     """``message`` on one line, every overlong word (a 100 KB argument) cut to its head and tail."""
-    return _LONG_WORD.sub(lambda m: _show(_Text(m.group())), " ".join(str(message).split()))
+    return _LONG_WORD.sub(lambda m: _show(_Text(m.group()), 2 * SHOW_LIMIT), " ".join(str(message).split()))
 
 
 @dataclass(frozen=True)

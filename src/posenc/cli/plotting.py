@@ -18,7 +18,9 @@ from .. import plot
 from ..errors import _show
 from ..layout import LAYOUTS
 from ..rope import ROPE_LAYOUTS
+from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
 from ._base import CommandError, command, integer, position, real
+from .grid import int_list
 from .rope import scaling_spec
 
 __all__ = ["FORMATS", "PLOT_KINDS", "Option", "PlotKind", "save"]
@@ -101,6 +103,14 @@ PLOT_KINDS: dict[str, PlotKind] = {
                   Option("--max-offset", "max_offset", integer, "Δ from -M to M (default 200)", metavar="M"),
                   Option("--refs", "refs", position, "query positions P (default 0 1000 1e+06)", nargs="+",
                          metavar="P"))),
+        PlotKind("grid", "2-D grids: cos similarity of one patch's encoding to every patch's, per n-D convention",
+                 plot.plot_grid,
+                 (Option("--grid", "sizes", int_list, "the grid H,W (default 16,16)", metavar="H,W"),
+                  _d(256), Option("--base", "base", real, "the base of the default (axial) convention (default 10000)",
+                                  metavar="B"),
+                  Option("--patch", "patch", int_list, "the reference patch I,J (default the centre)", metavar="I,J"),
+                  Option("--convention", "conventions", str, "conventions to draw (default all)", nargs="+",
+                         choices=ND_NAMES))),
     )
 }
 
@@ -125,7 +135,7 @@ def _setup(p: argparse.ArgumentParser) -> None:
                             metavar=o.metavar)
 
 
-@command("plot", "draw a figure (wave, rotation, heatmap, kernel, ladder, rope) to a .png or .svg file", _setup)
+@command("plot", "draw a figure (wave, rotation, heatmap, kernel, ladder, rope, grid) to a .png or .svg file", _setup)
 def plot_cmd(args: argparse.Namespace) -> int:
     plot.require()  # say which extra is missing before any work
     path = Path(args.out)
