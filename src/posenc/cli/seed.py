@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import __version__, plot, seed
 from ..seed import Case, QuizItem
-from ._base import add_output_options, command, emit_json, render_table
+from ._base import add_json_option, command, emit_json, render_table
 from .plotting import PLOT_KINDS, save
 
 __all__: list[str] = []
@@ -81,7 +81,7 @@ def run_examples(cells: list[str]) -> bool:
 
 def _examples_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("cells", nargs="*", metavar="CELL", help=f"cells to show ({' '.join(seed.CELLS)}; default all)")
-    add_output_options(p)
+    add_json_option(p)
 
 
 @command("examples", "the seed's eight worked cases (A–H), computed live, every claim checked", _examples_setup)
@@ -131,7 +131,7 @@ def run_quiz(interactive: bool) -> bool:
 
 def _quiz_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-input", action="store_true", help="print every answer without waiting for Enter")
-    add_output_options(p)
+    add_json_option(p)
 
 
 @command("quiz", "the seed's self-test: a question, Enter, the answer with the live number behind it", _quiz_setup)
