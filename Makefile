@@ -19,11 +19,14 @@ test: $(STAMP) lint
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
-	$(PY) -m ruff check src tests
+	$(PY) -m ruff check src tests tools
 	$(PY) -m mypy
 
 bench: $(STAMP)
 	$(PY) -m posenc bench
 
+# every cache the tools leave in the tree: pip/build, pytest, hypothesis, mypy, ruff, Python and numba
+# (numba's cache=True kernels go to __pycache__), and the tour's figures
 clean:
-	rm -rf $(VENV) posenc-tour build src/*.egg-info
+	rm -rf $(VENV) posenc-tour build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	find . \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -name '*.py[co]' -type f -exec rm -f {} + \)

@@ -67,7 +67,7 @@ def test_rows_do_not_depend_on_the_start(engine):
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("length", [127, 128, 129, 4095, 4096, 4097, 8192 + 65, 3 * 4096 + 64 * 5 + 7])
-def test_block_boundaries(engine, length):
+def test_fast_path_is_exact_across_block_seams(engine, length):
     # the decomposition uses blocks of 64 rows and steps of 4096: cross every seam
     fast = build(-2049, length, 64, 10000.0, "interleaved", np.float32, engine)
     exact = build(-2049, length, 64, 10000.0, "interleaved", np.float32, "exact")
@@ -117,7 +117,7 @@ def test_float64_takes_the_exact_path():
     assert np.array_equal(fast, exact)
 
 
-def test_strided_destinations():
+def test_fill_range_writes_into_strided_views():
     # a convention may write into a wider array: non-contiguous views work
     wide = np.zeros((5000, 21), dtype=np.float32)
     s, c = wide[:, 1:11], wide[:, 11:21]
@@ -127,7 +127,7 @@ def test_strided_destinations():
     assert np.all(wide[:, 0] == 0)
 
 
-def test_unknown_engine():
+def test_fill_range_rejects_an_unknown_engine():
     out = np.empty((4, 2), np.float32)
     with pytest.raises(ValueError, match="engine"):
         fill_range(0, 4, seed_ladder(2, 10.0), out[:, :1], out[:, 1:], engine="gpu")

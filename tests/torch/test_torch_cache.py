@@ -139,7 +139,7 @@ def test_reset_and_bad_builder():
         c.ensure(0, 3)
 
 
-def test_position_bounds():
+def test_position_bounds_span_the_positions_and_reject_non_integers():
     assert position_bounds(torch.tensor([[3, -2], [7, 0]])) == (-2, 8)
     assert position_bounds(torch.tensor([1.0, 5.0], dtype=torch.bfloat16)) == (1, 6)
     assert position_bounds(torch.zeros(0, dtype=torch.long)) == (0, 0)

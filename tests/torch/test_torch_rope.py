@@ -200,7 +200,7 @@ def test_cast_meta_init_and_pickling_keep_the_exact_rows():
     assert torch.equal(again(q, k, offset=1000)[0], want[0])
 
 
-def test_autograd():
+def test_rope_gradients_pass_gradcheck_and_keep_bf16():
     q, k = _qk(b=1, nh=2, nkv=1, s=5, h=8, dtype=torch.float64)
     q.requires_grad_(True)
     k.requires_grad_(True)

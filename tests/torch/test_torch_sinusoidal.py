@@ -331,7 +331,7 @@ def test_bad_input_raises_before_any_work(call, match):
     assert (m.cache.start, m.cache.stop) == before
 
 
-def test_bad_construction():
+def test_bad_construction_raises_naming_the_argument():
     with pytest.raises(PosEncError, match="even"):
         SinusoidalPositionalEncoding(7)
     with pytest.raises(PosEncError, match="half_dim"):

@@ -20,7 +20,7 @@ import posenc
 from ..rope.sections import LADDERS, SECTION_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
 from ..sinusoidal.grid_analysis import GridReport
-from ._base import CommandError, emit_json, render_table
+from ._base import CommandError, emit_json, render_table, sig
 
 __all__ = ["channel_text", "context_grid", "grid_options", "int_list", "ladder_grid", "wants_grid"]
 
@@ -108,7 +108,7 @@ def _sizes(rep: GridReport) -> str:
     return "×".join(map(str, rep.sizes))
 
 
-def ladder_grid(args: argparse.Namespace, sig: Any) -> int:
+def ladder_grid(args: argparse.Namespace) -> int:
     """``posenc ladder --grid``: each axis's channels and ladder, turns over the axis's size."""
     rep = _report(args)
     if args.json:
@@ -132,7 +132,7 @@ def ladder_grid(args: argparse.Namespace, sig: Any) -> int:
     return 0
 
 
-def context_grid(args: argparse.Namespace, sig: Any) -> int:
+def context_grid(args: argparse.Namespace) -> int:
     """``posenc context --grid``: does every axis's slowest pair cover the axis? (exit 1 with --check if not)."""
     rep = _report(args)
     status = 1 if (args.check and rep.wraps) else 0

@@ -94,10 +94,10 @@ PLOT_KINDS: dict[str, PlotKind] = {
                   Option("--refs", "refs", position, "query positions (default 0 1000 1e+06)", nargs="+"))),
         PlotKind("grid", "2-D grids: cos similarity of one patch's encoding to every patch's, per n-D convention",
                  plot.plot_grid,
-                 (Option("--grid", "sizes", int_list, "the grid H,W (default 16,16)"),
+                 (Option("--grid", "sizes", int_list, "the grid H,W; 16,16 when left out"),
                   _d(256), Option("--base", "base", real, "the base of the default (axial) convention (default 10000)"),
-                  Option("--patch", "patch", int_list, "the reference patch I,J (default the centre)"),
-                  Option("--convention", "conventions", str, "conventions to draw (default all)", nargs="+",
+                  Option("--patch", "patch", int_list, "the reference patch I,J; the centre when left out"),
+                  Option("--convention", "conventions", str, "conventions to draw; all when left out", nargs="+",
                          choices=ND_NAMES))),
     )
 }

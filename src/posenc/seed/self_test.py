@@ -27,13 +27,21 @@ class QuizItem:
 
 
 def quiz() -> list[QuizItem]:
-    """The seed's closing self-test, each answer with the numbers behind it."""
+    """The seed's closing self-test, each answer with the numbers behind it.
+
+    An answer quotes the true value; where the seed printed another, it is marked:
+
+    >>> quiz()[5].answer
+    'Base 100 wraps (λ_max ≈ 617); base 10000 does not (λ_max ≈ 60611; the seed misprints it as 60650).'
+    """
     pe0 = seed_pe(0)
     a = aliasing(0, 2 * math.pi, D, base=BASE)
     t = shift_matrix(5, D, base=BASE)
     tm = shift_matrix(-5, D, base=BASE)
     ok = context_report(8192, 512, 10000.0)
     bad = context_report(8192, 512, 100.0)
+    lam_bad = Printed("λ_max for base 100", "617", bad.max_wavelength)
+    lam_ok = Printed("λ_max for base 10000", "60650", ok.max_wavelength)
     return [
         QuizItem(
             "PE(0) for d_model = 4 is …",
@@ -74,11 +82,9 @@ def quiz() -> list[QuizItem]:
         ),
         QuizItem(
             "Base 100 vs 10000 for 8192-token docs?",
-            "Base 100 wraps (λ_max ≈ 617); base 10000 does not (≈ 60650).",
-            (
-                Printed("λ_max for base 100", "617", bad.max_wavelength),
-                Printed("λ_max for base 10000", "60650", ok.max_wavelength),
-            ),
+            # the seed answers "≈ 60650", its Ex 7 misprint; the answer quotes the true value
+            f"Base 100 wraps (λ_max ≈ {lam_bad.cited}); base 10000 does not (λ_max ≈ {lam_ok.cited}).",
+            (lam_bad, lam_ok),
             (check("base 100 wraps over 8192, base 10000 does not", bad.wraps and not ok.wraps,
                     f"{bad.max_wavelength:.1f} vs {ok.max_wavelength:.1f}"),),
         ),

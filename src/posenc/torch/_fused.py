@@ -1,4 +1,4 @@
-"""One-pass RoPE for CPU tensors: the numba kernels of :mod:`posenc._jit_rope` with autograd.
+"""One-pass RoPE for CPU tensors: the numba kernels of :mod:`posenc.torch._kernels` with autograd.
 
 Used by :mod:`posenc.torch.rope` when it can be: eager mode (never inside
 ``torch.compile``, which fuses the plain formula itself), CPU tensors,
