@@ -11,6 +11,7 @@ import numpy as np
 
 from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled, ready
+from ..errors import allocate, check_angle
 from .core import build_fill, reduce_core, refold, sincos_core, split
 from .ladder import Ladder
 
@@ -83,6 +84,8 @@ def fill_sincos(
         raise ValueError(f"engine must be 'auto', 'numpy' or 'numba', got {engine!r}")
     if m == 0 or n == 0:
         return
+    if ladder.fastest > 1.0:  # ω <= 1 and |p| < 2**53 keep |p·ω| < 2**53; faster (scaled) frequencies may not
+        check_angle(float(np.max(np.abs(positions))), ladder.fastest)
     # numba costs ~1 s to load: worth it for big inputs, or once something else has loaded it
     wanted = engine == "numba" or (engine == "auto" and (m * n >= _JIT_MIN or ready("exact.fill")))
     if wanted and sin_out.dtype in _JIT_DTYPES and cos_out.dtype in _JIT_DTYPES:
@@ -155,8 +158,8 @@ def sincos(
     if positions_lo is not None:
         lo = np.ascontiguousarray(positions_lo, dtype=np.float64).reshape(-1)
     n = len(ladder)
-    s = np.empty((flat.shape[0], n))
-    c = np.empty((flat.shape[0], n))
+    s = allocate((flat.shape[0], n), np.float64, "sin/cos")
+    c = allocate((flat.shape[0], n), np.float64, "sin/cos")
     fill_sincos(flat, ladder, s, c, lo)
     shape = (*np.shape(positions), n)
     return s.reshape(shape), c.reshape(shape)

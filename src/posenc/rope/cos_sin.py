@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_dtype, check_int, check_positions
+from ..errors import PosEncError, allocate, check_dtype, check_int, check_positions, check_size
 from ..exact import fill_range, fill_sincos
 from .frequencies import RopeFrequencies, check_dims, check_scaling, rope_frequencies
 from .sections import Sections, check_sections, fill_sections
@@ -59,8 +59,8 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     # one rounding from the float64 value: write straight into dtype unless af must multiply first
     work = dtype if af == 1.0 else np.dtype(np.float64)
     rows = flat.shape[0] if multi is None else multi.shape[0]
-    cos = np.empty((rows, n), dtype=work)
-    sin = np.empty((rows, n), dtype=work)
+    cos = allocate((rows, n), work, "cos table")
+    sin = allocate((rows, n), work, "sin table")
     first = flat[0] if flat.shape[0] > 1 else 0.5
     if multi is not None:
         fill_sections(multi, freqs.runs, sin, cos)
@@ -93,9 +93,10 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
     check_positions([first, first + max(n - 1, 0)])
     dt = check_dtype(dtype)
     if freqs.attention_factor == 1.0:
-        out = np.empty((n, 2, freqs.rotary_dim // 2), dtype=dt)
+        out = allocate((n, 2, freqs.rotary_dim // 2), dt, "rope_table")
         fill_range(first, n, freqs.ladder, out[:, 1], out[:, 0])  # straight into the rows, one rounding
         return out
+    check_size((n, 2, freqs.rotary_dim // 2), np.float64, "rope_table")  # before the positions are listed
     cos, sin = cos_sin_tables(np.arange(first, first + n, dtype=np.float64), freqs, dt)
     return np.stack([cos, sin], axis=1)
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import PosEncError, check_base, check_int, check_real
+from ..errors import MAX_POSITION, PosEncError, _show, check_base, check_channels, check_int, check_real
 from .frequencies import rope_frequencies
 from .scaling import DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 
@@ -115,7 +115,19 @@ def _as_dict(config: Any) -> Mapping[str, Any]:
 def _positive_int(cfg: Mapping[str, Any], key: str, where: str) -> int:
     if key not in cfg or cfg[key] is None:
         raise PosEncError(f"{where} is missing {key!r}")
-    return check_int(cfg[key], f"{where}[{key!r}]", minimum=1)
+    return check_int(cfg[key], f"{where}[{key!r}]", minimum=1, maximum=int(MAX_POSITION))
+
+
+def _or(value: Any, default: float) -> Any:
+    """HF's ``value or default`` for numbers (0 and None mean the default); anything else goes to validation."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0):
+        return default
+    return value
+
+
+def _keys(keys: Any) -> list[str]:
+    """Key names for a message, sorted even when the keys mix types."""
+    return sorted(k if isinstance(k, str) else repr(k) for k in keys)
 
 
 def from_hf_config(config: Any) -> RopeConfig:
@@ -160,13 +172,15 @@ def from_hf_config(config: Any) -> RopeConfig:
     model_type = cfg.get("model_type")
     fallback = "axial" if model_type in _AXIAL_MODELS else "default"
     raw_type = rope.get("rope_type", rope.get("type", fallback))
+    if not isinstance(raw_type, str):
+        raise PosEncError(f"rope_type must be a string such as 'linear' or 'yarn', got {_show(raw_type)}")
     rope_type = _ALIASES.get(raw_type, raw_type)
     if rope_type not in _KEYS:
         raise PosEncError(
             f"unknown rope_type {raw_type!r}; posenc reads {', '.join(map(repr, _KEYS))} (and legacy 'su')"
         )
     required, optional = _KEYS[rope_type]
-    unknown = sorted(set(rope) - required - optional - _COMMON)
+    unknown = _keys(set(rope) - required - optional - _COMMON)
     if unknown:
         raise PosEncError(f"unknown key(s) {unknown} in the {rope_type!r} rope dict; allowed: "
                           f"{sorted(required | optional | _COMMON)}")
@@ -180,19 +194,19 @@ def from_hf_config(config: Any) -> RopeConfig:
     base = check_base(theta, "rope_theta")
 
     if cfg.get("head_dim") is not None:
-        head_dim = check_int(cfg["head_dim"], "head_dim", minimum=1)
+        head_dim = check_channels(cfg["head_dim"], "head_dim")
     elif rope_type == "axial" and cfg.get("embed_dim") is not None:
         # vision towers: embed_dim // num_heads (their hidden_size is the language model's)
         heads = cfg.get("num_heads", cfg.get("num_attention_heads"))
         if heads is None:
             raise PosEncError("an axial (vision) config needs 'num_heads' beside 'embed_dim'")
-        head_dim = check_int(cfg["embed_dim"], "embed_dim", minimum=1) // check_int(heads, "num_heads", minimum=1)
+        head_dim = check_channels(cfg["embed_dim"], "embed_dim") // check_int(heads, "num_heads", minimum=1)
     else:
         if cfg.get("hidden_size") is None or cfg.get("num_attention_heads") is None:
             raise PosEncError("config needs 'head_dim' or both 'hidden_size' and 'num_attention_heads'")
         hidden = check_int(cfg["hidden_size"], "hidden_size", minimum=1)
         heads = check_int(cfg["num_attention_heads"], "num_attention_heads", minimum=1)
-        head_dim = hidden // heads
+        head_dim = check_channels(hidden // heads, "head_dim = hidden_size // num_attention_heads")
     prf = rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor"))
     prf = 1.0 if prf is None else check_real(prf, "partial_rotary_factor")
     if not 0 < prf <= 1:
@@ -207,7 +221,8 @@ def from_hf_config(config: Any) -> RopeConfig:
         raise PosEncError(f"head_dim must be even when fully rotated, got {head_dim}")
 
     max_pos = cfg.get("max_position_embeddings")
-    max_pos = None if max_pos is None else check_int(max_pos, "max_position_embeddings", minimum=1)
+    max_pos = None if max_pos is None else check_int(max_pos, "max_position_embeddings", minimum=1,
+                                                     maximum=int(MAX_POSITION))
 
     def original() -> int:
         for where, src in (("config", cfg), ("rope dict", rope)):
@@ -238,8 +253,8 @@ def from_hf_config(config: Any) -> RopeConfig:
         scaling = YaRN(
             factor,
             orig,
-            beta_fast=rope.get("beta_fast") or 32.0,  # HF: `or 32`, so 0 and None both mean 32
-            beta_slow=rope.get("beta_slow") or 1.0,
+            beta_fast=_or(rope.get("beta_fast"), 32.0),  # HF: `or 32`, so 0 and None both mean 32
+            beta_slow=_or(rope.get("beta_slow"), 1.0),
             mscale=rope.get("mscale"),
             mscale_all_dim=rope.get("mscale_all_dim"),
             attention_factor=rope.get("attention_factor"),

@@ -156,10 +156,10 @@ def _mae_width_first() -> Case:
 
 
 def _text_token_mrope() -> Case:
-    kw = {"sections": (2, 1, 1)}  # head_dim 8: pairs 0, 1 turn with t, pair 2 with h, pair 3 with w
-    c_text, s_text = rope_cos_sin([[3, 3, 3]], 8, **kw, dtype=np.float64)
+    sec = (2, 1, 1)  # head_dim 8: pairs 0, 1 turn with t, pair 2 with h, pair 3 with w
+    c_text, s_text = rope_cos_sin([[3, 3, 3]], 8, sections=sec, dtype=np.float64)
     c_1d, s_1d = rope_cos_sin([3], 8, dtype=np.float64)
-    c_img, _ = rope_cos_sin([[3, 0, 5]], 8, **kw, dtype=np.float64)
+    c_img, _ = rope_cos_sin([[3, 0, 5]], 8, sections=sec, dtype=np.float64)
     inter = rope_cos_sin([[3, 3, 3]], 8, sections=(2, 1, 1), section_layout="interleaved", dtype=np.float64)
     return Case(
         "N6", 6, "A text token in M-RoPE is plain RoPE (head_dim 8, sections t, h, w = 2, 1, 1)",
