@@ -6,6 +6,7 @@ The public API needs NumPy only. PyTorch modules live in :mod:`posenc.torch`
 """
 
 from . import conventions
+from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
 from .errors import LAYOUTS, PosEncError
 from .frequencies import (
     ContextReport,
@@ -35,6 +36,7 @@ from .sinusoidal import encode, table
 __version__ = "0.1.0"
 
 __all__ = [
+    "ALIBI_CONVENTIONS",
     "LAYOUTS",
     "NTK",
     "ROPE_LAYOUTS",
@@ -52,6 +54,8 @@ __all__ = [
     "YaRN",
     "__version__",
     "aliasing",
+    "alibi_bias",
+    "alibi_slopes",
     "apply_rope",
     "context_report",
     "conventions",
@@ -70,6 +74,8 @@ __all__ = [
     "shift",
     "shift_matrix",
     "similarity",
+    "t5_bucket",
+    "t5_bucket_edges",
     "table",
     "wavelengths",
 ]
