@@ -79,7 +79,7 @@ def test_odd_d_model_message_says_why():
 
 def test_rejected_before_any_work(monkeypatch):
     # fill_sincos is where work happens; validation must fail before reaching it
-    import posenc.sinusoidal as mod
+    import posenc.sinusoidal.conventions as mod
 
     def boom(*a, **k):
         raise AssertionError("work started before validation")

@@ -5,33 +5,61 @@ The public API needs NumPy only. PyTorch modules live in :mod:`posenc.torch`
 ``posenc[plot]``); neither is imported here.
 """
 
-from . import conventions
+import sys as _sys
+
 from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
-from .errors import LAYOUTS, PosEncError
-from .frequencies import (
-    ContextReport,
-    context_report,
-    frequencies,
-    max_wavelength,
-    min_base,
-    wavelengths,
-)
-from .hf_config import RopeConfig, from_hf_config
+from .errors import PosEncError
+from .layout import LAYOUTS
 from .rope import (
+    NTK,
     ROPE_LAYOUTS,
+    DynamicNTK,
+    Linear,
+    Llama3,
+    LongRoPE,
+    RopeConfig,
+    RopeContextReport,
     RopeFrequencies,
+    Sections,
+    YaRN,
     apply_rope,
+    from_hf_config,
     permute_qk_weights,
     qk_permutation,
+    rope_context_report,
     rope_cos_sin,
     rope_frequencies,
+    rope_grid_report,
     rope_table,
 )
-from .rope_context import RopeContextReport, rope_context_report
-from .scaling import NTK, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
-from .shift import shift, shift_matrix
-from .similarity import Aliasing, Separation, aliasing, min_separation, similarity
-from .sinusoidal import encode, table
+from .sinusoidal import (
+    Aliasing,
+    AxisLadder,
+    ContextReport,
+    GridReport,
+    Separation,
+    aliasing,
+    context_report,
+    conventions,
+    conventions_nd,
+    encode,
+    encode_nd,
+    frequencies,
+    grid,
+    grid_report,
+    grid_similarity,
+    max_wavelength,
+    min_base,
+    min_separation,
+    shift,
+    shift_matrix,
+    similarity,
+    table,
+    wavelengths,
+)
+
+# `import posenc.conventions` keeps working: the presets moved into the sinusoidal family
+_sys.modules[__name__ + ".conventions"] = conventions
 
 __version__ = "0.1.0"
 
@@ -41,8 +69,10 @@ __all__ = [
     "NTK",
     "ROPE_LAYOUTS",
     "Aliasing",
+    "AxisLadder",
     "ContextReport",
     "DynamicNTK",
+    "GridReport",
     "Linear",
     "Llama3",
     "LongRoPE",
@@ -50,6 +80,7 @@ __all__ = [
     "RopeConfig",
     "RopeContextReport",
     "RopeFrequencies",
+    "Sections",
     "Separation",
     "YaRN",
     "__version__",
@@ -59,9 +90,14 @@ __all__ = [
     "apply_rope",
     "context_report",
     "conventions",
+    "conventions_nd",
     "encode",
+    "encode_nd",
     "frequencies",
     "from_hf_config",
+    "grid",
+    "grid_report",
+    "grid_similarity",
     "max_wavelength",
     "min_base",
     "min_separation",
@@ -70,6 +106,7 @@ __all__ = [
     "rope_context_report",
     "rope_cos_sin",
     "rope_frequencies",
+    "rope_grid_report",
     "rope_table",
     "shift",
     "shift_matrix",

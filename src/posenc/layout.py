@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["pair_permutation", "sin_cos_views"]
+__all__ = ["LAYOUTS", "pair_permutation", "sin_cos_views"]
+
+#: The channel layouts of an encoding: ``interleaved`` puts sin(ω_i p) at
+#: channel 2i and cos at 2i+1 (the seed's); ``split`` puts every sine first,
+#: then every cosine (fairseq, tensor2tensor, Marian).
+LAYOUTS = ("interleaved", "split")
 
 
 def sin_cos_views(out: np.ndarray, n: int, layout: str) -> tuple[np.ndarray, np.ndarray]:

@@ -65,6 +65,7 @@ __all__ = [
     "Press",
     "alibi_bias",
     "alibi_convention",
+    "alibi_rows_at",
     "alibi_slopes",
     "alibi_table",
 ]
@@ -248,21 +249,30 @@ def _product(m: Any, t: np.ndarray) -> np.ndarray:
     return m * t
 
 
-def alibi_table(n_heads: int, start: int, length: int, *, convention: Any = "press") -> np.ndarray:
-    """Rows ``m_h·t`` for t = start … start+length-1: float32 ``[length, n_heads]``.
+def alibi_table(
+    n_heads: int, start: int, length: int, *, convention: Any = "press", dtype: Any = np.float32
+) -> np.ndarray:
+    """Rows ``m_h·t`` for t = start … start+length-1: ``[length, n_heads]`` in ``dtype``.
 
-    The values of :func:`alibi_bias` in float32, bit for bit, indexed by the
-    distance term t: the builder behind :class:`posenc.torch.AlibiBias`.
+    The values of :func:`alibi_bias`, bit for bit, indexed by the distance
+    term t (``j − i`` for press, ``j`` for bloom, ``j − (k_len − 1)`` for
+    mpt): the rows behind :class:`posenc.torch.AlibiBias`.
 
     >>> alibi_table(2, -2, 3).tolist()
     [[-0.125, -0.0078125], [-0.0625, -0.00390625], [0.0, 0.0]]
     """
-    slopes = alibi_slopes(n_heads, convention=convention)
     first = check_int(start, "start")
     n = check_int(length, "length", minimum=0)
     check_positions([first, first + max(n - 1, 0)])
-    t = np.arange(first, first + n, dtype=np.float64)[:, None]
-    return _product(slopes[None, :], t).astype(np.float32)
+    return alibi_rows_at(n_heads, np.arange(first, first + n), convention=convention, dtype=dtype)
+
+
+def alibi_rows_at(n_heads: int, t: Any, *, convention: Any = "press", dtype: Any = np.float32) -> np.ndarray:
+    """Rows ``m_h·t`` at any distance terms t ``[m]``: ``[m, n_heads]`` in ``dtype``."""
+    slopes = alibi_slopes(n_heads, convention=convention)
+    dt = check_dtype(dtype)
+    terms = check_positions(t, "t").reshape(-1, 1)
+    return _product(slopes[None, :], terms).astype(dt)
 
 
 def _check_placement(q: int, k: int, offset: int, causal: bool, positions: Any) -> None:

@@ -14,9 +14,12 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 import numpy as np
+
+from ..layout import LAYOUTS, sin_cos_views
 
 __all__ = [
     "COMMANDS",
@@ -24,15 +27,20 @@ __all__ = [
     "CommandError",
     "Parser",
     "add_output_options",
+    "at_least",
+    "channel_roles",
     "command",
     "emit_json",
     "fixed",
     "integer",
     "jsonable",
+    "model_options",
+    "pos_text",
     "position",
     "real",
     "render_table",
     "short",
+    "sig",
     "vector_text",
 ]
 
@@ -198,3 +206,46 @@ def jsonable(obj: Any) -> Any:
 def emit_json(obj: Any) -> None:
     """Print ``obj`` as strict JSON (no NaN or Infinity tokens)."""
     print(json.dumps(jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False))
+
+
+def model_options(parser: argparse.ArgumentParser, *, layout: bool = False, dtype: bool = False) -> None:
+    """``--d-model`` (required) and ``--base``; ``--layout``/``--dtype`` where they matter."""
+    parser.add_argument("--d-model", type=integer, required=True, metavar="D",
+                        help="channels (a positive even integer)")
+    parser.add_argument("--base", type=real, default=10000.0, metavar="B", help="ω_i = B^(-2i/D) (default 10000)")
+    if layout:
+        parser.add_argument("--layout", choices=LAYOUTS, default="interleaved",
+                            help="interleaved: sin at 2i, cos at 2i+1 (default); split: all sines, then all cosines")
+    if dtype:
+        parser.add_argument("--dtype", choices=("float16", "float32", "float64"), default="float32",
+                            help="of the values (default float32)")
+
+
+def pos_text(p: float) -> str:
+    """A position as typed: ``1000``, ``-2.5``, ``6.283185307`` (2π)."""
+    if isinstance(p, int) or float(p).is_integer():
+        return str(int(p))
+    return f"{p:.10g}"
+
+
+def channel_roles(d: int, layout: str) -> list[tuple[int, str]]:
+    """``(pair i, "sin"|"cos")`` of every channel in ``layout``."""
+    n = d // 2
+    roles: list[tuple[int, str]] = [(0, "")] * d
+    s, c = sin_cos_views(np.arange(d), n, layout)
+    for i in range(n):
+        roles[int(s[i])] = (i, "sin")
+        roles[int(c[i])] = (i, "cos")
+    return roles
+
+
+def sig(x: float, digits: int) -> str:
+    """``digits`` significant digits, for values spanning magnitudes (ω, λ)."""
+    return f"{x:.{max(digits, 1)}g}"
+
+
+def at_least(x: float, digits: int) -> str:
+    """``x`` to ``digits`` significant digits, rounded up: "use base >= that" must hold."""
+    q = Decimal(x)
+    step = Decimal(1).scaleb(q.adjusted() - max(digits, 1) + 1)
+    return f"{q.quantize(step, rounding=ROUND_CEILING).normalize():f}"

@@ -35,7 +35,7 @@ def bench(args: argparse.Namespace) -> int:
         raise CommandError(f"--repeats must be >= 1, got {args.repeats}")
     extra = []
     try:
-        from ..torch.bench import producers
+        from ..bench.torch_rows import producers
 
         extra = producers(quick=args.quick)
     except ImportError:

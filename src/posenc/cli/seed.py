@@ -1,6 +1,6 @@
 """The seed, live: ``examples``, ``quiz`` and ``tour``.
 
-The cases, their numbers and their checks are :mod:`posenc.examples`; this
+The cases, their numbers and their checks are :mod:`posenc.seed`; this
 module only lays them out. A figure the seed misprints is shown beside its
 true value and named an erratum; only a failed check of the library makes
 the exit status 1.
@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .. import __version__, examples, plot
-from ..examples import Case, QuizItem
+from .. import __version__, plot, seed
+from ..seed import Case, QuizItem
 from ._base import add_output_options, command, emit_json, render_table
 from .plotting import PLOT_KINDS, save
 
@@ -26,13 +26,13 @@ def _mark(ok: bool) -> str:
     return "✓" if ok else "✗"
 
 
-def _figures_table(figs: tuple[examples.Figure, ...], indent: int) -> str:
+def _figures_table(figs: tuple[seed.Printed, ...], indent: int) -> str:
     rows = [[f.label, f.printed, f.true_text, "✓" if f.agrees else f"erratum: the seed prints {f.printed}"]
             for f in figs]
     return render_table(["number", "seed", "posenc", ""], rows, "lrrl", indent)
 
 
-def _checks(checks: tuple[examples.Check, ...], indent: int) -> list[str]:
+def _checks(checks: tuple[seed.Check, ...], indent: int) -> list[str]:
     pad = " " * indent
     return [f"{pad}{_mark(c.passed)} {c.claim}   [{c.detail}]" for c in checks]
 
@@ -63,13 +63,13 @@ def _summary(cs: list[Case]) -> str:
     verified = sum(c.passed for c in cs)
     text = f"{verified} of {len(cs)} cases verified: {good} of {len(checks)} checks passed"
     if wrong:
-        text += f"; {wrong} of the seed's printed figures are errata (true values shown beside them)"
+        text += f"; {wrong} of the figures the seed prints in these cases are errata (true values shown beside them)"
     return text
 
 
 def run_examples(cells: list[str]) -> bool:
     """Print the cases (all eight by default); True when every check passed."""
-    cs = examples.cases(cells)
+    cs = seed.cases(cells)
     for j, c in enumerate(cs):
         if j:
             print(_RULE)
@@ -80,14 +80,14 @@ def run_examples(cells: list[str]) -> bool:
 
 
 def _examples_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("cells", nargs="*", metavar="CELL", help=f"cells to show ({' '.join(examples.CELLS)}; default all)")
+    p.add_argument("cells", nargs="*", metavar="CELL", help=f"cells to show ({' '.join(seed.CELLS)}; default all)")
     add_output_options(p)
 
 
 @command("examples", "the seed's eight worked cases (A–H), computed live, every claim checked", _examples_setup)
 def examples_cmd(args: argparse.Namespace) -> int:
     if args.json:
-        cs = examples.cases(args.cells)
+        cs = seed.cases(args.cells)
         emit_json({"cases": [_case_json(c) for c in cs], "passed": all(c.passed for c in cs),
                    "errata": [e for c in cs for e in c.errata]})
         return 0 if all(c.passed for c in cs) else 1
@@ -111,7 +111,7 @@ def _is_terminal(stream: object) -> bool:
 
 def run_quiz(interactive: bool) -> bool:
     """The self-test; waits for Enter before each answer when ``interactive``. True when every check passed."""
-    items = examples.quiz()
+    items = seed.quiz()
     for n, q in enumerate(items, 1):
         print(f"Q{n}. {q.question}")
         if interactive:
@@ -137,7 +137,7 @@ def _quiz_setup(p: argparse.ArgumentParser) -> None:
 @command("quiz", "the seed's self-test: a question, Enter, the answer with the live number behind it", _quiz_setup)
 def quiz_cmd(args: argparse.Namespace) -> int:
     if args.json:
-        items = examples.quiz()
+        items = seed.quiz()
         ok = all(k.passed for q in items for k in q.checks)
         emit_json({"passed": ok, "questions": [
             {"question": q.question, "answer": q.answer,
@@ -152,7 +152,8 @@ def quiz_cmd(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- tour
 
 def _tour_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="posenc-tour", metavar="DIR", help="where the figures go (default posenc-tour/)")
+    p.add_argument("--out", default="posenc-tour", metavar="DIR",
+                   help="where the figures and the page go (default posenc-tour/); skipped without matplotlib")
 
 
 def _section(title: str) -> None:
@@ -166,31 +167,57 @@ def _section(title: str) -> None:
 TOUR_FIGURES = ("wave", "rotation", "heatmap", "kernel", "ladder")
 
 
-@command("tour", "everything: the eight cases, the self-test's answers, and the five figures in DIR", _tour_setup)
-def tour_cmd(args: argparse.Namespace) -> int:
-    plot.require()  # say which extra is missing before any work
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    print(f"posenc {__version__}: the seed's worked examples, every number computed live by the library")
-    _section("The eight worked cases (A–H)")
-    ok = run_examples([])
-    errata = examples.errata()
-    if errata:
-        print()
-        print("The seed's errata (its printed figure, then the true value):")
-        for e in errata:
-            print(f"  {e}")
-    _section("The self-test, answered")
-    ok = run_quiz(False) and ok
-    _section(f"The figures, in {out}/")
+def _print_errata(in_cases: int) -> None:
+    """Every misprint of the seed, counted where the reader met it."""
+    errata = seed.errata()
+    if not errata:
+        return
+    print()
+    print(f"The seed's {len(errata)} misprinted figures, {in_cases} in the cases above and "
+          f"{len(errata) - in_cases} in the self-test below (the seed's figure, then the true value):")
+    for e in errata:
+        print(f"  {e}")
+
+
+def _figures(out: Path) -> None:
     written = []
     for kind in (PLOT_KINDS[name] for name in TOUR_FIGURES):
         path = out / f"{kind.name}.png"
         save(kind.figure(), path)
         written.append(path)
         print(f"  {kind.name:<9} {kind.help}")
+    from ..page import write_page
+
+    written.append(write_page(out))
+    print("  index.html the worked examples as one page: cases, figures, explorer, self-test (open it in a browser)")
     print()
     print("Files written:")
     for path in written:
         print(f"  {path}")
+
+
+@command("tour", "the eight cases, the self-test answered, the seed's five figures and the page in DIR "
+         "(with posenc[plot])",
+         _tour_setup)
+def tour_cmd(args: argparse.Namespace) -> int:
+    try:
+        plot.require()
+        missing = None
+    except ImportError as exc:  # the cases and the answers need NumPy alone: show them, skip the figures
+        missing = str(exc)
+    out = Path(args.out)
+    if missing is None:
+        out.mkdir(parents=True, exist_ok=True)  # an unwritable DIR fails before any work
+    print(f"posenc {__version__}: the seed's worked examples, every number computed live by the library")
+    _section("The eight worked cases (A–H)")
+    ok = run_examples([])
+    _print_errata(sum(len(c.errata) for c in seed.cases()))
+    _section("The self-test, answered")
+    ok = run_quiz(False) and ok
+    if missing is None:
+        _section(f"The figures, in {out}/")
+        _figures(out)
+    else:
+        _section("The figures: skipped")
+        print(f"  skipped {len(TOUR_FIGURES)} figures ({', '.join(TOUR_FIGURES)}) and the page: {missing}")
     return 0 if ok else 1

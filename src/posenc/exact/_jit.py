@@ -13,20 +13,14 @@ it; :func:`kernels` returns ``None`` otherwise.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
 from .._optional import compiled
+from .core import FAST_EPS
 
-__all__ = ["LOCK", "kernels"]
-
-#: numba's default "workqueue" threading layer must not be entered by two
-#: Python threads at once; every launch holds this lock.
-LOCK = threading.Lock()
-
-_EPS = 2.0**-48  # bound on |fast - exact| in float64 (see posenc.exact.consecutive)
+__all__ = ["kernels"]
 
 
 def _build() -> tuple[Any, Any]:
@@ -67,10 +61,10 @@ def _build() -> tuple[Any, Any]:
                 for i in range(n):
                     s = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
                     c = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
-                    row[2 * i] = s - _EPS
-                    row[2 * i + 1] = c - _EPS
-                    hi[2 * i] = s + _EPS
-                    hi[2 * i + 1] = c + _EPS
+                    row[2 * i] = s - FAST_EPS
+                    row[2 * i + 1] = c - FAST_EPS
+                    hi[2 * i] = s + FAST_EPS
+                    hi[2 * i + 1] = c + FAST_EPS
                 # the exact value rounds like v only if v - EPS and v + EPS round alike
                 bits = row.view(np.uint32)
                 cnt = 0
@@ -100,11 +94,11 @@ def _build() -> tuple[Any, Any]:
                         srow[i] = s
                         crow[i] = c
                         continue
-                    lo_s = np.float32(s - _EPS)
-                    lo_c = np.float32(c - _EPS)
+                    lo_s = np.float32(s - FAST_EPS)
+                    lo_c = np.float32(c - FAST_EPS)
                     srow[i] = lo_s
                     crow[i] = lo_c
-                    cnt += (lo_s != np.float32(s + _EPS)) + (lo_c != np.float32(c + _EPS))
+                    cnt += (lo_s != np.float32(s + FAST_EPS)) + (lo_c != np.float32(c + FAST_EPS))
                 counts[r] = cnt
 
     return joint, apart

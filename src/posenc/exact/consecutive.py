@@ -33,11 +33,12 @@ import functools
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled
-from .._threads import default_threads, run_spans, spans
+from ..errors import check_angle
 from . import _jit
 from .angles import fill_sincos
-from .core import build_fill
+from .core import FAST_EPS, build_fill
 from .ladder import Ladder
 
 __all__ = ["ENGINES", "fill_range"]
@@ -46,7 +47,6 @@ __all__ = ["ENGINES", "fill_range"]
 #: installed (the ``fast`` extra) and the table is large, else NumPy.
 ENGINES = ("auto", "numpy", "numba", "exact")
 
-_EPS = 2.0**-48  # bound on |fast - exact| in float64 (see the module docstring)
 _B2 = 64  # rows sharing one "a + b" row; the offsets m run over 0 … _B2-1
 _B1 = 64  # "b" rows per "a" row: a steps by _B1 * _B2 = 4096 positions
 _CHUNK_BYTES = 1 << 19  # NumPy path: complex128 rows per multiply, kept in L2
@@ -135,6 +135,8 @@ def fill_range(
     n = len(ladder)
     if length <= 0 or n == 0:
         return
+    if ladder.fastest > 1.0:  # scaled frequencies: see posenc.errors.MAX_ANGLE
+        check_angle(max(abs(start), abs(start + length - 1)), ladder.fastest)
     if engine == "exact" or sin_out.dtype.itemsize > 4 or length < 2 * _B2:
         rows = max(1, (1 << 16) // n)
         for r in range(0, length, rows):
@@ -186,8 +188,8 @@ def fill_range(
             z = min(last, r + (kb1 - kb0) * _B2)
             t = ((za[ia] * wb[kb0:kb1])[:, None, :] * wm[None, :, :]).reshape(-1, n)[: z - r]
             v = t.view(np.float64)
-            lo = (v - _EPS).astype(sin_out.dtype)
-            unsure = np.flatnonzero((lo != (v + _EPS).astype(sin_out.dtype)).any(axis=1))
+            lo = (v - FAST_EPS).astype(sin_out.dtype)
+            unsure = np.flatnonzero((lo != (v + FAST_EPS).astype(sin_out.dtype)).any(axis=1))
             lo2 = lo.reshape(z - r, n, 2)
             if joint is not None:
                 joint[r:z] = lo

@@ -5,7 +5,9 @@ on float64 — no libm, no fused multiply-add — so it gives the same bits on
 every machine, applied elementwise to NumPy arrays (:mod:`.angles`) or
 compiled by numba for one element at a time (:func:`build_fill`, the
 optional ``fast`` engine). The numba kernel is assembled from these very
-functions, so the two engines cannot drift apart.
+functions, so the two engines cannot drift apart. The page's explorer runs a
+JavaScript twin of them (``posenc/page/exact.js``): a change here must be made
+there too, and tests/page/test_page_exact.py fails until the bits agree again.
 
 References: T. J. Dekker, "A floating-point technique for extending the
 available precision", Numer. Math. 18 (1971) (two-sum, two-product,
@@ -24,7 +26,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["build_fill", "reduce_core", "refold", "sincos_core", "split", "two_prod", "two_sum"]
+__all__ = [
+    "DECIMAL_PREC",
+    "FAST_EPS",
+    "build_fill", "reduce_core", "refold", "sincos_core", "split", "two_prod", "two_sum"]
+
+#: Decimal digits for every high-precision constant (~232 bits): frequencies,
+#: wavelengths, scalings and the words of π/2 are all computed at this precision.
+DECIMAL_PREC = 70
+
+#: Bound on |fast table path - exact path| in float64 (see posenc.exact.consecutive).
+FAST_EPS = 2.0**-48
 
 SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's constant for 53-bit doubles
 
@@ -61,7 +73,7 @@ def two_sum(a: Any, b: Any) -> tuple[Any, Any]:
 def _words(numerator: Decimal, denominator: int, count: int) -> list[float]:
     parts = []
     with localcontext() as ctx:
-        ctx.prec = 130
+        ctx.prec = DECIMAL_PREC
         rest = numerator / denominator
         for _ in range(count):
             f = float(rest)

@@ -14,11 +14,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from .core import PI_DIGITS, split
+from ..errors import MAX_ANGLE, MIN_FREQUENCY, PosEncError
+from .core import DECIMAL_PREC, PI_DIGITS, split
 
-__all__ = ["Ladder", "decimal_pi", "geometric_ladder", "to_triple"]
-
-_PREC = 70  # decimal digits kept in every high-precision constant (~232 bits)
+__all__ = ["Ladder", "decimal_pi", "geometric_ladder", "seed_ladder", "to_triple"]
 
 # π to 120 digits; checked against mpmath in tests/test_exact.py.
 def decimal_pi() -> Decimal:
@@ -33,7 +32,7 @@ def to_triple(value: Decimal) -> tuple[float, float, float]:
     True
     """
     with localcontext() as ctx:
-        ctx.prec = _PREC
+        ctx.prec = DECIMAL_PREC
         h = float(value)
         rest = value - Decimal(h)
         m = float(rest)
@@ -61,7 +60,20 @@ class Ladder:
 
     @classmethod
     def from_decimals(cls, values: Sequence[Decimal]) -> Ladder:
-        """Build a ladder from high-precision frequencies (keep >= 50 digits)."""
+        """Build a ladder from high-precision frequencies (keep >= 50 digits).
+
+        Raises:
+            PosEncError: for a frequency outside [2**-960, 2**53), where
+                it could not be held to full precision or even one position
+                would leave the exact range (:data:`posenc.errors.MAX_ANGLE`).
+        """
+        lo, hi = Decimal(MIN_FREQUENCY), Decimal(MAX_ANGLE)
+        for i, v in enumerate(values):
+            if not lo <= v < hi:
+                raise PosEncError(
+                    f"frequency ω_{i} = {float(v):.6g} is outside [2**-960, 2**53), the range posenc's "
+                    "exact path holds to full precision"
+                )
         triples = [to_triple(v) for v in values]
         arrays = [np.array([t[j] for t in triples], dtype=np.float64) for j in range(3)]
         for a in arrays:
@@ -70,6 +82,11 @@ class Ladder:
 
     def __len__(self) -> int:
         return int(self.w0.shape[0])
+
+    @functools.cached_property
+    def fastest(self) -> float:
+        """The largest frequency (0 for an empty ladder): the one that meets 2**53 first."""
+        return float(self.w0.max()) if len(self) else 0.0
 
     @functools.cached_property
     def splits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -89,7 +106,7 @@ def geometric_ladder(
     base**(-2i/d) = base**(-i/(d/2)).
     """
     with localcontext() as ctx:
-        ctx.prec = _PREC
+        ctx.prec = DECIMAL_PREC
         b = Decimal(base)
         den = Decimal(denominator.numerator) / Decimal(denominator.denominator)
         ratio = (-(b.ln()) / den).exp()
@@ -102,3 +119,13 @@ def geometric_ladder(
             values.append(+w)
             w = w * ratio
     return Ladder.from_decimals(values)
+
+
+def seed_ladder(d_model: int, base: float) -> Ladder:
+    """The ladder of the seed's formula, ω_i = base**(-2i/d_model), i < d_model/2, to ~160 bits.
+
+    >>> seed_ladder(4, 100.0).w0.tolist()
+    [1.0, 0.1]
+    """
+    n = d_model // 2
+    return geometric_ladder(n, base, Fraction(n))

@@ -5,10 +5,11 @@ as ``attn_mask`` to ``scaled_dot_product_attention``). Their numbers come
 from the NumPy core, so they equal :func:`posenc.alibi_bias` and
 :func:`posenc.t5_bucket` bit for bit:
 
-- :class:`AlibiBias` keeps float32 rows ``m_h·t`` of :func:`posenc.bias.alibi.alibi_table`
-  in a :class:`~posenc.torch._cache.TableCache` (not in ``state_dict``,
-  never cast by ``.to(dtype)``, grown on demand in eager mode, a gather under
-  ``torch.compile``).
+- :class:`AlibiBias` keeps the rows ``m_h·t`` of :func:`posenc.bias.alibi.alibi_table`
+  (float32, and float64 for float64 callers) in a
+  :class:`~posenc.torch._cache.TableCache`: not in ``state_dict``, never cast
+  by ``.to(dtype)``, thread-safe, grown on demand in eager mode, a gather
+  under ``torch.compile``.
 - :class:`T5RelativeBias` holds HF's learned ``nn.Embedding`` under HF's
   attribute name, so a T5 checkpoint's ``relative_attention_bias.weight``
   loads as is, and looks the buckets up in a table of :func:`posenc.t5_bucket`
@@ -26,10 +27,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..bias.alibi import _check_placement, alibi_convention, alibi_slopes, alibi_table
+from ..bias.alibi import _check_placement, alibi_convention, alibi_rows_at, alibi_slopes, alibi_table
 from ..bias.t5 import T5Buckets, t5_bucket, t5_buckets
 from ..errors import MAX_POSITION, PosEncError, check_int
-from ._cache import TableCache, compiling, position_bounds
+from ._cache import DEFAULT_ROWS, TableCache, compiling
 
 __all__ = ["AlibiBias", "T5RelativeBias"]
 
@@ -50,13 +51,16 @@ def _check_causal(causal: Any) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class _AlibiRows:
-    """The module's table builder (picklable): rows ``m_h·t``, float32 ``[length, n_heads]``."""
+    """The module's row builder (picklable): rows ``m_h·t``, ``[count, n_heads]``."""
 
     n_heads: int
     convention: Any
 
-    def __call__(self, start: int, length: int) -> np.ndarray:
-        return alibi_table(self.n_heads, start, length, convention=self.convention)
+    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray:
+        return alibi_table(self.n_heads, start, length, convention=self.convention, dtype=dtype)
+
+    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        return alibi_rows_at(self.n_heads, positions, convention=self.convention, dtype=dtype)
 
 
 class AlibiBias(nn.Module):
@@ -67,9 +71,10 @@ class AlibiBias(nn.Module):
         convention: ``"press"``, ``"bloom"``, ``"mpt"`` or an instance
             (:mod:`posenc.bias.alibi`); see there which agree after softmax.
         causal: mask keys after each query with ``-inf``.
-        max_len: distances ``-max_len … max_len-1`` computed now; more are
-            computed on demand in eager mode. Call :meth:`reserve` before
-            ``torch.compile``.
+        max_len: distances ``-max_len … max_len-1`` computed now (default
+            4096); more are computed on demand in eager mode. Call
+            :meth:`reserve` before ``torch.compile(fullgraph=True)`` for longer
+            sequences.
 
     Attributes:
         slopes: float64 ``[n_heads]``, correctly rounded (a property, not a
@@ -80,7 +85,9 @@ class AlibiBias(nn.Module):
     (torch.Size([1, 2, 3, 3]), [[0.0, -inf, -inf], [-0.0625, 0.0, -inf], [-0.125, -0.0625, 0.0]])
     """
 
-    def __init__(self, n_heads: int, *, convention: Any = "press", causal: bool = True, max_len: int = 0) -> None:
+    def __init__(
+        self, n_heads: int, *, convention: Any = "press", causal: bool = True, max_len: int = DEFAULT_ROWS
+    ) -> None:
         super().__init__()
         self.convention = alibi_convention(convention)
         self.n_heads = check_int(n_heads, "n_heads", minimum=1)
@@ -92,10 +99,10 @@ class AlibiBias(nn.Module):
     def slopes(self) -> torch.Tensor:
         return torch.from_numpy(alibi_slopes(self.n_heads, convention=self.convention))
 
-    def reserve(self, max_len: int) -> None:
-        """Compute the rows for every distance of sequences up to ``max_len`` now (before torch.compile)."""
+    def reserve(self, max_len: int, *, dtype: torch.dtype = torch.float32) -> None:
+        """Hold the rows for every distance of sequences up to ``max_len`` now (before torch.compile)."""
         n = check_int(max_len, "max_len", minimum=0)
-        self.cache.reserve(n, -n)
+        self.cache.reserve(n, -n, dtype=torch.float64 if dtype == torch.float64 else torch.float32)
 
     def forward(
         self,
@@ -115,8 +122,9 @@ class AlibiBias(nn.Module):
             positions: None, or integer key positions ``[k_len]`` / ``[b, k_len]``
                 (BLOOM: ``(mask.cumsum(-1) - 1) * mask``); queries take
                 ``positions[..., offset + r]``.
-            dtype: of the result; the float32 values of :func:`posenc.alibi_bias`
-                rounded into it.
+            dtype: of the result: :func:`posenc.alibi_bias`'s values bit for
+                bit in float32 and float64; bfloat16/float16 are rounded from
+                the float32 ones.
             device: default: where the rows are (or the positions').
 
         Raises:
@@ -147,10 +155,9 @@ class AlibiBias(nn.Module):
             kp = positions.to(device=dev, dtype=torch.long)
             qp = kp[..., off:off + q]
         t = self.convention.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], self.causal)
-        if not compiling():
-            lo, hi = position_bounds(t, "the distance term")
-            self.cache.ensure(lo, hi, dev)
-        bias = self.cache.take(t).movedim(-1, -3)  # [..., n_h, q or 1, k]
+        rows_dtype = torch.float64 if dt == torch.float64 else torch.float32
+        flat = self.cache.lookup(t.numel(), positions=t.reshape(-1), device=dev, dtype=rows_dtype)
+        bias = flat.reshape(*t.shape, self.n_heads).movedim(-1, -3)  # [..., n_h, q or 1, k]
         bias = bias.expand(*bias.shape[:-2], q, k)
         if bias.dim() == 3:
             bias = bias.unsqueeze(0)
@@ -166,15 +173,17 @@ class AlibiBias(nn.Module):
 
 @dataclass(frozen=True, eq=False)
 class _BucketRows:
-    """The T5 module's table builder (picklable): the bucket of each offset, as float32 ``[length, 1]``."""
+    """The T5 module's row builder (picklable): the bucket of each offset, ``[count, 1]`` (exact small integers)."""
 
     config: T5Buckets
 
-    def __call__(self, start: int, length: int) -> np.ndarray:
+    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray:
         c = self.config
-        b = t5_bucket(np.arange(start, start + length), bidirectional=c.bidirectional,
-                      num_buckets=c.num_buckets, max_distance=c.max_distance)
-        return b.astype(np.float32)[:, None]  # small integers: exact in float32
+        b = t5_bucket(positions, bidirectional=c.bidirectional, num_buckets=c.num_buckets, max_distance=c.max_distance)
+        return b.astype(dtype)[:, None]
+
+    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray:
+        return self.at(np.arange(start, start + length), dtype)
 
 
 class T5RelativeBias(nn.Module):
@@ -213,9 +222,8 @@ class T5RelativeBias(nn.Module):
     def bucket(self, relative_position: torch.Tensor) -> torch.Tensor:
         """The bucket of each offset ``j − i`` (integer tensor), as :func:`posenc.t5_bucket`: int64, same shape."""
         md = self.config.max_distance
-        if not compiling():
-            self.cache.ensure(-md, md + 1, relative_position.device)  # recomputed after meta init or a cast
-        return self.cache.take(relative_position.clamp(-md, md))[..., 0].to(torch.long)
+        rel = relative_position.clamp(-md, md)  # every row is held: nothing grows, under compile too
+        return self.cache.lookup(rel.numel(), positions=rel.reshape(-1)).reshape(rel.shape).to(torch.long)
 
     def forward(self, q_len: int, k_len: int, *, offset: int = 0) -> torch.Tensor:
         """The bias ``[1, n_h, q_len, k_len]`` for queries at ``offset …`` and keys at ``0 …`` (HF ``compute_bias``).

@@ -1,0 +1,100 @@
+"""A benchmark run and its table: the rows, the machine, the text a reader checks."""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._concurrency import default_threads
+
+__all__ = ["Report", "Row", "format_report", "machine_line"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measured line of the benchmark table.
+
+    Attributes:
+        operation: what is computed, e.g. ``"table 65536x1024 f32"``.
+        method: who computes it (``"floor: fill"``, ``"posenc"``, ``"torch tutorial f32"`` …).
+        median_ms: median wall time over the repetitions.
+        ratio: ``median_ms`` over the floor's median in the same run.
+        max_ulp: largest float32 ulp error on sampled rows, or None (floors).
+            Near zero crossings a wrong value can be billions of ulps away.
+        max_abs: largest absolute error on the same rows, or None.
+        extra_memory: peak extra memory as a fraction of the output, or None.
+    """
+
+    operation: str
+    method: str
+    median_ms: float
+    ratio: float
+    max_ulp: float | None = None
+    extra_memory: float | None = None
+    max_abs: float | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    """A benchmark run: the machine it ran on and its rows."""
+
+    machine: str
+    rows: tuple[Row, ...]
+    scaling: tuple[tuple[int, int, float], ...] = field(default=())  # (N, d, ns per value)
+
+
+def machine_line() -> str:
+    """CPU model, usable CPUs, NumPy/torch/numba versions and thread counts."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    parts = [cpu, f"{default_threads()} CPUs", f"numpy {np.__version__}"]
+    try:
+        import torch
+
+        parts.append(f"torch {torch.__version__} ({torch.get_num_threads()} threads)")
+    except ImportError:
+        parts.append("torch not installed")
+    try:
+        import numba
+
+        parts.append(f"numba {numba.__version__} ({numba.get_num_threads()} threads)")
+    except ImportError:
+        parts.append("numba not installed (NumPy path)")
+    return ", ".join(parts)
+
+
+def format_report(report: Report) -> str:
+    """The report as an aligned text table."""
+    head = ("operation", "method", "median ms", "x floor", "max ulp", "max abs err", "extra mem")
+    body = [
+        (
+            r.operation,
+            r.method,
+            f"{r.median_ms:.2f}",
+            f"{r.ratio:.2f}",
+            "-" if r.max_ulp is None else f"{r.max_ulp:.0f}",
+            "-" if r.max_abs is None else f"{r.max_abs:.1e}",
+            "-" if r.extra_memory is None else f"{100 * r.extra_memory:.1f}%",
+        )
+        for r in report.rows
+    ]
+    widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
+    lines = [f"machine: {report.machine}", ""]
+    for j, cells in enumerate((head, *body)):
+        padded = (c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        lines.append("  ".join(padded))
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    if report.scaling:
+        lines += ["", "posenc table time against size (linear in N·d means a flat ns/value):"]
+        lines += [f"  {n:>7} x {d:<5} {n * d:>11,} values  {ns:6.2f} ns/value" for n, d, ns in report.scaling]
+    return "\n".join(lines)

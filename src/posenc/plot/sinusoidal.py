@@ -1,0 +1,299 @@
+"""Figures of the sinusoidal encoding: the seed's s02 and s03, the table, the kernel, the ladder.
+
+Every plotted number comes from the public API.
+
+>>> fig = plot_wave()
+>>> [line.get_gid() for line in fig.axes[0].get_lines()]
+[None, 'curve', 'period']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import PosEncError, check_base, check_context, check_d_model, check_int, check_layout, check_positions
+from ..layout import sin_cos_views
+from ..sinusoidal.encoding import encode, table
+from ..sinusoidal.frequencies import context_report, frequencies, wavelengths
+from ._canvas import BLUE, GREY, MAX_CELLS, ORANGE, RED, canvas
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["plot_heatmap", "plot_kernel", "plot_ladder", "plot_rotation", "plot_wave"]
+
+def _pair_views(vec: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    return sin_cos_views(vec, d // 2, "interleaved")
+
+
+def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax: Axes | None = None) -> Figure:
+    """Figure s02: the fastest channel, sin(ω_0·pos) with ω_0 = 1, against position.
+
+    The smooth curve over real positions, the integer positions 0 … positions-1
+    as dots labelled with their values, and a dashed red line at one full
+    period, 2π: by pos 6 the dots have not come back to where they started.
+
+    Args:
+        d_model, base: the encoding (ω_0 = 1 whatever they are).
+        positions: how many integer positions to mark (2 … 64).
+        ax: draw into these axes instead of a new figure.
+    """
+    d = check_d_model(d_model)
+    b = check_base(base)
+    m = check_int(positions, "positions", minimum=2)
+    if m > 64:
+        raise PosEncError(f"positions must be <= 64 (each dot is labelled), got {m}")
+    period = float(wavelengths(d, b)[0])
+    right = max(m - 1, period) + 0.5
+    xs = np.linspace(0.0, right, 600)
+    curve = encode(xs, d, base=b, dtype=np.float64)[:, 0]
+    ints = np.arange(m)
+    at_ints = encode(ints, d, base=b, dtype=np.float64)
+    dots, slope = at_ints[:, 0], at_ints[:, 1]  # cos is the slope of sin: it says where the curve goes next
+    fig, ax = canvas(ax)
+    ax.axhline(0.0, color=GREY, lw=0.8, zorder=0)
+    ax.plot(xs, curve, color=BLUE, lw=2, label=r"$\sin(\mathrm{pos})$, smooth", gid="curve")
+    ax.scatter(ints, dots, color=ORANGE, s=50, zorder=3, edgecolor="black", linewidth=0.6,
+               label=f"integer positions 0 … {m - 1}", gid="positions")
+    if m <= 16:
+        for x, y, up in zip(ints.tolist(), dots.tolist(), (slope > 0).tolist(), strict=True):
+            # label on the side the curve leaves empty: below-right when rising, above-right when falling
+            ax.annotate("0" if y == 0 else f"{y:.4f}", (x, y), textcoords="offset points",
+                        xytext=(7, -15 if up else 7), ha="left", fontsize=9, zorder=4,
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+    ax.axvline(period, color=RED, ls="--", lw=1.5, label=rf"one full period $2\pi \approx {period:.2f}$",
+               gid="period")
+    ax.set_xlim(-0.3, right)
+    ax.set_ylim(-1.25, 1.3)
+    ax.set_xlabel(r"position pos  (= the angle in radians, since $\omega_0 = 1$)")
+    ax.set_ylabel(r"$PE(\mathrm{pos}, 0) = \sin(\omega_0 \cdot \mathrm{pos})$")
+    ax.set_title(rf"Figure s02: the fastest channel ($i = 0$, $\omega_0 = 1$) of $d_{{model}} = {d}$")
+    ax.legend(loc="lower left", fontsize=9)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def plot_rotation(
+    pos: float = 3,
+    by: float = 5,
+    *,
+    d_model: int = 4,
+    base: float = 10000.0,
+    pair: int | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    """Figure s03: shifting by ``by`` positions rotates each (sin, cos) pair.
+
+    On pair ``pair`` (default: the slowest) the sub-vector at ``pos`` is the
+    blue arrow, at ``pos + by`` the orange one, and the red arc is the path
+    PE traces as the position moves from one to the other: a rotation by
+    φ = ω_i·by, counter-clockwise for ``by > 0``, clockwise for ``by < 0``.
+    Axes: x = cos(ω_i·pos), y = sin(ω_i·pos), so the angle reads as usual
+    on the unit circle (the seed stacks the pair as (sin, cos), sine on top).
+    When φ is small an inset magnifies the arc.
+    """
+    p = float(check_positions(pos, "pos"))
+    k = float(check_positions(by, "by"))
+    d = check_d_model(d_model)
+    b = check_base(base)
+    n = d // 2
+    i = n - 1 if pair is None else check_int(pair, "pair", minimum=0)
+    if i >= n:
+        raise PosEncError(f"pair must be < d_model/2 = {n}, got {i}")
+    check_positions(p + k, "pos + by")
+    ends = encode([p, p + k], d, base=b, dtype=np.float64)
+    path = encode(np.linspace(p, p + k, 200), d, base=b, dtype=np.float64)
+    sin_e, cos_e = (v[:, i] for v in _pair_views(ends, d))
+    sin_p, cos_p = (v[:, i] for v in _pair_views(path, d))
+    omega = float(frequencies(d, b)[i])
+    phi = omega * k  # for the title only; the drawing uses the library's sin/cos
+    fig, ax = canvas(ax, (7.5, 7.0))
+
+    small = abs(phi) < 0.6  # the arrows are a few degrees apart: an inset magnifies their tips
+
+    def draw(a: Axes, lw: float, zoom: float | None) -> None:
+        """The circle, both arrows and the arc; ``zoom``: the inset's half-width (None for the main view)."""
+        t = np.linspace(0.0, 2 * math.pi, 721)
+        a.plot(np.cos(t), np.sin(t), color=GREY, lw=0.8, zorder=0)  # the unit circle, a backdrop only
+        a.axhline(0.0, color=GREY, lw=0.6, zorder=0)
+        a.axvline(0.0, color=GREY, lw=0.6, zorder=0)
+        tag = "" if zoom is None else "-inset"
+        for j, (color, name) in enumerate(((BLUE, "source"), (ORANGE, "target"))):
+            tip = np.array([cos_e[j], sin_e[j]])
+            if zoom is None:
+                tail = np.zeros(2)
+            else:
+                # the shaft from the origin is clipped by the inset; the head starts inside it
+                a.plot([0.0, tip[0]], [0.0, tip[1]], color=color, lw=lw)
+                tail = tip * (1 - 0.3 * zoom)
+                a.annotate(f"pos {(p, p + k)[j]:g}", (tip[0], tip[1]), textcoords="offset points", xytext=(8, -4),
+                           color=color, fontsize=10, fontweight="bold")
+            ann = a.annotate("", xy=(tip[0], tip[1]), xytext=(tail[0], tail[1]),
+                             arrowprops={"arrowstyle": "-|>", "color": color, "lw": lw, "mutation_scale": 18})
+            ann.set_gid(name + tag)
+        # a small turn is drawn on the circle, joining the tips; a large one inside it, as an angle mark
+        r = 1.0 if small else 0.3
+        a.plot(r * cos_p, r * sin_p, color=RED, lw=lw, gid="arc" + tag)
+        if zoom is not None or not small:
+            a.annotate("", xy=(r * cos_p[-1], r * sin_p[-1]), xytext=(r * cos_p[-6], r * sin_p[-6]),
+                       arrowprops={"arrowstyle": "-|>", "color": RED, "lw": lw, "mutation_scale": 16})
+            mid = len(cos_p) // 2
+            a.annotate(rf"$\varphi = {phi:.4g}$ rad", (r * cos_p[mid], r * sin_p[mid]), textcoords="offset points",
+                       xytext=(-10, 0), ha="right", va="center", color=RED, fontsize=10)
+
+    draw(ax, 2.5, None)
+    ax.set_xlim(-1.2, 1.2)
+    ax.set_ylim(-1.2, 1.2)
+    ax.set_aspect("equal")
+    ax.set_xlabel(rf"x = $\cos(\omega_{{{i}}} \cdot \mathrm{{pos}})$  (the seed's bottom entry)")
+    ax.set_ylabel(rf"y = $\sin(\omega_{{{i}}} \cdot \mathrm{{pos}})$  (the seed's top entry)")
+    way = "counter-clockwise" if k >= 0 else "clockwise"
+    ax.set_title(f"Figure s03: shift by k = {k:g} = rotation by "
+                 rf"$\varphi = \omega_{{{i}}} k = {phi:.4g}$ rad ({way})" "\n"
+                 rf"pair $i = {i}$ of $d_{{model}} = {d}$, base {b:g}", fontsize=11)
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([], [], color=BLUE, lw=2.5,
+               label=f"pos {p:g}: (sin, cos) = ({sin_e[0]:.6f}, {cos_e[0]:.6f})"),
+        Line2D([], [], color=ORANGE, lw=2.5,
+               label=f"pos {p + k:g}: (sin, cos) = ({sin_e[1]:.6f}, {cos_e[1]:.6f})"),
+        Line2D([], [], color=RED, lw=2.5, label=rf"rotation by $\varphi = {phi:.4g}$ rad"),
+    ]
+    mid = math.atan2(float(sin_p[len(sin_p) // 2]), float(cos_p[len(cos_p) // 2]))
+    right, top = math.cos(mid) > 0, math.sin(mid) > 0
+    # legend and inset go to the half the arrows leave empty
+    ax.legend(handles=handles, loc="upper left" if right else "upper right", fontsize=9)
+    if small:
+        inset = ax.inset_axes((0.05 if right else 0.53, 0.06 if top or not right else 0.52, 0.42, 0.42))
+        xs = np.concatenate([cos_e, cos_p])
+        ys = np.concatenate([sin_e, sin_p])
+        half = max(float(np.ptp(xs)), float(np.ptp(ys)), 0.002) * 0.8
+        cx, cy = float(xs.mean()), float(ys.mean())
+        draw(inset, 2.0, half)
+        inset.set_xlim(cx - half, cx + half)
+        inset.set_ylim(cy - half, cy + half)
+        inset.set_aspect("equal")
+        inset.tick_params(labelsize=8)
+        ax.indicate_inset_zoom(inset, edgecolor="0.3")
+    return fig
+
+
+def plot_heatmap(
+    length: int = 128,
+    d_model: int = 64,
+    *,
+    start: int = 0,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    ax: Axes | None = None,
+) -> Figure:
+    """The table PE(pos, channel) as an image: positions down, channels across.
+
+    Fast channels (left, interleaved) alternate quickly down the rows; slow
+    ones (right) barely change: sin near 0, cos near 1.
+    """
+    n = check_int(length, "length", minimum=1)
+    d = check_d_model(d_model)
+    lay = check_layout(layout)
+    if n * d > MAX_CELLS:
+        raise PosEncError(f"length × d_model must be <= {MAX_CELLS} cells to draw, got {n} × {d}")
+    data = table(n, d, start=start, base=base, layout=lay, dtype=np.float64)
+    fig, ax = canvas(ax)
+    s0 = int(start)
+    im = ax.imshow(data, aspect="auto", cmap="RdBu_r", vmin=-1.0, vmax=1.0, interpolation="nearest",
+                   extent=(-0.5, d - 0.5, s0 + n - 0.5, s0 - 0.5))
+    im.set_gid("table")
+    fig.colorbar(im, ax=ax, label="PE(pos, channel)")
+    where = "even: sin, odd: cos" if lay == "interleaved" else f"0 … {d // 2 - 1}: sin, {d // 2} … {d - 1}: cos"
+    ax.set_xlabel(f"channel ({where}); frequency falls to the right")
+    ax.set_ylabel("position")
+    ax.set_title(rf"The encoding table: {n} positions $\times$ {d} channels (base {float(base):g}, {lay})")
+    return fig
+
+
+def plot_kernel(
+    d_model: int = 64,
+    *,
+    base: float = 10000.0,
+    max_offset: int = 100,
+    refs: Sequence[float] = (0, 250, 1000),
+    ax: Axes | None = None,
+) -> Figure:
+    """PE(p)·PE(p + Δ) against the offset Δ, for several reference positions p.
+
+    Each curve is the dot product of the actual encodings; they lie on top of
+    each other and are mirror-symmetric about Δ = 0: the score depends only
+    on |p − q| (seed, Ex 8). The peak is d_model/2 at Δ = 0.
+    """
+    d = check_d_model(d_model)
+    b = check_base(base)
+    m = check_int(max_offset, "max_offset", minimum=1)
+    if m > 100_000:
+        raise PosEncError(f"max_offset must be <= 100000, got {m}")
+    ps = check_positions(list(refs), "refs")
+    if ps.ndim != 1 or ps.size == 0:
+        raise PosEncError(f"refs must be a non-empty list of positions, got {refs!r}")
+    offsets = np.arange(-m, m + 1)
+    check_positions(ps[:, None] + offsets[None, :], "refs + offsets")
+    fig, ax = canvas(ax)
+    styles = [("-", 5.0, 0.35), ("--", 2.2, 1.0), (":", 2.2, 1.0), ("-.", 1.6, 1.0)]
+    colors = [BLUE, ORANGE, "tab:green", "tab:purple"]
+    for j, p in enumerate(ps.tolist()):
+        here = encode(p, d, base=b, dtype=np.float64)
+        there = encode(p + offsets, d, base=b, dtype=np.float64)
+        ls, lw, alpha = styles[j % len(styles)]
+        ax.plot(offsets, there @ here, ls=ls, lw=lw, alpha=alpha, color=colors[j % len(colors)],
+                label=f"p = {p:g}", gid=f"ref {p:g}")
+    ax.axhline(d / 2, color=GREY, ls=":", lw=1)
+    ax.annotate(rf"$d_{{model}}/2 = {d // 2}$ at $\Delta = 0$", (0, d / 2), textcoords="offset points",
+                xytext=(8, -14), fontsize=9)
+    ax.set_xlabel(r"offset $\Delta = q - p$")
+    ax.set_ylabel(r"$PE(p) \cdot PE(p + \Delta) = \sum_i \cos(\omega_i \Delta)$")
+    ax.set_title(rf"The dot product depends only on $|p - q|$: the curves coincide ($d_{{model}} = {d}$, "
+                 f"base {b:g})")
+    ax.legend(title="reference position", fontsize=9)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def plot_ladder(
+    d_model: int = 512, *, base: float = 10000.0, context: float = 8192, ax: Axes | None = None
+) -> Figure:
+    """The wavelength λ_i = 2π/ω_i of every pair on a log axis, and a context length.
+
+    Pairs whose wavelength is shorter than the context turn more than once
+    over it (red crosses); the slowest pair decides whether the base
+    suffices (seed, Ex 7).
+    """
+    d = check_d_model(d_model)
+    b = check_base(base)
+    c = check_context(context)
+    lam = wavelengths(d, b)
+    rep = context_report(c, d, b)
+    wraps = rep.loops > 1.0
+    idx = np.arange(len(lam))
+    fig, ax = canvas(ax)
+    size = 36 if len(lam) <= 64 else 14
+    ax.scatter(idx[~wraps], lam[~wraps], color=BLUE, s=size, marker="o",
+               label=f"does not wrap over the context: {int(np.count_nonzero(~wraps))} pairs", gid="unwrapped")
+    ax.scatter(idx[wraps], lam[wraps], color=RED, s=size + 6, marker="x",
+               label=f"wraps (λ < context): {int(np.count_nonzero(wraps))} pairs", gid="wrapped")
+    ax.axhline(c, color="black", ls="--", lw=1.2, label=f"context = {c:g} positions", gid="context")
+    ax.set_yscale("log")
+    ax.annotate(rf"$\lambda_{{max}} = {lam[-1]:.1f}$", (idx[-1], lam[-1]), textcoords="offset points",
+                xytext=(-10, 10), ha="right", fontsize=9)
+    ax.set_ylim(top=max(float(lam[-1]), c) * 4)  # room for the λ_max label
+    verdict = "wraps: raise the base" if rep.wraps else "does not wrap: the base suffices"
+    ax.set_title(rf"Wavelength ladder, $d_{{model}} = {d}$, base {b:g}" "\n"
+                 f"over {c:g} positions the slowest pair {verdict}", fontsize=11)
+    ax.set_xlabel(r"pair $i$ (channels $2i$, $2i+1$)")
+    ax.set_ylabel(r"wavelength $\lambda_i = 2\pi / \omega_i$ (positions, log scale)")
+    ax.legend(loc="lower right", fontsize=9)  # the ladder rises left to right: that corner stays empty
+    ax.grid(alpha=0.3, which="both")
+    return fig

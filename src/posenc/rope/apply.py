@@ -1,0 +1,102 @@
+"""Rotating queries and keys by their positions (NumPy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import PosEncError, check_dtype, check_layout, check_positions
+from ..layout import sin_cos_views
+from .cos_sin import check_axes, cos_sin_tables, default_seq_len
+from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims, check_scaling, rope_frequencies
+from .sections import check_sections
+
+__all__ = ["apply_rope", "rotate"]
+
+
+def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str, rotary_dim: int) -> np.ndarray:
+    """Rotate the first rotary_dim channels of x by (cos, sin); ``[..., n]`` tables broadcast."""
+    ct = cos.dtype
+    n = rotary_dim // 2
+    x1, x2 = sin_cos_views(x, n, PAIR_LAYOUT[layout])
+    a = x1.astype(ct, copy=False)
+    b = x2.astype(ct, copy=False)
+    out = np.empty(np.broadcast_shapes(x.shape, (*cos.shape[:-1], x.shape[-1])), dtype=x.dtype)
+    o1, o2 = sin_cos_views(out, n, PAIR_LAYOUT[layout])
+    o1[...] = a * cos - b * sin
+    o2[...] = b * cos + a * sin
+    out[..., rotary_dim:] = x[..., rotary_dim:]
+    return out
+
+
+def apply_rope(
+    x: Any,
+    positions: Any,
+    *,
+    base: float = 10000.0,
+    scaling: Any = None,
+    layout: str = "half",
+    rotary_dim: int | None = None,
+    seq_len: int | None = None,
+    sections: Any = None,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
+) -> np.ndarray:
+    """Rotate queries or keys by their positions.
+
+    Shapes: b batch, n_h heads, s sequence, h_d head_dim.
+
+    Args:
+        x: float16/32/64 ``[..., s, h_d]``, e.g. ``[b, n_h, s, h_d]``.
+        positions: ``[s]``, or any shape that broadcasts to ``x.shape[:-1]``
+            (``[b, 1, s]`` for per-row positions of ``[b, n_h, s, h_d]``).
+        base, scaling, rotary_dim, seq_len: as :func:`rope_cos_sin`.
+        layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J).
+        sections, section_layout, ladder: multi-axis RoPE (M-RoPE, axial), as
+            :func:`rope_cos_sin`; positions are then ``[..., n_axes]``, their
+            leading shape broadcasting to ``x.shape[:-1]`` (``[s, 3]`` for
+            Qwen2-VL's (t, h, w); HF's ``[3, b, s]`` moved to ``[b, 1, s, 3]``
+            for ``[b, n_h, s, h_d]``).
+
+    Returns:
+        Same shape and dtype as x. The math is float64 for float64 input and
+        float32 otherwise, on exact tables; channels past ``rotary_dim`` are
+        copied bit for bit.
+
+    Raises:
+        PosEncError: for any bad argument, before any work.
+
+    >>> q = np.array([[1.0, 0.0, 0.0, 0.0]])        # [s=1, h_d=4]
+    >>> apply_rope(q, [2], base=100.0, layout="interleaved").round(4).tolist()
+    [[-0.4161, 0.9093, 0.0, 0.0]]
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind != "f":
+        raise PosEncError(f"x must be a float16/32/64 array, got dtype {arr.dtype}")
+    check_dtype(arr.dtype)
+    if arr.ndim < 2:
+        raise PosEncError(f"x must be [..., s, h_d] (at least 2 dimensions), got shape {arr.shape}")
+    h, r = check_dims(arr.shape[-1], rotary_dim)
+    lay = check_layout(layout, ROPE_LAYOUTS)
+    pos = check_positions(positions)
+    sec = check_sections(sections, section_layout, ladder)
+    check_axes(pos, sec)
+    lead = pos.shape if sec is None else pos.shape[:-1]
+    try:
+        shape = np.broadcast_shapes(lead, arr.shape[:-1])
+    except ValueError:
+        shape = None
+    if shape != arr.shape[:-1]:
+        axes = "" if sec is None else f" (after the trailing axis of {sec.n_axes})"
+        raise PosEncError(
+            f"positions of shape {pos.shape} must broadcast to x.shape[:-1] = {arr.shape[:-1]}{axes} "
+            f"(x is [..., s, h_d]; use [s] or e.g. [b, 1, s] for [b, n_h, s, h_d])"
+        )
+    check_scaling(scaling)
+    if seq_len is None:
+        seq_len = default_seq_len(scaling, pos)
+    freqs = rope_frequencies(h, base=base, scaling=scaling, rotary_dim=r, seq_len=seq_len, sections=sec)
+    ct = np.dtype(np.float64) if arr.dtype == np.float64 else np.dtype(np.float32)
+    cos, sin = cos_sin_tables(pos, freqs, ct)
+    return rotate(arr, cos, sin, lay, r)

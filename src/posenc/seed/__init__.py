@@ -1,0 +1,14 @@
+"""The seed's worked cases and self-test, every number computed by posenc.
+
+:mod:`~posenc.seed.cells` holds cells A–H of the founding document,
+:mod:`~posenc.seed.self_test` its self-test, :mod:`~posenc.seed.misprints` the
+figures it misprints; :mod:`~posenc.seed.claims` the pieces a worked case is
+made of, shared with every family's worked cases.
+"""
+
+from .cells import CELLS, case, cases
+from .claims import Case, Check, Printed
+from .misprints import errata
+from .self_test import QuizItem, quiz
+
+__all__ = ["CELLS", "Case", "Check", "Printed", "QuizItem", "case", "cases", "errata", "quiz"]

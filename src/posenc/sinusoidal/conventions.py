@@ -1,0 +1,394 @@
+"""Presets that reproduce the sinusoidal tables of existing frameworks, exactly.
+
+"The sinusoidal encoding" was built differently by each framework whose
+checkpoints people load: the exponent's denominator, the channel layout, the
+position of the first token and the handling of odd ``d_model`` all vary
+(see the README's conventions table). Each preset below is a frozen
+dataclass whose docstring gives the formula and the file it was read from;
+its values are within 1 float32 ulp of that formula evaluated in exact
+arithmetic (frequencies from :mod:`posenc.exact` at ~160 bits, positions
+never rounded), so a posenc table can stand in for the framework's own.
+
+Positions are token positions, 0 for the first token, as everywhere in
+posenc; a preset's ``origin`` says which angle the framework gives that
+token (fairseq's first token sits at ``padding_idx + 1``).
+
+Use a preset through :func:`posenc.encode` / :func:`posenc.table`
+(``convention=``), through :class:`posenc.torch.SinusoidalPositionalEncoding`,
+or directly:
+
+>>> from posenc import conventions
+>>> conventions.get("fairseq").table(2, 4, dtype=np.float64).round(4).tolist()
+[[0.9093, 0.0002, -0.4161, 1.0], [0.1411, 0.0003, -0.99, 1.0]]
+>>> conventions.NAMES
+('vaswani', 'tensor2tensor', 'fairseq', 'hf-marian', 'keras', 'positional-encodings')
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import (
+    MAX_POSITION,
+    PosEncError,
+    allocate,
+    check_base,
+    check_channels,
+    check_d_model,
+    check_dtype,
+    check_int,
+    check_layout,
+    check_length,
+    check_positions,
+    check_real,
+)
+from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos, geometric_ladder, seed_ladder, two_sum
+from ..layout import sin_cos_views
+
+__all__ = [
+    "NAMES",
+    "Convention",
+    "Fairseq",
+    "HFMarian",
+    "Keras",
+    "Plan",
+    "PositionalEncodings",
+    "Tensor2Tensor",
+    "Vaswani",
+    "get",
+    "resolve",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """What a convention resolves to for one ``d_model``.
+
+    Rendering: ``len(ladder)`` frequencies ω_k; sin(θ ω_k) and cos(θ ω_k)
+    placed by ``layout`` into ``max(2·len(ladder), d_model)`` channels
+    (unused channels zero), then cut to the first ``d_model`` channels (an
+    odd ``d_model`` thus drops the last cosine), where θ = position + origin.
+    The row whose θ equals ``zero_at`` is all zeros.
+
+    Attributes:
+        ladder: the frequencies.
+        layout: ``"interleaved"`` or ``"split"``.
+        d_model: output channels.
+        origin: θ of token position 0.
+        zero_at: the θ whose row is zero (fairseq's padding row), or None.
+    """
+
+    ladder: Ladder
+    layout: str
+    d_model: int
+    origin: int = 0
+    zero_at: int | None = None
+
+
+class Convention:
+    """Base of the presets: turns a :class:`Plan` into values.
+
+    Subclasses are frozen dataclasses that implement :meth:`plan`.
+    """
+
+    name: ClassVar[str] = ""
+
+    def plan(self, d_model: Any) -> Plan:
+        """Validate ``d_model`` for this convention and return its :class:`Plan`."""
+        raise NotImplementedError
+
+    def encode(self, positions: Any, d_model: Any, *, dtype: Any = np.float32) -> np.ndarray:
+        """The convention's encoding of each token position, ``[..., d_model]``.
+
+        Raises:
+            PosEncError: for bad positions, a ``d_model`` the convention cannot
+                take, or a bad dtype, before any work.
+        """
+        p = check_positions(positions)
+        plan = self.plan(d_model)
+        dt = check_dtype(dtype)
+        hi, lo = _shift(p.reshape(-1), plan.origin)
+        out = _render(plan, dt, hi.shape[0], lambda s, c: fill_sincos(hi, plan.ladder, s, c, lo))
+        if plan.zero_at is not None:
+            zero = hi == plan.zero_at
+            if lo is not None:
+                zero &= lo == 0
+            out[zero] = 0
+        return out.reshape((*p.shape, plan.d_model))
+
+    def table(self, length: Any, d_model: Any, *, start: Any = 0, dtype: Any = np.float32) -> np.ndarray:
+        """Rows for token positions ``start … start+length-1``, ``[length, d_model]``.
+
+        Equal to ``encode(np.arange(start, start + length), d_model)``.
+        """
+        n = check_length(length)
+        s0 = check_int(start, "start")
+        plan = self.plan(d_model)
+        dt = check_dtype(dtype)
+        a0 = s0 + plan.origin
+        last = max(n - 1, 0)
+        check_positions(np.array([s0, s0 + last], dtype=object), "positions start … start+length-1")
+        check_positions(np.array([a0, a0 + last], dtype=object), f"positions + origin ({plan.origin})")
+        out = _render(plan, dt, n, lambda s, c: fill_range(a0, n, plan.ladder, s, c))
+        if plan.zero_at is not None and a0 <= plan.zero_at < a0 + n:
+            out[plan.zero_at - a0] = 0
+        return out
+
+
+def _shift(p: np.ndarray, origin: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """θ = p + origin as an exact unevaluated sum ``hi + lo`` (lo None when zero)."""
+    if origin == 0:
+        return p, None
+    hi, lo = two_sum(p, np.full_like(p, float(origin)))
+    big = np.abs(hi) >= MAX_POSITION
+    if big.any():
+        raise PosEncError(
+            f"positions + origin ({origin}) must satisfy |p| < 2**53, got {hi[big].flat[0]!r}"
+        )
+    return hi, (lo if lo.any() else None)
+
+
+def _render(plan: Plan, dtype: np.dtype, rows: int, fill: Any) -> np.ndarray:
+    n = len(plan.ladder)
+    width = max(2 * n, plan.d_model)
+    out = allocate((rows, width), dtype, "encoding", zeros=width > 2 * n)
+    s, c = sin_cos_views(out, n, plan.layout)
+    fill(s, c)
+    if width > plan.d_model:
+        # odd d_model in keras / positional-encodings / Marian: the last cosine is cut
+        out = np.ascontiguousarray(out[:, : plan.d_model])
+    return out
+
+
+def _check_channels(d_model: Any) -> int:
+    return check_channels(d_model)
+
+
+@dataclass(frozen=True)
+class Vaswani(Convention):
+    """The paper's encoding (the seed's): ω_i = base^(-2i/d), i < d/2.
+
+    PE(p, 2i) = sin(ω_i p), PE(p, 2i+1) = cos(ω_i p) with ``layout="interleaved"``
+    (Vaswani et al. 2017, §3.5; pytorch/tutorials
+    ``beginner_source/transformer_tutorial.py``, harvardnlp/annotated-transformer
+    ``the_annotated_transformer.py``), or all sines then all cosines with
+    ``"split"``. Positions start at 0. Odd ``d_model`` raises (the tutorial's
+    code fails on it too).
+    """
+
+    name: ClassVar[str] = "vaswani"
+
+    base: float = 10000.0  # b in ω_i = b^(-2i/d); the paper's 10000
+    layout: str = "interleaved"  # sin at 2i, cos at 2i+1; "split": [sin | cos]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base", check_base(self.base))
+        check_layout(self.layout)
+
+    def plan(self, d_model: Any) -> Plan:
+        d = check_d_model(d_model)
+        return Plan(seed_ladder(d, self.base), self.layout, d)
+
+
+@functools.lru_cache(maxsize=64)
+def _t2t_ladder(n: int, min_timescale: float, max_timescale: float) -> Ladder:
+    den = max(n - 1, 1)
+    with localcontext() as ctx:
+        ctx.prec = DECIMAL_PREC
+        lo, hi = Decimal(min_timescale), Decimal(max_timescale)
+        step = (hi.ln() - lo.ln()) / den
+        return Ladder.from_decimals([lo * (-step * k).exp() for k in range(n)])
+
+
+@dataclass(frozen=True)
+class Tensor2Tensor(Convention):
+    """tensor2tensor's ``get_timing_signal_1d``.
+
+    Source: tensorflow/tensor2tensor ``tensor2tensor/layers/common_attention.py``
+    (``get_timing_signal_1d``, read at bafdc1b). With n = d // 2 timescales,
+
+        ω_k = min_timescale · exp(-k · ln(max_timescale / min_timescale) / max(n - 1, 1)),
+
+    k = 0 … n-1, layout ``[sin | cos]``, and one zero channel appended when
+    d is odd. The token at index t has angle (t + start_index)·ω_k.
+
+    The code *multiplies* by ``min_timescale`` (ω_0 = min_timescale), so for
+    min_timescale ≠ 1 the timescales 1/ω run from 1/min to max/min², not
+    the documented min … max (tensor2tensor#177); this preset reproduces the
+    code.
+    The ``max(n - 1, 1)`` guard makes d = 2 and 3 well defined (ω_0 = min).
+    """
+
+    name: ClassVar[str] = "tensor2tensor"
+
+    min_timescale: float = 1.0  # ω_0 = min_timescale (the code multiplies by it)
+    max_timescale: float = 1.0e4  # ω_last = min² / max
+    start_index: int = 0  # angle of the first token (the function's start_index argument)
+
+    def __post_init__(self) -> None:
+        for field in ("min_timescale", "max_timescale"):
+            v = check_real(getattr(self, field), field)
+            if v <= 0:
+                raise PosEncError(f"{field} must be > 0, got {v}")
+            object.__setattr__(self, field, v)
+        object.__setattr__(self, "start_index", check_int(self.start_index, "start_index"))
+
+    def plan(self, d_model: Any) -> Plan:
+        d = _check_channels(d_model)
+        lad = _t2t_ladder(d // 2, self.min_timescale, self.max_timescale)
+        return Plan(lad, "split", d, origin=self.start_index)
+
+
+@dataclass(frozen=True)
+class Fairseq(Convention):
+    """fairseq's ``SinusoidalPositionalEmbedding`` (also HF Speech2Text's copy).
+
+    Source: facebookresearch/fairseq ``fairseq/modules/sinusoidal_positional_embedding.py``
+    (``get_embedding``) and ``fairseq/utils.py`` (``make_positions``). With
+    h = d // 2,
+
+        ω_k = exp(-k · ln(10000) / (h - 1)) = 10000^(-k/(h-1)),   k = 0 … h-1,
+
+    layout ``[sin | cos]``, one zero channel appended when d is odd. Table
+    row r has angle r; the token at index t (counting non-padding tokens
+    from 0) reads row ``padding_idx + 1 + t``, and row ``padding_idx`` is
+    all zeros, so here token position -1 (where a left-padded batch puts its
+    padding: positions = cumsum(mask)·mask - 1) encodes to zeros.
+
+    d = 2 and 3 divide by h - 1 = 0 in fairseq (ZeroDivisionError); they
+    raise :class:`~posenc.PosEncError` here.
+    """
+
+    name: ClassVar[str] = "fairseq"
+
+    padding_idx: int = 1  # the dictionary's pad index; fairseq's default dictionary uses 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "padding_idx", check_int(self.padding_idx, "padding_idx", minimum=0))
+
+    def plan(self, d_model: Any) -> Plan:
+        d = _check_channels(d_model)
+        h = d // 2
+        if h == 1:
+            raise PosEncError(
+                f"fairseq needs d_model >= 4 or d_model = 1: its exponent divides by "
+                f"half_dim - 1 = {d} // 2 - 1 = 0, got d_model={d}"
+            )
+        lad = geometric_ladder(h, 10000.0, Fraction(max(h - 1, 1)))
+        return Plan(lad, "split", d, origin=self.padding_idx + 1, zero_at=self.padding_idx)
+
+
+@dataclass(frozen=True)
+class HFMarian(Convention):
+    """Hugging Face ``MarianSinusoidalPositionalEmbedding``.
+
+    Source: huggingface/transformers ``src/transformers/models/marian/modeling_marian.py``
+    (``_init_weight``, read at 00b676f): channel j has angle
+    t / 10000^(2·(j // 2) / d) (computed in float64), and the table keeps the
+    even-j channels as sines then the odd-j ones as cosines. So with
+    ω_i = 10000^(-2i/d), layout ``[sin | cos]`` with ceil(d/2) sines and
+    floor(d/2) cosines: an odd d gives the sines the extra channel.
+    Positions start at 0 (``past_key_values_length`` or ``position_ids``).
+    """
+
+    name: ClassVar[str] = "hf-marian"
+
+    def plan(self, d_model: Any) -> Plan:
+        d = _check_channels(d_model)
+        return Plan(geometric_ladder((d + 1) // 2, 10000.0, Fraction(d, 2)), "split", d)
+
+
+@dataclass(frozen=True)
+class Keras(Convention):
+    """keras-hub ``SinePositionEncoding``.
+
+    Source: keras-team/keras-hub ``keras_hub/src/layers/modeling/sine_position_encoding.py``
+    (read at 71453d0): channel j uses (1 / max_wavelength)^(2·(j // 2) / d),
+    sine on even j, cosine on odd j. So ω_i = max_wavelength^(-2i/d),
+    interleaved, and an odd d ends with a sine. Positions start at 0
+    (``start_index`` or ``positions`` shift them).
+    """
+
+    name: ClassVar[str] = "keras"
+
+    max_wavelength: float = 10000.0  # the base: ω_i = max_wavelength^(-2i/d)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_wavelength", check_base(self.max_wavelength, "max_wavelength"))
+
+    def plan(self, d_model: Any) -> Plan:
+        d = _check_channels(d_model)
+        return Plan(geometric_ladder((d + 1) // 2, self.max_wavelength, Fraction(d, 2)), "interleaved", d)
+
+
+@dataclass(frozen=True)
+class PositionalEncodings(Convention):
+    """The ``positional-encodings`` package's ``PositionalEncoding1D``.
+
+    Source: tatp22/multidim-positional-encoding
+    ``positional_encodings/torch_encodings.py`` (read at efeb8d9): the
+    channel count is padded to even, C = 2·ceil(d/2); ω_i = 10000^(-2i/C),
+    i < C/2; sin and cos interleaved; then truncated to the first d
+    channels (an odd d drops the last cosine). Positions start at 0.
+    """
+
+    name: ClassVar[str] = "positional-encodings"
+
+    def plan(self, d_model: Any) -> Plan:
+        d = _check_channels(d_model)
+        n = (d + 1) // 2
+        return Plan(geometric_ladder(n, 10000.0, Fraction(n)), "interleaved", d)
+
+
+_PRESETS: dict[str, type[Convention]] = {
+    c.name: c for c in (Vaswani, Tensor2Tensor, Fairseq, HFMarian, Keras, PositionalEncodings)
+}
+
+#: The preset names :func:`get` knows.
+NAMES = tuple(_PRESETS)
+
+
+def get(convention: Any) -> Convention:
+    """A preset by name (its default settings), or the given preset unchanged.
+
+    >>> get("keras")
+    Keras(max_wavelength=10000.0)
+    >>> get(Fairseq(padding_idx=0)).padding_idx
+    0
+    """
+    if isinstance(convention, Convention):
+        return convention
+    if isinstance(convention, str) and convention in _PRESETS:
+        return _PRESETS[convention]()
+    text = repr(convention)
+    raise PosEncError(
+        f"convention must be a posenc.conventions preset or one of "
+        f"{', '.join(repr(n) for n in NAMES)}, got {text if len(text) <= 60 else text[:57] + '...'}"
+    )
+
+
+def resolve(convention: Any = None, *, base: Any = 10000.0, layout: Any = "interleaved") -> Convention:
+    """The convention an entry point with (base, layout, convention) arguments means.
+
+    ``convention=None`` is the seed's formula with ``base`` and ``layout``.
+    A preset carries its own base and layout, so passing a non-default
+    ``base`` or ``layout`` alongside one is an error rather than silently ignored.
+
+    >>> resolve(None, base=100.0, layout="split")
+    Vaswani(base=100.0, layout='split')
+    """
+    if convention is None:
+        return Vaswani(base, layout)
+    conv = get(convention)
+    if base != 10000.0 or layout != "interleaved":
+        raise PosEncError(
+            f"base and layout are part of the convention; got base={base!r}, layout={layout!r} "
+            f"with convention {conv!r} (set them on the preset, e.g. Vaswani(base=..., layout=...))"
+        )
+    return conv
