@@ -21,6 +21,7 @@ from .rope import (
     RopeContextReport,
     RopeFrequencies,
     Sections,
+    XPos,
     YaRN,
     apply_rope,
     from_hf_config,
@@ -31,6 +32,8 @@ from .rope import (
     rope_frequencies,
     rope_grid_report,
     rope_table,
+    xpos_decay,
+    xpos_scale,
 )
 from .sinusoidal import (
     Aliasing,
@@ -82,6 +85,7 @@ __all__ = [
     "RopeFrequencies",
     "Sections",
     "Separation",
+    "XPos",
     "YaRN",
     "__version__",
     "aliasing",
@@ -115,4 +119,6 @@ __all__ = [
     "t5_bucket_edges",
     "table",
     "wavelengths",
+    "xpos_decay",
+    "xpos_scale",
 ]
