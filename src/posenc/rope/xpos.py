@@ -43,7 +43,16 @@ from ..exact.core import split, two_prod
 from .cos_sin import cos_sin_tables
 from .frequencies import RopeFrequencies
 
-__all__ = ["XPOS_ROLES", "XPos", "check_xpos", "xpos_cos_sin", "xpos_decay", "xpos_scale"]
+__all__ = [
+    "XPOS_ROLES",
+    "XPos",
+    "check_xpos",
+    "check_xpos_range",
+    "xpos_cos_sin",
+    "xpos_decay",
+    "xpos_rows",
+    "xpos_scale",
+]
 
 #: ``role`` of :func:`posenc.apply_rope` with xPos: queries grow with p, keys shrink.
 XPOS_ROLES = ("q", "k")
@@ -202,6 +211,28 @@ def xpos_decay(offsets: Any, rotary_dim: int, *, xpos: XPos | None = None) -> np
     off = check_positions(offsets, "offsets")
     _check_range(off, xp, r, np.dtype(np.float64), "Δ")
     return _factors(off, xp, r)
+
+
+def check_xpos_range(lo: float, hi: float, middle: float, xpos: XPos, rotary_dim: int, dtype: Any) -> None:
+    """Raise unless every factor for positions ``lo … hi`` (centre ``middle``) is a normal number of ``dtype``."""
+    units = np.array([lo - middle, hi - middle], dtype=np.float64)
+    _check_range(units, xpos, rotary_dim, np.dtype(dtype), "p − c" if xpos.center else "p")
+
+
+def xpos_rows(freqs: RopeFrequencies, xpos: XPos, positions: np.ndarray, middle: float, dtype: Any) -> np.ndarray:
+    """Rows ``[m, 4, r/2]``: (cos·f_q, sin·f_q, cos·f_k, sin·f_k) at positions ``[m]`` for centre ``middle``.
+
+    The tables of :func:`xpos_cos_sin` for both roles, bit for bit: the rows
+    behind ``posenc.torch.RotaryEmbedding(xpos=...)``. Factors outside
+    float64's range come out as 0 or inf: check positions first
+    (:func:`check_xpos_range`).
+    """
+    pos = positions.astype(np.float64)
+    cos, sin = cos_sin_tables(pos, freqs, np.dtype(np.float64))
+    with np.errstate(over="ignore", under="ignore"):
+        fq = _factors(pos - middle, xpos, freqs.rotary_dim)
+        fk = _factors(middle - pos, xpos, freqs.rotary_dim)
+    return np.stack([cos * fq, sin * fq, cos * fk, sin * fk], axis=1).astype(dtype)
 
 
 def xpos_cos_sin(

@@ -26,8 +26,10 @@ from torch import nn
 from ..errors import PosEncError, check_int, check_layout
 from ..rope.cos_sin import cos_sin_tables, rope_cos_sin, rope_table
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
+from ..rope.xpos import check_xpos
 from . import _fused
 from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
+from .xpos import XPosTable
 
 __all__ = ["RotaryEmbedding", "apply_rope", "positions_from_cu_seqlens"]
 
@@ -138,7 +140,11 @@ class RotaryEmbedding(nn.Module):
             effective base (or factor set). None: max(position) + 1 of each
             eager call, as HF; a change of regime rebuilds the table (one
             table never mixes rotations), so a KV cache filled before it is
-            stale: fix ``seq_len`` for a whole generation.
+            stale: fix ``seq_len`` for a whole generation. With ``xpos`` it
+            also fixes the centre N//2 (see :mod:`posenc.torch.xpos`).
+        xpos: None, or a :class:`posenc.XPos`: q is also scaled by
+            ζ^((p − c)/scale_base) and k by its inverse, as
+            :func:`posenc.apply_rope` with ``xpos=``, bit for bit.
 
     Outputs are in the input dtypes; the math is float32 on float32 cos/sin
     rows within 1 ulp of the true values, and float64 on float64 rows for
@@ -163,6 +169,7 @@ class RotaryEmbedding(nn.Module):
         max_len: int = DEFAULT_ROWS,
         sequence_dim: int = -2,
         seq_len: int | None = None,
+        xpos: Any = None,
     ) -> None:
         super().__init__()
         freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len)
@@ -176,7 +183,10 @@ class RotaryEmbedding(nn.Module):
         self.freqs = freqs
         self._regime = None if scaling is None else scaling.cache_key(seq_len)
         rows = check_int(max_len, "max_len", minimum=0)
-        self.cache = TableCache(_Rows(freqs), (2, freqs.rotary_dim // 2), stop=rows)
+        if xpos is not None and self._regime is not None:
+            raise PosEncError(f"xpos with a length-dependent scaling ({scaling!r}) is not supported")
+        self.cache = TableCache(_Rows(freqs), (2, freqs.rotary_dim // 2), stop=0 if xpos is not None else rows)
+        self.xpos = None if xpos is None else XPosTable(freqs, xpos, self.seq_len, rows)
 
     @property
     def attention_factor(self) -> float:
@@ -225,11 +235,18 @@ class RotaryEmbedding(nn.Module):
         return rows[..., 0, :].clone(), rows[..., 1, :].clone()
 
     def rotate(
-        self, x: torch.Tensor, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0
+        self, x: torch.Tensor, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0,
+        role: str | None = None,
     ) -> torch.Tensor:
-        """Rotate one tensor (q or k), ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]``)."""
+        """Rotate one tensor (q or k), ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]``); with xpos, ``role`` "q" or "k"."""
         _check_qk("x", x, self.head_dim, self.sequence_dim)
-        rows = self._rows(x.shape[self.sequence_dim], positions, offset, x.device, _batch(x), _table_dtype(x))
+        if self.xpos is not None or role is not None:
+            check_xpos(None if self.xpos is None else self.xpos.xpos, role)
+        s = x.shape[self.sequence_dim]
+        if self.xpos is not None:
+            rows = self.xpos.rows(s, positions, offset, x.device, _batch(x), _table_dtype(x), x.dtype)
+            return self._apply_tables(x, rows[..., 0:2, :] if role == "q" else rows[..., 2:4, :])
+        rows = self._rows(s, positions, offset, x.device, _batch(x), _table_dtype(x))
         return self._apply_tables(x, rows)
 
     def forward(
@@ -268,6 +285,10 @@ class RotaryEmbedding(nn.Module):
                 f"q and k must agree in every dimension but heads, got {tuple(q.shape)} and {tuple(k.shape)}"
             )
         dq, dk = _table_dtype(q), _table_dtype(k)
+        if self.xpos is not None:  # (cos, sin)·ζ^(+…) for q, ·ζ^(−…) for k
+            xq = self.xpos.rows(s, positions, offset, q.device, _batch(q), dq, q.dtype)
+            xk = self.xpos.rows(s, positions, offset, q.device, _batch(q), dk, k.dtype)
+            return self._apply_tables(q, xq[..., 0:2, :]), self._apply_tables(k, xk[..., 2:4, :])
         rows_q = self._rows(s, positions, offset, q.device, _batch(q), dq)
         rows_k = rows_q if dk == dq else self._rows(s, positions, offset, q.device, _batch(q), dk)
         return self._apply_tables(q, rows_q), self._apply_tables(k, rows_k)
@@ -297,6 +318,7 @@ class RotaryEmbedding(nn.Module):
         return (
             f"head_dim={self.head_dim}, rotary_dim={self.rotary_dim}, base={self.base}, "
             f"scaling={self.scaling!r}, layout={self.layout!r}, sequence_dim={self.sequence_dim}"
+            + ("" if self.xpos is None else f", xpos={self.xpos.xpos!r}")
         )
 
 
