@@ -15,6 +15,7 @@ from .alibi import (
     Press,
     alibi_bias,
     alibi_convention,
+    alibi_distance,
     alibi_slopes,
     alibi_table,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "T5Buckets",
     "alibi_bias",
     "alibi_convention",
+    "alibi_distance",
     "alibi_slopes",
     "alibi_table",
     "t5_bucket",

@@ -65,6 +65,7 @@ __all__ = [
     "Press",
     "alibi_bias",
     "alibi_convention",
+    "alibi_distance",
     "alibi_rows_at",
     "alibi_slopes",
     "alibi_table",
@@ -242,6 +243,22 @@ def alibi_slopes(n_heads: int, *, convention: Any = "press") -> np.ndarray:
     """
     conv = alibi_convention(convention)
     return conv.slopes(n_heads)
+
+
+def alibi_distance(n_heads: int, penalty: float = 1.0, *, convention: Any = "press") -> np.ndarray:
+    """The distance at which each head's penalty m_h·d reaches ``penalty``: float64 ``[n_heads]``.
+
+    A key that far back has its attention weight multiplied by exp(−penalty)
+    relative to the query's own position (e**-1 ≈ 0.37 for the default).
+
+    >>> alibi_distance(8, 1.0).tolist()
+    [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]
+    """
+    slopes = alibi_slopes(n_heads, convention=convention)
+    p = check_real(penalty, "penalty")
+    if not p > 0:
+        raise PosEncError(f"penalty must be > 0, got {penalty!r}")
+    return p / slopes
 
 
 def _product(m: Any, t: np.ndarray) -> np.ndarray:
