@@ -20,6 +20,7 @@ import os
 import sys
 
 from .. import __version__
+from .._files import Interrupted
 from ..errors import PosEncError
 from . import analysis, bench, page, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
 from ._base import COMMANDS, CommandError, Parser
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     _utf8_or_replace()
     try:
         args = build_parser().parse_args(argv)
+        args.as_command = argv is None  # the process's own command: it may keep signals muted while it exits
         return int(args.run(args))
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
@@ -83,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         return _error(f"cannot write {where}{exc.strerror or exc}")
     except ImportError as exc:  # a missing extra; the message names it
         return _error(str(exc))
+    except Interrupted as exc:  # a file write stopped by a signal: the old file is untouched
+        _error(str(exc))
+        return exc.exit_status
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130

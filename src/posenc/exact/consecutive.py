@@ -35,6 +35,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled
+from ..errors import check_angle
 from . import _jit
 from .angles import fill_sincos
 from .core import FAST_EPS, build_fill
@@ -134,6 +135,8 @@ def fill_range(
     n = len(ladder)
     if length <= 0 or n == 0:
         return
+    if ladder.fastest > 1.0:  # scaled frequencies: see posenc.errors.MAX_ANGLE
+        check_angle(max(abs(start), abs(start + length - 1)), ladder.fastest)
     if engine == "exact" or sin_out.dtype.itemsize > 4 or length < 2 * _B2:
         rows = max(1, (1 << 16) // n)
         for r in range(0, length, rows):

@@ -1,40 +1,61 @@
-"""Exact position tables for torch modules: the shared cache machinery.
+"""Exact position tables for torch modules: one cache, one lookup.
 
 A module that adds or rotates by a per-position table (the sinusoidal
-encoding, RoPE's cos/sin) keeps the rows it has needed in a
-:class:`TableCache`. The cache guarantees what users of other libraries
-found broken (see ``/work/shared/research/user-reports.md``, items 2, 4, 10,
-16, 17, 18):
+encoding, RoPE's cos/sin) asks its :class:`TableCache` for rows with
+:meth:`TableCache.lookup` (``positions`` or ``offset`` -> rows); every check
+on positions and offsets is written there, once. The cache guarantees what
+users of other libraries found broken (see
+``shared/research/user-reports.md``, items 2, 4, 10, 16, 17, 18) and what
+issue 10 asked for:
 
-- **Exact rows.** Rows come from the NumPy core (``build(start, length)``),
-  never from ``torch.arange(dtype=float)`` or a float32 ``p * ω`` on the
-  device, so ``set_default_dtype``, DeepSpeed's ``arange`` patch, autocast
-  and TF32 cannot touch them. The cache grows in pieces, so ``build`` must
-  give each position one value whatever ``start`` is: the exact paths
-  (:func:`posenc.exact.fill_range` for consecutive rows,
-  :func:`posenc.exact.fill_sincos` for any positions) both do.
-- **Always float32, on the module's device.** ``module.to(torch.bfloat16)``,
-  ``.half()`` and friends move the table but never cast it (``_apply`` is
-  overridden); a table cast or replaced behind the module's back (FSDP
-  buffer casts, accelerate materialising buffers) is recomputed at the next
-  eager call.
-- **Nothing in ``state_dict``.** The buffer is non-persistent; stale keys
-  from older checkpoints are dropped on load.
-- **Meta-device safe.** Built under ``torch.device("meta")`` the table is a
-  shape only; ``to_empty()`` and ``.to(device)`` recompute it.
-- **Grows on demand, eagerly.** :meth:`TableCache.ensure` (called by eager
-  forwards) extends the rows; under ``torch.compile`` nothing grows or
-  syncs: reserve the rows first (``reserve``), then the compiled forward is
-  a slice or a gather plus an add.
+- **Exact rows.** Rows come from the NumPy core (the builder's ``rows`` for
+  consecutive positions, ``at`` for any positions; both give each position
+  one value), never from ``torch.arange(dtype=float)`` or a float32 ``p * ω``
+  on the device, so ``set_default_dtype``, DeepSpeed's ``arange`` patch,
+  autocast and TF32 cannot touch them.
+- **float32, and float64 for float64 callers**, on the caller's device.
+  ``module.to(torch.bfloat16)`` moves the tables but never casts them
+  (``_apply`` is overridden); a table cast or replaced behind the module's
+  back (FSDP buffer casts, accelerate materialising buffers) is recomputed
+  at the next eager call. The float64 table is computed the first time a
+  float64 caller asks.
+- **Nothing in ``state_dict``**; stale keys from older checkpoints are dropped.
+- **Meta-device safe.** Built under ``torch.device("meta")`` a table is a
+  shape only; ``to_empty()`` and the next real call recompute it.
+- **Rows from construction.** :data:`DEFAULT_ROWS` positions (0 … 4095)
+  are held from the start, torchtune's default ``max_seq_len`` and as many
+  as the ``max_position_embeddings`` of most HF configs, so
+  ``torch.compile(model)`` works with no extra call.
+- **Sparse positions cost what they use.** The cache holds one contiguous
+  window of positions per dtype. A request outside it grows the window only
+  when the growth is at most the window's size (doubling: decoding token by
+  token costs amortised O(1) rows per token) or a small multiple
+  (:data:`SPARSE_FACTOR`) of the rows asked for (a long prefill). Anything
+  else (``positions=[0, 2**31 - 2]``, ``offset=10**9`` beside a window at
+  0) is computed directly, row by row through the exact per-position path,
+  and not kept: peak extra memory is a small multiple of the output.
+- **Thread-safe.** Reading, growing, relocating and replacing the tables
+  happen under one lock per cache; a returned view is taken from a table
+  that is never written again, so a thread that grows the cache cannot
+  change rows another thread is reading.
+- **torch.compile.** Inside a compiled graph nothing is locked, synced or
+  checked by value. A run (an ``int`` offset) beyond the window leaves the
+  graph (``torch.compiler.disable``) to grow the cache eagerly, so a compile
+  that allows graph breaks just works; under ``fullgraph=True`` that is an
+  error whose reason names ``reserve()``/``max_len``. Tensor positions or
+  offsets are gathered with an in-graph assert that they lie in the window.
 
-Rows are indexed by position: row ``i`` of ``table`` holds position
-``start + i``. Positions may be negative (``start`` moves down).
+Row ``i`` of a table holds position ``start + i``; positions may be negative.
 """
 
 from __future__ import annotations
 
+import math
+import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -42,180 +63,448 @@ from torch import nn
 
 from ..errors import MAX_POSITION, PosEncError, check_int
 
-__all__ = ["Builder", "TableCache", "compiling", "drop_keys", "position_bounds"]
+__all__ = [
+    "DEFAULT_ROWS",
+    "SPARSE_FACTOR",
+    "RowBuilder",
+    "TableCache",
+    "compiling",
+    "drop_keys",
+    "position_bounds",
+]
 
-#: ``build(start, length)`` returns the rows for positions start … start+length-1,
-#: an array ``[length, *row_shape]`` (cast to float32). Keep it picklable (a
-#: dataclass or a bound method, not a lambda) so modules can be saved whole,
-#: deep-copied and sent to worker processes.
-Builder = Callable[[int, int], np.ndarray]
+#: Positions 0 … DEFAULT_ROWS-1 are computed at construction (``max_len``):
+#: torchtune's ``max_seq_len`` default (RotaryPositionalEmbeddings builds its
+#: cache at init), between HF's ``max_position_embeddings`` defaults (Marian
+#: 1024, Llama 2048) and the 4096 of most checkpoints.
+DEFAULT_ROWS = 4096
+
+#: A request may grow the window by this many rows per position it asks for
+#: (beyond doubling the window); anything sparser is computed directly.
+SPARSE_FACTOR = 4
 
 _MIN_GROWTH = 256  # rows computed at least per growth
 _MAX_SLACK = 1 << 16  # at most this many rows beyond the need per growth
+_NUMPY: dict[torch.dtype, np.dtype] = {torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64)}
+_BUFFER = {torch.float32: "table", torch.float64: "table64"}
+_BEYOND = (
+    "positions beyond the rows this module holds: under torch.compile(fullgraph=True) nothing grows, "
+    "so call reserve(n) (or construct it with max_len=n) before compiling"
+)
+
+
+class RowBuilder(Protocol):
+    """Where a cache's rows come from: exact, one value per position, picklable.
+
+    ``rows(start, length, dtype)`` returns positions ``start … start+length-1``
+    and ``at(positions, dtype)`` any int64 positions ``[m]``; both as arrays
+    ``[count, *row_shape]`` in ``dtype`` (float32 or float64), and the same
+    position gives the same bits through either.
+    """
+
+    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray: ...
+
+    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray: ...
 
 
 def compiling() -> bool:
-    """True while torch.compile / torch.export traces: no syncs, no growth then."""
+    """True while torch.compile / torch.export traces: no syncs, no growth, no locks then."""
     return bool(torch.compiler.is_compiling())
 
 
+@dataclass(frozen=True)
+class _Request:
+    """Validated positions: a run ``first … first+s-1`` (``index`` None) or an index ``[s]`` / ``[b, s]``."""
+
+    s: Any
+    first: Any = 0
+    index: torch.Tensor | None = None
+    lo: int = 0  # bounds, eager only
+    hi: int = 0
+
+    @property
+    def count(self) -> int:
+        return int(self.s) if self.index is None else int(self.index.numel())
+
+
 class TableCache(nn.Module):
-    """Float32 rows of an exact per-position table, grown on demand.
+    """Rows of an exact per-position table, held in float32 (and float64 on demand), grown safely.
 
     Args:
-        build: ``build(start, length) -> ndarray [length, *row_shape]``, the
-            exact rows (see :data:`Builder`).
+        build: a :class:`RowBuilder`.
         row_shape: shape of one row, e.g. ``(d_model,)`` or ``(2, n)``.
         stop: rows for positions ``start … stop-1`` are computed now
-            (``0``: none until first use).
+            (default :data:`DEFAULT_ROWS`; ``0``: none until first use).
         start: the first position held.
 
     Attributes:
         table: float32 ``[stop - start, *row_shape]``, a non-persistent buffer.
-        start: position of row 0.
+        table64: the float64 rows (empty until a float64 caller asks).
 
     >>> import numpy as np
-    >>> c = TableCache(lambda s, n: np.arange(s, s + n, dtype=np.float32)[:, None], (1,), stop=4)
-    >>> c.take(torch.tensor([3, 0])).flatten().tolist()
+    >>> class Ramp:  # row p = [p]
+    ...     def rows(self, start, n, dtype): return np.arange(start, start + n, dtype=dtype)[:, None]
+    ...     def at(self, p, dtype): return p.astype(dtype)[:, None]
+    >>> c = TableCache(Ramp(), (1,), stop=4)
+    >>> c.lookup(2, positions=torch.tensor([3, 0])).flatten().tolist()
     [3.0, 0.0]
-    >>> c.ensure(-2, 6); (c.start, c.stop)
-    (-2, 254)
+    >>> c.lookup(2, offset=10**6).flatten().tolist(), (c.start, c.stop)   # far: computed, not kept
+    ([1000000.0, 1000001.0], (0, 4))
     """
 
     table: torch.Tensor
+    table64: torch.Tensor
 
-    def __init__(self, build: Builder, row_shape: Sequence[int], *, stop: int = 0, start: int = 0) -> None:
+    def __init__(
+        self, build: RowBuilder, row_shape: Sequence[int], *, stop: int = DEFAULT_ROWS, start: int = 0
+    ) -> None:
         super().__init__()
         self.build = build
         self.row_shape = tuple(int(n) for n in row_shape)
         first = check_int(start, "start")
-        last = check_int(stop, "stop")
+        count = max(check_int(stop, "stop") - first, 0)
+        _check_positions_held(first, first + count)
+        self._check_size(count, torch.float32)
+        self._lock = threading.RLock()
+        self._start: dict[torch.dtype, int] = {}
+        self._own: dict[torch.dtype, torch.Tensor] = {}
         # honour torch.device("meta") / torch.device("cuda") context managers
         device = torch.empty(0).device
-        self._install(self._compute(first, max(last - first, 0), device), first)
+        self._install(torch.float32, self._compute(first, count, device, torch.float32), first)
+        self._install(torch.float64, self._compute(0, 0, device, torch.float64), 0)
 
     # -- state -----------------------------------------------------------------
 
     @property
+    def start(self) -> int:
+        """The first position of the float32 rows."""
+        return self._start[torch.float32]
+
+    @property
     def stop(self) -> int:
-        """One past the last position held."""
+        """One past the last position of the float32 rows."""
         return self.start + int(self.table.shape[0])
 
-    def _install(self, table: torch.Tensor, start: int) -> None:
-        self.register_buffer("table", table, persistent=False)
-        self.start = start
+    def held(self, dtype: torch.dtype = torch.float32) -> tuple[int, int]:
+        """``(start, stop)``: the positions whose ``dtype`` rows are held."""
+        a = self._start[dtype]
+        return a, a + int(getattr(self, _BUFFER[dtype]).shape[0])
+
+    def _install(self, dtype: torch.dtype, table: torch.Tensor, start: int) -> None:
+        self.register_buffer(_BUFFER[dtype], table, persistent=False)
+        self._start[dtype] = start
         # the table we computed: anything else found in the buffer is recomputed
-        self._own = table
+        self._own[dtype] = table
 
-    def _fresh(self) -> bool:
-        t = self.table
-        return t is self._own and not t.is_meta and t.dtype == torch.float32
+    def _fresh(self, dtype: torch.dtype) -> bool:
+        t = getattr(self, _BUFFER[dtype])
+        return t is self._own[dtype] and not t.is_meta and t.dtype == dtype
 
-    def _compute(self, start: int, length: int, device: torch.device) -> torch.Tensor:
+    def _check_size(self, rows: int, dtype: torch.dtype) -> None:
+        need = rows * math.prod(self.row_shape) * _NUMPY[dtype].itemsize
+        if need > _memory_limit():
+            raise PosEncError(
+                f"{rows} rows of {self.row_shape} {str(dtype)[6:]} would need {need / 2**30:.1f} GiB, "
+                f"more than this machine's memory ({_memory_limit() / 2**30:.1f} GiB)"
+            )
+
+    def _compute(self, start: int, length: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
         shape = (length, *self.row_shape)
         # a table made under inference_mode could not be used where autograd records
         with torch.inference_mode(False):
             if device.type == "meta" or length == 0:
-                return torch.empty(shape, dtype=torch.float32, device=device)
-            rows = np.ascontiguousarray(self.build(start, length), dtype=np.float32)
-            if rows.shape != shape:
-                raise PosEncError(f"table builder returned shape {rows.shape}, expected {shape}")
-            t = torch.from_numpy(rows)
-            return t if device.type == "cpu" else t.to(device)
+                return torch.empty(shape, dtype=dtype, device=device)
+            return _to_device(self._checked(self.build.rows(start, length, _NUMPY[dtype]), shape, dtype), device)
 
-    # -- growth (eager only) ---------------------------------------------------
+    def _checked(self, rows: np.ndarray, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        out = np.ascontiguousarray(rows, dtype=_NUMPY[dtype])
+        if out.shape != shape:
+            raise PosEncError(f"table builder returned shape {out.shape}, expected {shape}")
+        return torch.from_numpy(out)
 
-    def ensure(self, lo: int, hi: int, device: torch.device | str | None = None) -> None:
-        """Make positions ``lo … hi-1`` available on ``device`` (default: where the table is).
+    # -- the lookup --------------------------------------------------------------
 
-        Recomputes the table when it is on the meta device, was cast or
-        replaced from outside, or lives on another device; otherwise extends
-        it, computing only the new rows. Not for use inside torch.compile.
+    def lookup(
+        self,
+        s: Any,
+        *,
+        positions: torch.Tensor | None = None,
+        offset: Any = 0,
+        batch: int | None = None,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype = torch.float32,
+        before: Callable[[int, int], None] | None = None,
+    ) -> torch.Tensor:
+        """The rows for ``s`` tokens at ``positions``, or at ``offset … offset+s-1``.
+
+        Args:
+            s: tokens in the sequence.
+            positions: integer positions ``[s]``, or ``[b, s]`` with b 1 or
+                ``batch`` (integer-valued floating tensors are accepted).
+            offset: when ``positions`` is None: an int (NumPy integers too),
+                or an integer tensor ``[]`` or ``[b]`` (b 1 or ``batch``).
+            batch: the caller's batch size, or None when it has none.
+            device: where the rows are wanted (default: where the table is).
+            dtype: torch.float32 or torch.float64.
+            before: called with the bounds ``(lo, hi)`` under the lock before
+                any growth (RoPE's length-dependent scalings reset the table there).
+
+        Returns:
+            ``[s, *row_shape]``, or ``[b, s, *row_shape]`` for ``[b, s]``
+            positions or ``[b]`` offsets; read-only (it may be a view of the
+            table: copy before writing into it).
+
+        Raises:
+            PosEncError: before any work, naming the value or shape: both
+                positions and offset; non-integer dtypes; shapes that do not
+                match ``s``/``batch``; NaN, non-integers or ``|p| >= 2**53``
+                (value checks in eager mode only).
         """
-        dev = self.table.device if device is None else torch.device(device)
-        if self.table.device != dev or (dev.type != "meta" and not self._fresh()):
-            self._relocate(dev)
-        if hi <= lo or (self.start <= lo and hi <= self.stop):
-            return
-        size = self.stop - self.start
-        if not size:
-            self._install(self._compute(lo, max(hi - lo, _MIN_GROWTH), dev), lo)
-            return
-        new_lo, new_hi = min(self.start, lo), self.stop
-        if hi > self.stop:
+        eager = not compiling()
+        req = _parse(s, positions, offset, batch, eager)
+        if dtype not in _BUFFER:
+            raise PosEncError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
+        if not eager:
+            return self._traced(req, dtype, device)
+        dev = torch.device(device) if device is not None else self.table.device
+        if dev.type == "meta":
+            lead = (int(req.s),) if req.index is None else tuple(req.index.shape)
+            return torch.empty((*lead, *self.row_shape), dtype=dtype, device=dev)
+        with self._lock:
+            if before is not None:
+                before(req.lo, req.hi)
+            self._place(dev)
+            a, z = self.held(dtype)
+            if req.hi > req.lo and not (a <= req.lo and req.hi <= z):
+                if not self._worth_growing(req, a, z):
+                    return self._direct(req, dtype, dev)
+                self._grow(req.lo, req.hi, dtype)
+            return self._read(req, dtype)
+
+    def _traced(self, req: _Request, dtype: torch.dtype, device: Any) -> torch.Tensor:
+        """Inside a compiled graph: a slice or a gather, no locks, no syncs."""
+        table = getattr(self, _BUFFER[dtype])
+        a = self._start[dtype]
+        if req.index is None:
+            if req.first < a or req.first + req.s > a + table.shape[0]:
+                return _outside_graph(self, req, dtype, device)
+            return table[req.first - a : req.first - a + req.s]
+        idx = req.index.to(device=table.device, dtype=torch.long) - a
+        torch._assert_async(((idx >= 0) & (idx < table.shape[0])).all(), _BEYOND)
+        return _gather(table, idx, self.row_shape)
+
+    def _read(self, req: _Request, dtype: torch.dtype) -> torch.Tensor:
+        """Rows inside the window: a view of a table that nothing writes again, or a gather."""
+        table = getattr(self, _BUFFER[dtype])
+        a = self._start[dtype]
+        if req.index is None:
+            return table[req.first - a : req.first - a + req.s]
+        return _gather(table, req.index.to(table.device) - a, self.row_shape)
+
+    def _worth_growing(self, req: _Request, a: int, z: int) -> bool:
+        # an empty window sits at its start (0 unless told otherwise): far first requests stay direct
+        held = z - a
+        return max(z, req.hi) - min(a, req.lo) - held <= max(held, _MIN_GROWTH, SPARSE_FACTOR * req.count)
+
+    def _direct(self, req: _Request, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """Rows computed for these positions alone (held ones gathered), not kept."""
+        npd = _NUMPY[dtype]
+        if req.index is None:
+            shape = (int(req.s), *self.row_shape)
+            return _to_device(self._checked(self.build.rows(int(req.first), int(req.s), npd), shape, dtype), device)
+        table = getattr(self, _BUFFER[dtype])
+        flat = req.index.reshape(-1).to(table.device) - self._start[dtype]
+        inside = (flat >= 0) & (flat < table.shape[0])
+        out = torch.empty((flat.shape[0], *self.row_shape), dtype=dtype, device=table.device)
+        out[inside] = _gather(table, flat[inside], self.row_shape)
+        far = (flat[~inside] + self._start[dtype]).cpu().numpy()
+        if far.size:
+            uniq, inverse = np.unique(far, return_inverse=True)
+            rows = self._checked(self.build.at(uniq, npd), (uniq.shape[0], *self.row_shape), dtype)
+            out[~inside] = _to_device(rows[torch.from_numpy(inverse.reshape(-1))], out.device)
+        return out.reshape(*req.index.shape, *self.row_shape)
+
+    # -- growth (eager, under the lock) -----------------------------------------
+
+    def _grow(self, lo: int, hi: int, dtype: torch.dtype) -> None:
+        """Extend the window to cover ``lo … hi-1``, computing only the new rows."""
+        table = getattr(self, _BUFFER[dtype])
+        a, z = self.held(dtype)
+        dev = table.device
+        new_lo, new_hi = min(a, lo), z
+        if hi > z:
             # at least double (amortised O(1) per decoded token), but never far past the need
             need = hi - new_lo
-            new_hi = new_lo + max(need, _MIN_GROWTH, min(2 * size, need + _MAX_SLACK))
-        below = self._compute(new_lo, self.start - new_lo, dev)
-        above = self._compute(self.stop, new_hi - self.stop, dev)
+            new_hi = new_lo + max(need, _MIN_GROWTH, min(2 * (z - a), need + _MAX_SLACK))
+        _check_positions_held(new_lo, new_hi)
+        self._check_size(new_hi - new_lo, dtype)
+        below = self._compute(new_lo, a - new_lo, dev, dtype)
+        above = self._compute(z, new_hi - z, dev, dtype)
         with torch.inference_mode(False):
-            self._install(torch.cat([below, self.table, above]), new_lo)
+            self._install(dtype, torch.cat([below, table, above]), new_lo)
 
-    def reserve(self, stop: int, start: int = 0) -> None:
-        """Compute the rows for positions ``start … stop-1`` now (before torch.compile)."""
-        self.ensure(check_int(start, "start"), check_int(stop, "stop"))
+    def reserve(self, stop: int, start: int = 0, *, dtype: torch.dtype = torch.float32) -> None:
+        """Hold the rows for positions ``start … stop-1`` now (before ``torch.compile(fullgraph=True)``).
 
-    def reset(self, build: Builder | None = None) -> None:
-        """Forget every row (and replace the builder): for modules whose table changes."""
-        if build is not None:
-            self.build = build
-        self._install(self._compute(0, 0, self.table.device), 0)
-
-    # -- reading (safe under torch.compile) -------------------------------------
-
-    def rows(self, first: int, length: int) -> torch.Tensor:
-        """Rows for positions ``first … first+length-1``: a view ``[length, *row_shape]``.
-
-        The caller has made them available (:meth:`ensure` or :meth:`reserve`).
+        The window grows to cover them, or, when that would hold far more
+        rows than asked for, moves to exactly them.
         """
-        i = first - self.start
-        # checks that become runtime asserts (not graph breaks) under torch.compile
-        torch._check(i >= 0, lambda: "positions below the cached rows: call reserve() before torch.compile")
-        torch._check(
-            i + length <= self.table.shape[0],
-            lambda: "positions beyond the cached rows: call reserve() before torch.compile",
-        )
-        return self.table[i : i + length]
+        first, last = check_int(start, "start"), check_int(stop, "stop")
+        if dtype not in _BUFFER:
+            raise PosEncError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
+        if last <= first:
+            return
+        _check_positions_held(first, last)
+        with self._lock:
+            self._place(self.table.device)
+            a, z = self.held(dtype)
+            if a <= first and last <= z:
+                return
+            if self._worth_growing(_Request(s=last - first, lo=first, hi=last), a, z):
+                self._grow(first, last, dtype)
+                return
+            self._check_size(last - first, dtype)
+            dev = getattr(self, _BUFFER[dtype]).device
+            self._install(dtype, self._compute(first, last - first, dev, dtype), first)
 
-    def take(self, positions: torch.Tensor) -> torch.Tensor:
-        """Rows at integer positions ``[...]`` (already available): ``[..., *row_shape]``."""
-        idx = positions.to(device=self.table.device, dtype=torch.long)
-        if self.start:
-            idx = idx - self.start
-        flat = self.table.reshape(self.table.shape[0], -1)
-        out = torch.nn.functional.embedding(idx, flat)
-        return out if len(self.row_shape) == 1 else out.reshape(*idx.shape, *self.row_shape)
+    def reset(self, build: RowBuilder | None = None) -> None:
+        """Forget every row (and replace the builder): for modules whose table changes."""
+        with self._lock:
+            if build is not None:
+                self.build = build
+            for dtype in _BUFFER:
+                self._install(dtype, self._compute(0, 0, getattr(self, _BUFFER[dtype]).device, dtype), 0)
 
     # -- torch integration -----------------------------------------------------
 
+    def _place(self, device: torch.device) -> None:
+        """Tables on ``device`` and ours (recomputed if cast, replaced or meta)."""
+        for dtype in _BUFFER:
+            t = getattr(self, _BUFFER[dtype])
+            if t.device != device or (device.type != "meta" and not self._fresh(dtype)):
+                self._relocate(device, dtype)
+
     def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True) -> TableCache:
-        # fn casts and moves; only its device is honoured: the table stays float32 and exact
+        # fn casts and moves; only its device is honoured: the tables keep their dtypes and exact rows
         try:
             device = fn(torch.empty(0, dtype=torch.float32, device=self.table.device)).device
         except NotImplementedError:  # .to(device) from meta: nothing to copy, we recompute
             device = fn(torch.empty(0, dtype=torch.float32)).device
-        if device != self.table.device or not self._fresh():
-            self._relocate(device)
+        with self._lock:
+            self._place(device)
         return self
 
-    def _relocate(self, device: torch.device) -> None:
+    def _relocate(self, device: torch.device, dtype: torch.dtype) -> None:
         """Put the same rows on ``device``: copied when ours and real, recomputed otherwise."""
-        if self._fresh():
-            self._install(self.table.to(device), self.start)  # an exact copy
+        a, z = self.held(dtype)
+        if self._fresh(dtype):
+            self._install(dtype, getattr(self, _BUFFER[dtype]).to(device), a)  # an exact copy
         else:
-            self._install(self._compute(self.start, self.stop - self.start, device), self.start)
+            self._install(dtype, self._compute(a, z - a, device, dtype), a)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_lock", None)  # locks do not pickle; each copy gets its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._lock = threading.RLock()
 
     def _load_from_state_dict(
         self, state_dict: dict[str, Any], prefix: str, local_metadata: Any, strict: bool,
         missing_keys: list[str], unexpected_keys: list[str], error_msgs: list[str],
     ) -> None:
-        drop_keys(state_dict, prefix, ("table",))  # saved by a version that persisted it
+        drop_keys(state_dict, prefix, ("table", "table64"))  # saved by a version that persisted it
         super()._load_from_state_dict(
             state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
         )
 
     def extra_repr(self) -> str:
         return f"positions={self.start}…{self.stop - 1}, row_shape={self.row_shape}, device={self.table.device}"
+
+
+@torch.compiler.disable(reason=_BEYOND)
+def _outside_graph(cache: TableCache, req: _Request, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    """A run beyond the window met inside a compiled graph: served eagerly, between two graphs."""
+    return cache.lookup(int(req.s), offset=int(req.first), device=device, dtype=dtype)
+
+
+def _gather(table: torch.Tensor, idx: torch.Tensor, row_shape: tuple[int, ...]) -> torch.Tensor:
+    width = math.prod(row_shape)
+    out = torch.nn.functional.embedding(idx.to(torch.long), table.reshape(table.shape[0], width))
+    return out if len(row_shape) == 1 else out.reshape(*idx.shape, *row_shape)
+
+
+def _to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    return t if device.type == "cpu" else t.to(device)
+
+
+def _memory_limit() -> int:
+    """Bytes of physical memory (a table larger than this fails at once, not with MemoryError)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return 1 << 40
+
+
+def _check_positions_held(lo: int, hi: int) -> None:
+    worst = max(abs(lo), abs(hi - 1)) if hi > lo else 0
+    if worst >= MAX_POSITION:
+        raise PosEncError(f"positions must satisfy |p| < 2**53, got {lo} … {hi - 1}")
+
+
+def _is_int_tensor(t: torch.Tensor) -> bool:
+    return not (t.dtype == torch.bool or t.is_complex() or t.is_floating_point())
+
+
+def _parse(s: Any, positions: Any, offset: Any, batch: int | None, eager: bool) -> _Request:
+    """The checks on positions and offsets, written once."""
+    offset_given = isinstance(offset, torch.Tensor) or (offset is not None and not _is_zero(offset))
+    if positions is not None and offset_given:
+        raise PosEncError(f"pass either positions or offset, not both (got offset={offset!r})")
+    rows = "[s]" if batch is None else "[s] or [b, s]"
+    if positions is not None:
+        if not isinstance(positions, torch.Tensor):
+            raise PosEncError(f"positions must be a torch.Tensor, got {type(positions).__name__}")
+        if positions.dtype == torch.bool or positions.is_complex():
+            raise PosEncError(f"positions must hold integers, got dtype {positions.dtype}")
+        shape = tuple(positions.shape)
+        if not (shape == (s,) or (batch is not None and len(shape) == 2 and shape[1] == s and shape[0] in (1, batch))):
+            want = f"[s] = [{s}]" + ("" if batch is None else f" or [b, s] = [{batch}, {s}]")
+            raise PosEncError(f"positions must have shape {want}, got {list(shape)}")
+        lo, hi = position_bounds(positions) if eager else (0, 0)
+        index = positions if _is_int_tensor(positions) else positions.to(torch.float64).to(torch.long)
+        return _Request(s=s, index=index, lo=lo, hi=hi)
+    if isinstance(offset, torch.Tensor):
+        if not _is_int_tensor(offset):
+            raise PosEncError(f"a tensor offset must hold integers, got dtype {offset.dtype}")
+        if offset.dim() == 1 and batch is not None and offset.shape[0] in (1, batch):
+            index = offset.to(torch.long)[:, None]
+        elif offset.dim() == 0:
+            index = offset.to(torch.long)
+        else:
+            want = "[]" if batch is None else f"[] or [b] = [{batch}]"
+            raise PosEncError(f"a tensor offset must have shape {want}, got {list(offset.shape)} (for {rows} rows)")
+        index = index + torch.arange(s, device=offset.device)
+        if not eager:
+            return _Request(s=s, index=index)
+        lo, hi = position_bounds(offset, "offset")
+        _check_positions_held(lo, hi - 1 + s)
+        return _Request(s=s, index=index, lo=lo, hi=hi - 1 + s)
+    if not eager:
+        return _Request(s=s, first=int(offset) if isinstance(offset, np.integer) else offset)
+    first = check_int(offset, "offset")
+    if max(abs(first), abs(first + s - 1)) >= MAX_POSITION:
+        raise PosEncError(f"positions offset … offset+s-1 must satisfy |p| < 2**53, got offset={first}")
+    return _Request(s=s, first=first, lo=first, hi=first + s)
+
+
+def _is_zero(offset: Any) -> bool:
+    try:
+        return bool(offset == 0)
+    except (TypeError, ValueError):
+        return False
 
 
 def drop_keys(state_dict: dict[str, Any], prefix: str, names: Iterable[str]) -> dict[str, Any]:

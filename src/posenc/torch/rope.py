@@ -23,11 +23,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import MAX_POSITION, PosEncError, check_int, check_layout
-from ..rope.cos_sin import rope_cos_sin, rope_table
+from ..errors import PosEncError, check_int, check_layout
+from ..rope.cos_sin import cos_sin_tables, rope_cos_sin, rope_table
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from . import _fused
-from ._cache import TableCache, compiling, drop_keys, position_bounds
+from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
 
 __all__ = ["RotaryEmbedding", "apply_rope", "positions_from_cu_seqlens"]
 
@@ -40,12 +40,25 @@ _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 @dataclass(frozen=True, eq=False)
 class _Rows:
-    """The module's table builder (picklable): rows ``[length, 2, r/2]`` of (cos, sin)."""
+    """The module's rows ``[count, 2, r/2]`` of (cos, sin): a picklable :class:`~posenc.torch._cache.RowBuilder`.
+
+    Consecutive rows come from :func:`posenc.rope_table` (the fast path),
+    scattered ones from the exact per-position path; the same bits either way.
+    """
 
     freqs: RopeFrequencies
 
-    def __call__(self, start: int, length: int) -> np.ndarray:
-        return rope_table(self.freqs, start, length, np.float32)
+    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray:
+        return rope_table(self.freqs, start, length, dtype)
+
+    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        cos, sin = cos_sin_tables(positions.astype(np.float64), self.freqs, dtype)
+        return np.stack([cos, sin], axis=1)
+
+
+def _table_dtype(x: torch.Tensor) -> torch.dtype:
+    """float64 rows for float64 tensors (the float64 math of posenc.apply_rope), float32 otherwise."""
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
 def _check_sequence_dim(sequence_dim: Any) -> int:
@@ -63,6 +76,11 @@ def _check_qk(name: str, x: Any, head_dim: int, sequence_dim: int) -> None:
     if x.dim() < -sequence_dim or x.shape[-1] != head_dim:
         want = "[..., s, h_d]" if sequence_dim == -2 else "[..., s, n_h, h_d]"
         raise PosEncError(f"{name} must be {want} with h_d = {head_dim}, got shape {tuple(x.shape)}")
+
+
+def _batch(x: torch.Tensor) -> int | None:
+    """The batch size that ``[b, s]`` positions pair with: the dim before heads and s (4-D and up)."""
+    return int(x.shape[-4]) if x.dim() >= 4 else None
 
 
 def _broadcast(table: torch.Tensor, x: torch.Tensor, sequence_dim: int, batched: bool) -> torch.Tensor:
@@ -109,9 +127,11 @@ class RotaryEmbedding(nn.Module):
         scaling: None or a :mod:`posenc.rope.scaling` variant (HF's rope types).
         layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J).
         rotary_dim: channels rotated (default h_d); the rest pass through.
-        max_len: rows computed now (positions 0 … max_len-1); more are
-            computed on demand in eager mode. Call :meth:`reserve` before
-            ``torch.compile``.
+        max_len: rows computed now (positions 0 … max_len-1; default 4096,
+            see :data:`~posenc.torch._cache.DEFAULT_ROWS`). More are computed
+            on demand, also under ``torch.compile`` when it may break the
+            graph; under ``fullgraph=True`` positions must lie in the rows
+            held (``max_len`` or :meth:`reserve`).
         sequence_dim: where s sits in q and k: -2 for ``[b, n_h, s, h_d]``,
             -3 for ``[b, s, n_h, h_d]`` or packed ``[total, n_h, h_d]``.
         seq_len: for DynamicNTK / LongRoPE: the length that fixes the
@@ -120,8 +140,10 @@ class RotaryEmbedding(nn.Module):
             table never mixes rotations), so a KV cache filled before it is
             stale: fix ``seq_len`` for a whole generation.
 
-    Outputs are in the input dtypes; the math is float32 (float64 for
-    float64 inputs) on float32 cos/sin rows within 1 ulp of the true values.
+    Outputs are in the input dtypes; the math is float32 on float32 cos/sin
+    rows within 1 ulp of the true values, and float64 on float64 rows for
+    float64 inputs (then equal to :func:`posenc.apply_rope` in float64).
+    Safe to call from many threads.
 
     >>> rope = RotaryEmbedding(4, base=100.0, layout="interleaved")
     >>> q = torch.tensor([[[[1.0, 0.0, 0.0, 0.0]]]])          # [b=1, n_h=1, s=1, h_d=4]
@@ -138,7 +160,7 @@ class RotaryEmbedding(nn.Module):
         scaling: Any = None,
         layout: str = "half",
         rotary_dim: int | None = None,
-        max_len: int = 0,
+        max_len: int = DEFAULT_ROWS,
         sequence_dim: int = -2,
         seq_len: int | None = None,
     ) -> None:
@@ -161,15 +183,15 @@ class RotaryEmbedding(nn.Module):
         """The factor in the cos/sin rows (YaRN, LongRoPE); 1 for most."""
         return self.freqs.attention_factor
 
-    def reserve(self, max_len: int, start: int = 0) -> None:
-        """Compute rows for positions ``start … max_len-1`` now (do this before torch.compile)."""
-        self.cache.reserve(max_len, start)
+    def reserve(self, max_len: int, start: int = 0, *, dtype: torch.dtype = torch.float32) -> None:
+        """Hold rows for positions ``start … max_len-1`` now (before ``torch.compile(fullgraph=True)``)."""
+        self.cache.reserve(max_len, start, dtype=dtype)
 
-    def _follow_length(self, stop: int) -> None:
-        """Length-dependent scalings: rebuild the table when the regime changes (eager only)."""
+    def _follow_length(self, lo: int, hi: int) -> None:
+        """Length-dependent scalings: rebuild the table when the regime changes (eager, under the cache lock)."""
         if self.scaling is None or self.scaling.cache_key(None) is None:
             return
-        seq = self.seq_len if self.seq_len is not None else max(stop, 1)
+        seq = self.seq_len if self.seq_len is not None else max(hi, 1)
         regime = self.scaling.cache_key(seq)
         if regime != self._regime:
             self.freqs = rope_frequencies(
@@ -178,54 +200,37 @@ class RotaryEmbedding(nn.Module):
             self._regime = regime
             self.cache.reset(_Rows(self.freqs))
 
+    def _rows(
+        self, s: Any, positions: Any, offset: Any, device: Any, batch: int | None, dtype: torch.dtype
+    ) -> torch.Tensor:
+        """``[s, 2, r/2]`` or ``[b, s, 2, r/2]``: cos and sin side by side, read-only."""
+        return self.cache.lookup(
+            s, positions=positions, offset=offset, batch=batch, device=device, dtype=dtype, before=self._follow_length
+        )
+
     def cos_sin(
         self, s: int, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0,
-        device: torch.device | None = None,
+        device: torch.device | None = None, dtype: torch.dtype = torch.float32,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The float32 (cos, sin) rows for s tokens: ``[s, r/2]`` or ``[b, s, r/2]`` each."""
-        eager = not compiling()
-        if positions is not None and (isinstance(offset, torch.Tensor) or offset != 0):
-            raise PosEncError(f"pass either positions or offset, not both (got offset={offset!r})")
-        if positions is None and isinstance(offset, torch.Tensor):
-            positions = self._offset_positions(s, offset, device)
-        if positions is None:
-            if eager:
-                off = check_int(offset, "offset")
-                if max(abs(off), abs(off + s)) >= MAX_POSITION:
-                    raise PosEncError(f"positions offset … offset+s-1 must satisfy |p| < 2**53, got offset={off}")
-                self._follow_length(off + s)
-                self.cache.ensure(off, off + s, device)
-            rows = self.cache.rows(offset, s)  # type: ignore[arg-type]
-        else:
-            if not isinstance(positions, torch.Tensor):
-                raise PosEncError(f"positions must be a torch.Tensor, got {type(positions).__name__}")
-            if positions.dim() not in (1, 2) or positions.shape[-1] != s:
-                raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {tuple(positions.shape)}")
-            if eager:
-                lo, hi = position_bounds(positions)
-                self._follow_length(hi)
-                self.cache.ensure(lo, hi, device)
-            rows = self.cache.take(positions)
-        return rows[..., 0, :], rows[..., 1, :]
+        """The (cos, sin) rows for s tokens: ``[s, r/2]`` or ``[b, s, r/2]`` each, float32 or float64.
 
-    @staticmethod
-    def _offset_positions(s: int, offset: torch.Tensor, device: torch.device | None) -> torch.Tensor:
-        if offset.dtype == torch.bool or offset.is_complex() or offset.is_floating_point():
-            raise PosEncError(f"a tensor offset must hold integers, got dtype {offset.dtype}")
-        if offset.dim() == 1:
-            offset = offset[:, None]
-        elif offset.dim() != 0:
-            raise PosEncError(f"a tensor offset must have shape [] or [b], got {tuple(offset.shape)}")
-        return torch.arange(s, device=offset.device) + offset.to(torch.long)
+        Copies: writing into them never reaches the module's table.
+        """
+        batch = None  # no q here to pair with: [b, s] positions and [b] offsets set it
+        if isinstance(positions, torch.Tensor) and positions.dim() == 2:
+            batch = int(positions.shape[0])
+        elif isinstance(offset, torch.Tensor) and offset.dim() == 1:
+            batch = int(offset.shape[0])
+        rows = self._rows(s, positions, offset, device, batch, dtype)
+        return rows[..., 0, :].clone(), rows[..., 1, :].clone()
 
     def rotate(
         self, x: torch.Tensor, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0
     ) -> torch.Tensor:
         """Rotate one tensor (q or k), ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]``)."""
         _check_qk("x", x, self.head_dim, self.sequence_dim)
-        s = x.shape[self.sequence_dim]
-        cos, sin = self.cos_sin(s, positions=positions, offset=offset, device=x.device)
-        return self._apply_tables(x, cos, sin)
+        rows = self._rows(x.shape[self.sequence_dim], positions, offset, x.device, _batch(x), _table_dtype(x))
+        return self._apply_tables(x, rows)
 
     def forward(
         self,
@@ -244,24 +249,35 @@ class RotaryEmbedding(nn.Module):
                 (left padding: ``cumsum(mask) - 1``; packed sequences:
                 :func:`positions_from_cu_seqlens`). Default offset … offset+s-1.
             offset: first position when ``positions`` is None: an int (KV-cache
-                length), or an integer tensor ``[]`` or ``[b]``.
+                length; NumPy integers too), or an integer tensor ``[]`` or ``[b]``.
+
+        Returns:
+            New tensors (never views of the table).
 
         Raises:
-            PosEncError: bad shapes, dtypes, positions (value checks in eager mode).
+            PosEncError: bad shapes (naming them), dtypes, positions (value
+                checks in eager mode).
         """
         _check_qk("q", q, self.head_dim, self.sequence_dim)
         _check_qk("k", k, self.head_dim, self.sequence_dim)
-        s = q.shape[self.sequence_dim]
-        if k.shape[self.sequence_dim] != s:
-            raise PosEncError(f"q and k must have the same sequence length, got {tuple(q.shape)} and {tuple(k.shape)}")
-        cos, sin = self.cos_sin(s, positions=positions, offset=offset, device=q.device)
-        return self._apply_tables(q, cos, sin), self._apply_tables(k, cos, sin)
+        sd = self.sequence_dim
+        s = q.shape[sd]
+        heads = -3 if sd == -2 else -2
+        if q.dim() != k.dim() or q.shape[:heads] + q.shape[heads + 1 :] != k.shape[:heads] + k.shape[heads + 1 :]:
+            raise PosEncError(
+                f"q and k must agree in every dimension but heads, got {tuple(q.shape)} and {tuple(k.shape)}"
+            )
+        dq, dk = _table_dtype(q), _table_dtype(k)
+        rows_q = self._rows(s, positions, offset, q.device, _batch(q), dq)
+        rows_k = rows_q if dk == dq else self._rows(s, positions, offset, q.device, _batch(q), dk)
+        return self._apply_tables(q, rows_q), self._apply_tables(k, rows_k)
 
-    def _apply_tables(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    def _apply_tables(self, x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         if self.sequence_dim == -2:
-            out = _fused.rotate(x, cos, sin, self.layout, self.rotary_dim)
+            out = _fused.rotate(x, rows, self.layout, self.rotary_dim)
             if out is not None:
                 return out
+        cos, sin = rows[..., 0, :], rows[..., 1, :]
         batched = cos.dim() == 3
         return _rotate(
             x, _broadcast(cos, x, self.sequence_dim, batched), _broadcast(sin, x, self.sequence_dim, batched),
