@@ -96,8 +96,8 @@ PLOT_KINDS: dict[str, PlotKind] = {
                  plot.plot_grid,
                  (Option("--grid", "sizes", int_list, "the grid H,W (default 16,16)"),
                   _d(256), Option("--base", "base", real, "the base of the default (axial) convention (default 10000)"),
-                  Option("--patch", "patch", int_list, "the reference patch I,J (default the centre)"),
-                  Option("--convention", "conventions", str, "conventions to draw (default all)", nargs="+",
+                  Option("--patch", "patch", int_list, "the reference patch I,J; the centre when omitted"),
+                  Option("--convention", "conventions", str, "conventions to draw; all of them when omitted", nargs="+",
                          choices=ND_NAMES))),
     )
 }
