@@ -228,7 +228,7 @@ def _figures(out: Path) -> None:
     from ..page import write_page
 
     written.append(write_page(out))
-    print("  index.html the worked examples as one page: cases, figures, explorer, self-test (open it in a browser)")
+    print(f"  {'page':<9} index.html, the worked examples as one page: cases, figures, explorer, self-test")
     print()
     print("Files written:")
     for path in written:
