@@ -50,12 +50,12 @@ def _grid_rows(h: int, w: int, d: int) -> Callable[[int], list[Row]]:
                  "axial": encode_nd(coords, d)}
         refs = {"posenc encode_nd (axial)": "axial", "posenc encode_nd mae": "mae", "MAE f64 then cast": "mae",
                 "big_vision f32": "big_vision"}
-        floor = ms["floor: fill"]
-        rows = [Row(op, "floor: fill", floor, 1.0, floor_ms=floor)]
+        floor_ms = ms["floor: fill"]
+        rows = [Row(op, "floor: fill", floor_ms, 1.0, floor_ms=floor_ms)]
         for name, key in refs.items():
             got = np.asarray(fns[name]())
             err = float(np.max(np.abs(got.astype(np.float64) - exact[key].astype(np.float64))))
-            rows.append(Row(op, name, ms[name], ms[name] / floor, ulp_gap(got, exact[key]), None, err, floor))
+            rows.append(Row(op, name, ms[name], ms[name] / floor_ms, ulp_gap(got, exact[key]), None, err, floor_ms))
         return rows
 
     return produce
