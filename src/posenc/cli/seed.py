@@ -15,7 +15,7 @@ from pathlib import Path
 from .. import __version__, plot, seed
 from ..errors import PosEncError
 from ..seed import Case, QuizItem
-from ._base import add_output_options, command, emit_json, render_table
+from ._base import add_json_option, command, emit_json, render_table
 from .plotting import PLOT_KINDS, save
 
 __all__: list[str] = []
@@ -119,7 +119,7 @@ def _examples_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("cells", nargs="*", metavar="CELL",
                    help=f"cells to show ({' '.join(seed.CELLS)}; {' '.join(seed.GRID_CELLS)}; or a set, "
                         "seed or grid; default all)")
-    add_output_options(p)
+    add_json_option(p)
 
 
 @command("examples", "the seed's eight worked cases (A–H) and the grid cases (N1–N6), computed live, every "
@@ -170,7 +170,7 @@ def run_quiz(interactive: bool) -> bool:
 
 def _quiz_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-input", action="store_true", help="print every answer without waiting for Enter")
-    add_output_options(p)
+    add_json_option(p)
 
 
 @command("quiz", "the seed's self-test: a question, Enter, the answer with the live number behind it", _quiz_setup)
@@ -228,7 +228,7 @@ def _figures(out: Path) -> None:
     from ..page import write_page
 
     written.append(write_page(out))
-    print("  index.html the worked examples as one page: cases, figures, explorer, self-test (open it in a browser)")
+    print(f"  {'page':<9} index.html, the worked examples as one page: cases, figures, explorer, self-test")
     print()
     print("Files written:")
     for path in written:

@@ -270,6 +270,10 @@ class _AxisRows:
     def fill(self, ladder: Ladder, s: np.ndarray, c: np.ndarray, engine: str) -> None:
         """sin and cos of the axis's pairs at each row into contiguous ``[count, len(ladder)]`` tables."""
         if self.values is None:
-            fill_range(self.start, self.count, ladder, s, c, engine=engine)
+            n = len(ladder)
+            both = np.empty((self.count, 2 * n), dtype=s.dtype)  # the table path writes one [sin | cos] buffer
+            fill_range(self.start, self.count, ladder, both, "split", engine=engine)
+            s[...] = both[:, :n]
+            c[...] = both[:, n:]
         else:
             fill_sincos(self.values, ladder, s, c)

@@ -162,10 +162,10 @@ def _axis_table(
             return table[:, : b.width]
     n = len(b.ladder)
     # contiguous sin and cos first: the compiled engine writes them several times faster than strided views
-    s = np.empty((u.shape[0], n), dtype=dtype)
-    c = np.empty((u.shape[0], n), dtype=dtype)
+    both = np.empty((u.shape[0], 2 * n), dtype=dtype)
+    s, c = both[:, :n], both[:, n:]
     if np.all(u == np.floor(u)) and u[-1] - u[0] == u.shape[0] - 1:
-        fill_range(int(u[0]), u.shape[0], b.ladder, s, c)  # consecutive integers: the table path
+        fill_range(int(u[0]), u.shape[0], b.ladder, both, "split")  # consecutive integers: the table path
     else:
         fill_sincos(u, b.ladder, s, c)
     table = np.empty((u.shape[0], 2 * n), dtype=dtype)

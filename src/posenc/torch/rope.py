@@ -33,8 +33,10 @@ from ..errors import PosEncError, check_int, check_layout
 from ..rope.cos_sin import cos_sin_tables, rope_cos_sin, rope_table
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from ..rope.sections import Sections, check_sections
+from ..rope.xpos import check_xpos
 from . import _fused
 from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
+from .xpos import XPosTable
 
 __all__ = ["RotaryEmbedding", "apply_rope", "positions_from_cu_seqlens"]
 
@@ -148,7 +150,8 @@ class RotaryEmbedding(nn.Module):
             effective base (or factor set). None: max(position) + 1 of each
             eager call, as HF; a change of regime rebuilds the table (one
             table never mixes rotations), so a KV cache filled before it is
-            stale: fix ``seq_len`` for a whole generation.
+            stale: fix ``seq_len`` for a whole generation. With ``xpos`` it
+            also fixes the centre N//2 (see :mod:`posenc.torch.xpos`).
         sections, section_layout, ladder: multi-axis RoPE, as
             :func:`posenc.rope_frequencies` (Qwen2-VL's M-RoPE: ``sections=(16,
             24, 24)``; Qwen3-VL: add ``section_layout="interleaved"``; the
@@ -157,6 +160,10 @@ class RotaryEmbedding(nn.Module):
             (HF's ``position_ids`` ``[3, b, s]`` is
             ``position_ids.permute(1, 2, 0)``); an ``offset`` gives text
             tokens, every axis at the same position.
+        xpos: None, or a :class:`posenc.XPos`: q is also scaled by
+            ζ^((p − c)/scale_base) and k by its inverse, as
+            :func:`posenc.apply_rope` with ``xpos=``, bit for bit (1-D
+            positions only).
 
     Outputs are in the input dtypes; the math is float32 on float32 cos/sin
     rows within 1 ulp of the true values, and float64 on float64 rows for
@@ -184,6 +191,7 @@ class RotaryEmbedding(nn.Module):
         sections: Any = None,
         section_layout: str = "contiguous",
         ladder: str = "shared",
+        xpos: Any = None,
     ) -> None:
         super().__init__()
         self.sections = check_sections(sections, section_layout, ladder)
@@ -199,7 +207,12 @@ class RotaryEmbedding(nn.Module):
         self.freqs = freqs
         self._regime = None if scaling is None else scaling.cache_key(seq_len)
         rows = check_int(max_len, "max_len", minimum=0)
-        self.cache = TableCache(_Rows(freqs), (2, freqs.rotary_dim // 2), stop=rows)
+        if xpos is not None and self._regime is not None:
+            raise PosEncError(f"xpos with a length-dependent scaling ({scaling!r}) is not supported")
+        if xpos is not None and self.sections is not None:
+            raise PosEncError("xpos with multi-axis sections is not supported: xPos decays along one position axis")
+        self.cache = TableCache(_Rows(freqs), (2, freqs.rotary_dim // 2), stop=0 if xpos is not None else rows)
+        self.xpos = None if xpos is None else XPosTable(freqs, xpos, self.seq_len, rows)
         # multi-axis: which axis's row each pair reads. A plain CPU tensor made from the sections, not a
         # buffer: nothing to save, and nothing a meta-device init could leave uninitialised
         self._pair_axes = None if self.sections is None else torch.tensor(
@@ -276,11 +289,18 @@ class RotaryEmbedding(nn.Module):
         return rows[..., 0, :].clone(), rows[..., 1, :].clone()
 
     def rotate(
-        self, x: torch.Tensor, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0
+        self, x: torch.Tensor, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0,
+        role: str | None = None,
     ) -> torch.Tensor:
-        """Rotate one tensor (q or k), ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]``)."""
+        """Rotate one tensor (q or k), ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]``); with xpos, ``role`` "q" or "k"."""
         _check_qk("x", x, self.head_dim, self.sequence_dim)
-        rows = self._rows(x.shape[self.sequence_dim], positions, offset, x.device, _batch(x), _table_dtype(x))
+        if self.xpos is not None or role is not None:
+            check_xpos(None if self.xpos is None else self.xpos.xpos, role)
+        s = x.shape[self.sequence_dim]
+        if self.xpos is not None:
+            rows = self.xpos.rows(s, positions, offset, x.device, _batch(x), _table_dtype(x), x.dtype)
+            return self._apply_tables(x, rows[..., 0:2, :] if role == "q" else rows[..., 2:4, :])
+        rows = self._rows(s, positions, offset, x.device, _batch(x), _table_dtype(x))
         return self._apply_tables(x, rows)
 
     def forward(
@@ -319,6 +339,10 @@ class RotaryEmbedding(nn.Module):
                 f"q and k must agree in every dimension but heads, got {tuple(q.shape)} and {tuple(k.shape)}"
             )
         dq, dk = _table_dtype(q), _table_dtype(k)
+        if self.xpos is not None:  # (cos, sin)·ζ^(+…) for q, ·ζ^(−…) for k
+            xq = self.xpos.rows(s, positions, offset, q.device, _batch(q), dq, q.dtype)
+            xk = self.xpos.rows(s, positions, offset, q.device, _batch(q), dk, k.dtype)
+            return self._apply_tables(q, xq[..., 0:2, :]), self._apply_tables(k, xk[..., 2:4, :])
         rows_q = self._rows(s, positions, offset, q.device, _batch(q), dq)
         rows_k = rows_q if dk == dq else self._rows(s, positions, offset, q.device, _batch(q), dk)
         return self._apply_tables(q, rows_q), self._apply_tables(k, rows_k)
@@ -348,6 +372,7 @@ class RotaryEmbedding(nn.Module):
         text = (
             f"head_dim={self.head_dim}, rotary_dim={self.rotary_dim}, base={self.base}, "
             f"scaling={self.scaling!r}, layout={self.layout!r}, sequence_dim={self.sequence_dim}"
+            + ("" if self.xpos is None else f", xpos={self.xpos.xpos!r}")
         )
         return text if self.sections is None else f"{text}, sections={self.sections!r}"
 
@@ -419,6 +444,12 @@ def apply_rope(
     if sec is not None and (pos.ndim not in (2, 3) or pos.shape[-2:] != (s, sec.n_axes)):
         raise PosEncError(f"positions for sections {sec.sizes} must be [s, {sec.n_axes}] or [b, s, {sec.n_axes}] "
                           f"with s = {s}, got shape {pos.shape}")
+    batch_ndim = 2 if sec is None else 3
+    if pos.ndim == batch_ndim and (x.dim() < 4 or pos.shape[0] not in (1, x.shape[-4])):
+        raise PosEncError(
+            f"batched positions {pos.shape} need x with a batch dimension b = {pos.shape[0]} before the heads "
+            f"([b, n_h, s, h_d] or [b, s, n_h, h_d]), got x of shape {tuple(x.shape)}"
+        )
     ct = np.float64 if x.dtype == torch.float64 else np.float32
     cos, sin = rope_cos_sin(pos, h, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len, dtype=ct,
                             sections=sec)
