@@ -81,8 +81,8 @@ def _sets(cells: list[str]) -> list[list[Case]]:
     """
     seed_names: list[str] = []
     grid_names: list[str] = []
-    for typed in cells or ["seed", "grid"]:
-        n = typed.upper()
+    for given in cells or ["seed", "grid"]:
+        n = given.upper() if isinstance(given, str) else given
         if n == "SEED":
             seed_names += seed.CELLS
         elif n == "GRID":
@@ -93,7 +93,7 @@ def _sets(cells: list[str]) -> list[list[Case]]:
             seed_names.append(n)
         else:
             raise PosEncError(f"cell must be one of {', '.join(seed.CELLS)}, {', '.join(seed.GRID_CELLS)}, "
-                              f"'seed' or 'grid', got {_show(typed)}")
+                              f"'seed' or 'grid', got {_show(given)}")
     out = []
     if seed_names:
         out.append(seed.cases(seed_names))
