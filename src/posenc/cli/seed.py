@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from .. import __version__, plot, seed
-from ..seed import Case, QuizItem
-from ._base import add_output_options, command, emit_json, render_table
+from ..seed import Case, QuizItem, bias_cases
+from ._base import CommandError, add_output_options, command, emit_json, render_table
 from .plotting import PLOT_KINDS, save
 
 __all__: list[str] = []
@@ -26,10 +26,10 @@ def _mark(ok: bool) -> str:
     return "✓" if ok else "✗"
 
 
-def _figures_table(figs: tuple[seed.Printed, ...], indent: int) -> str:
-    rows = [[f.label, f.printed, f.true_text, "✓" if f.agrees else f"erratum: the seed prints {f.printed}"]
+def _figures_table(figs: tuple[seed.Printed, ...], indent: int, source: str = "seed") -> str:
+    rows = [[f.label, f.printed, f.true_text, "✓" if f.agrees else f"erratum: the {source} prints {f.printed}"]
             for f in figs]
-    return render_table(["number", "seed", "posenc", ""], rows, "lrrl", indent)
+    return render_table(["number", source, "posenc", ""], rows, "lrrl", indent)
 
 
 def _checks(checks: tuple[seed.Check, ...], indent: int) -> list[str]:
@@ -42,7 +42,7 @@ def print_case(c: Case) -> None:
     print(f"{c.cell} · Ex {c.example} · {c.title}")
     print(f"    what makes it tricky: {c.tricky}")
     print()
-    print(_figures_table(c.figures, 4))
+    print(_figures_table(c.figures, 4, c.source))
     print()
     print("\n".join(_checks(c.checks, 4)))
 
@@ -50,6 +50,7 @@ def print_case(c: Case) -> None:
 def _case_json(c: Case) -> dict[str, object]:
     return {
         "cell": c.cell, "example": c.example, "title": c.title, "tricky": c.tricky, "passed": c.passed,
+        "source": c.source,
         "figures": [{"label": f.label, "printed": f.printed, "value": f.value, "true_text": f.true_text,
                      "agrees": f.agrees, "erratum": f.erratum} for f in c.figures],
         "checks": [{"claim": k.claim, "passed": k.passed, "detail": k.detail} for k in c.checks],
@@ -67,9 +68,36 @@ def _summary(cs: list[Case]) -> str:
     return text
 
 
+#: ``examples`` names beyond the seed's cells: each family's worked cases, and the set names.
+FAMILY_CELLS = {c: bias_cases for c in bias_cases.CELLS}
+FAMILY_SETS = {"BIAS": bias_cases}
+
+
+def select_cases(cells: list[str]) -> list[Case]:
+    """The seed's cells (all eight by default), family cells (``alibi``) or whole sets (``bias``), in order."""
+    if not cells:
+        return seed.cases()
+    known = [*seed.CELLS, *FAMILY_CELLS, *FAMILY_SETS]
+    for name in cells:
+        if not isinstance(name, str) or name.upper() not in known:
+            family = ", ".join(c.lower() for c in FAMILY_CELLS)
+            sets = ", ".join(c.lower() for c in FAMILY_SETS)
+            raise CommandError(f"cell must be one of {', '.join(seed.CELLS)}, {family} or the set {sets}, got {name!r}")
+    out: list[Case] = []
+    for name in cells:
+        key = name.upper()
+        if key in FAMILY_SETS:
+            out.extend(FAMILY_SETS[key].cases())
+        elif key in FAMILY_CELLS:
+            out.append(FAMILY_CELLS[key].case(key))
+        else:
+            out.extend(seed.cases([name]))
+    return out
+
+
 def run_examples(cells: list[str]) -> bool:
-    """Print the cases (all eight by default); True when every check passed."""
-    cs = seed.cases(cells)
+    """Print the cases (the seed's eight by default); True when every check passed."""
+    cs = select_cases(cells)
     for j, c in enumerate(cs):
         if j:
             print(_RULE)
@@ -80,14 +108,16 @@ def run_examples(cells: list[str]) -> bool:
 
 
 def _examples_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("cells", nargs="*", metavar="CELL", help=f"cells to show ({' '.join(seed.CELLS)}; default all)")
+    p.add_argument("cells", nargs="*", metavar="CELL",
+                   help=f"cells to show: the seed's {' '.join(seed.CELLS)} (default all eight); "
+                        f"{' '.join(c.lower() for c in FAMILY_CELLS)} or bias for the relative biases' worked cases")
     add_output_options(p)
 
 
 @command("examples", "the seed's eight worked cases (A–H), computed live, every claim checked", _examples_setup)
 def examples_cmd(args: argparse.Namespace) -> int:
     if args.json:
-        cs = seed.cases(args.cells)
+        cs = select_cases(args.cells)
         emit_json({"cases": [_case_json(c) for c in cs], "passed": all(c.passed for c in cs),
                    "errata": [e for c in cs for e in c.errata]})
         return 0 if all(c.passed for c in cs) else 1

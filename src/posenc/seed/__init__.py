@@ -3,12 +3,14 @@
 :mod:`~posenc.seed.cells` holds cells A–H of the founding document,
 :mod:`~posenc.seed.self_test` its self-test, :mod:`~posenc.seed.misprints` the
 figures it misprints; :mod:`~posenc.seed.claims` the pieces a worked case is
-made of, shared with every family's worked cases.
+made of, shared with every family's worked cases:
+:mod:`~posenc.seed.bias_cases` (ALiBi, T5 buckets, xPos).
 """
 
+from . import bias_cases
 from .cells import CELLS, case, cases
 from .claims import Case, Check, Printed
 from .misprints import errata
 from .self_test import QuizItem, quiz
 
-__all__ = ["CELLS", "Case", "Check", "Printed", "QuizItem", "case", "cases", "errata", "quiz"]
+__all__ = ["CELLS", "Case", "Check", "Printed", "QuizItem", "bias_cases", "case", "cases", "errata", "quiz"]
