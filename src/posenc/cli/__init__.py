@@ -24,7 +24,7 @@ from .. import __version__
 from .._files import Interrupted
 from ..errors import PosEncError
 from . import analysis, bench, bias, page, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
-from ._base import COMMANDS, CommandError, Parser
+from ._base import COMMANDS, CommandError, Parser, one_line
 
 __all__ = ["build_parser", "main"]
 
@@ -50,8 +50,7 @@ def build_parser() -> Parser:
 
 
 def _error(message: str) -> int:
-    line = " ".join(str(message).split())  # one line, whatever the message held
-    print(f"posenc: error: {line}", file=sys.stderr)
+    print(f"posenc: error: {one_line(message)}", file=sys.stderr)  # whatever the message held
     return 2
 
 

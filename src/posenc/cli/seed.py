@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 from .. import __version__, plot, seed
+from ..errors import PosEncError, _show
 from ..seed import Case, QuizItem, bias_cases
-from ._base import CommandError, add_output_options, command, emit_json, render_table
+from ._base import add_json_option, command, emit_json, render_table
 from .plotting import PLOT_KINDS, save
 
 __all__: list[str] = []
@@ -37,12 +38,25 @@ def _checks(checks: tuple[seed.Check, ...], indent: int) -> list[str]:
     return [f"{pad}{_mark(c.passed)} {c.claim}   [{c.detail}]" for c in checks]
 
 
+def _source(c: Case) -> str:
+    """Whose printed figures a case shows: the seed's, or worked by hand (the grid and bias cases)."""
+    return "seed" if c.cell in seed.CELLS else "worked"
+
+
+def _family(c: Case) -> str:
+    """``Ex 3`` for the seed's cases, ``grid Ex 3`` / ``bias Ex 3`` for a family's."""
+    if c.cell in seed.CELLS:
+        return f"Ex {c.example}"
+    return f"{'bias' if c.cell in bias_cases.CELLS else 'grid'} Ex {c.example}"
+
+
 def print_case(c: Case) -> None:
-    """One worked case: its numbers against the seed's, then its checks."""
-    print(f"{c.cell} · Ex {c.example} · {c.title}")
+    """One worked case: its numbers against the printed ones, then its checks."""
+    ex = _family(c)
+    print(f"{c.cell} · {ex} · {c.title}")
     print(f"    what makes it tricky: {c.tricky}")
     print()
-    print(_figures_table(c.figures, 4, c.source))
+    print(_figures_table(c.figures, 4, _source(c)))
     print()
     print("\n".join(_checks(c.checks, 4)))
 
@@ -50,7 +64,7 @@ def print_case(c: Case) -> None:
 def _case_json(c: Case) -> dict[str, object]:
     return {
         "cell": c.cell, "example": c.example, "title": c.title, "tricky": c.tricky, "passed": c.passed,
-        "source": c.source,
+        "source": _source(c),
         "figures": [{"label": f.label, "printed": f.printed, "value": f.value, "true_text": f.true_text,
                      "agrees": f.agrees, "erratum": f.erratum} for f in c.figures],
         "checks": [{"claim": k.claim, "passed": k.passed, "detail": k.detail} for k in c.checks],
@@ -68,56 +82,67 @@ def _summary(cs: list[Case]) -> str:
     return text
 
 
-#: ``examples`` names beyond the seed's cells: each family's worked cases, and the set names.
-FAMILY_CELLS = {c: bias_cases for c in bias_cases.CELLS}
-FAMILY_SETS = {"BIAS": bias_cases}
+def _sets(cells: list[str]) -> list[list[Case]]:
+    """The cases asked for, by set: the seed's (A–H), the grid cases (N1–N6), the bias cases (ALIBI, T5,
+    XPOS); all three when none are named.
 
-
-def select_cases(cells: list[str]) -> list[Case]:
-    """The seed's cells (all eight by default), family cells (``alibi``) or whole sets (``bias``), in order."""
-    if not cells:
-        return seed.cases()
-    known = [*seed.CELLS, *FAMILY_CELLS, *FAMILY_SETS]
-    for name in cells:
-        if not isinstance(name, str) or name.upper() not in known:
-            family = ", ".join(c.lower() for c in FAMILY_CELLS)
-            sets = ", ".join(c.lower() for c in FAMILY_SETS)
-            raise CommandError(f"cell must be one of {', '.join(seed.CELLS)}, {family} or the set {sets}, got {name!r}")
-    out: list[Case] = []
-    for name in cells:
-        key = name.upper()
-        if key in FAMILY_SETS:
-            out.extend(FAMILY_SETS[key].cases())
-        elif key in FAMILY_CELLS:
-            out.append(FAMILY_CELLS[key].case(key))
+    ``seed``, ``grid`` and ``bias`` name a whole set; a name of no set is an error, raised before any work.
+    """
+    names = [c.upper() if isinstance(c, str) else c for c in cells]
+    seed_names: list[str] = []
+    grid_names: list[str] = []
+    bias_names: list[str] = []
+    for typed, n in zip(cells or ["SEED", "GRID", "BIAS"], names or ["SEED", "GRID", "BIAS"], strict=True):
+        if n == "SEED":
+            seed_names += seed.CELLS
+        elif n == "GRID":
+            grid_names += seed.GRID_CELLS
+        elif n == "BIAS":
+            bias_names += bias_cases.CELLS
+        elif n in seed.GRID_CELLS:
+            grid_names.append(n)
+        elif n in bias_cases.CELLS:
+            bias_names.append(n)
+        elif n in seed.CELLS:
+            seed_names.append(n)
         else:
-            out.extend(seed.cases([name]))
+            raise PosEncError(f"cell must be one of {', '.join(seed.CELLS)}, {', '.join(seed.GRID_CELLS)}, "
+                              f"{', '.join(bias_cases.CELLS)}, 'seed', 'grid' or 'bias', got {_show(typed)}")
+    out = []
+    if seed_names:
+        out.append(seed.cases(seed_names))
+    if grid_names:
+        out.append(seed.grid_cases(grid_names))
+    if bias_names:
+        out.append(bias_cases.cases(bias_names))
     return out
 
 
 def run_examples(cells: list[str]) -> bool:
-    """Print the cases (the seed's eight by default); True when every check passed."""
-    cs = select_cases(cells)
-    for j, c in enumerate(cs):
-        if j:
+    """Print the cases (the seed's eight, the grid cases, the bias cases, by default); True when every check passed."""
+    ok = True
+    for cs in _sets(cells):
+        for c in cs:
+            print_case(c)
             print(_RULE)
-        print_case(c)
-    print(_RULE)
-    print(_summary(cs))
-    return all(c.passed for c in cs)
+        print(_summary(cs))
+        print()
+        ok = ok and all(c.passed for c in cs)
+    return ok
 
 
 def _examples_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("cells", nargs="*", metavar="CELL",
-                   help=f"cells to show: the seed's {' '.join(seed.CELLS)} (default all eight); "
-                        f"{' '.join(c.lower() for c in FAMILY_CELLS)} or bias for the relative biases' worked cases")
-    add_output_options(p)
+                   help=f"cells to show ({' '.join(seed.CELLS)}; {' '.join(seed.GRID_CELLS)}; "
+                        f"{' '.join(c.lower() for c in bias_cases.CELLS)}; or a set, seed, grid or bias; default all)")
+    add_json_option(p)
 
 
-@command("examples", "the seed's eight worked cases (A–H), computed live, every claim checked", _examples_setup)
+@command("examples", "the seed's eight worked cases (A–H), the grid cases (N1–N6) and the bias cases (ALiBi, T5, "
+         "xPos), computed live, every claim checked", _examples_setup)
 def examples_cmd(args: argparse.Namespace) -> int:
     if args.json:
-        cs = select_cases(args.cells)
+        cs = [c for group in _sets(args.cells) for c in group]
         emit_json({"cases": [_case_json(c) for c in cs], "passed": all(c.passed for c in cs),
                    "errata": [e for c in cs for e in c.errata]})
         return 0 if all(c.passed for c in cs) else 1
@@ -161,7 +186,7 @@ def run_quiz(interactive: bool) -> bool:
 
 def _quiz_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-input", action="store_true", help="print every answer without waiting for Enter")
-    add_output_options(p)
+    add_json_option(p)
 
 
 @command("quiz", "the seed's self-test: a question, Enter, the answer with the live number behind it", _quiz_setup)
@@ -219,7 +244,7 @@ def _figures(out: Path) -> None:
     from ..page import write_page
 
     written.append(write_page(out))
-    print("  index.html the worked examples as one page: cases, figures, explorer, self-test (open it in a browser)")
+    print(f"  {'page':<9} index.html, the worked examples as one page: cases, figures, explorer, self-test")
     print()
     print("Files written:")
     for path in written:
@@ -240,7 +265,7 @@ def tour_cmd(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)  # an unwritable DIR fails before any work
     print(f"posenc {__version__}: the seed's worked examples, every number computed live by the library")
     _section("The eight worked cases (A–H)")
-    ok = run_examples([])
+    ok = run_examples(["seed"])
     _print_errata(sum(len(c.errata) for c in seed.cases()))
     _section("The self-test, answered")
     ok = run_quiz(False) and ok

@@ -24,9 +24,6 @@ from .claims import Case, Printed, check
 
 __all__ = ["CELLS", "case", "cases"]
 
-_SOURCE = "worked text"
-
-
 def _softmax(x: np.ndarray) -> np.ndarray:
     z = np.exp(x - x.max(axis=-1, keepdims=True))
     return z / z.sum(axis=-1, keepdims=True)
@@ -73,7 +70,6 @@ def _alibi() -> Case:
             check("past the training length the penalty keeps growing linearly: −m·2048 exactly, nothing wraps",
                   bool(np.array_equal(far[:, 0], -2048 * m)), f"head 0: {far[0, 0]:g}, head 7: {far[7, 0]:g}"),
         ),
-        _SOURCE,
     )
 
 
@@ -108,7 +104,6 @@ def _t5() -> Case:
                   "offset 0 is bucket 0"),
             check("the buckets never decrease with distance", bool(np.all(np.diff(before) >= 0)), "0 … 1999"),
         ),
-        _SOURCE,
     )
 
 
@@ -149,7 +144,6 @@ def _xpos() -> Case:
                   _fits(65535, XPos()) and not _fits(65535, XPos(center=False)),
                   "|p − 32768| <= 32768 < 35,690 = 512·87.3/ln 3.5"),
         ),
-        _SOURCE,
     )
 
 

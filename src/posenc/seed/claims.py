@@ -81,7 +81,6 @@ class Case:
     tricky: str
     figures: tuple[Printed, ...]
     checks: tuple[Check, ...]
-    source: str = "seed"  # whose text the printed figures are: the seed's, or a family's worked text
 
     @property
     def passed(self) -> bool:
