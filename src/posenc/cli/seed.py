@@ -88,11 +88,11 @@ def _sets(cells: list[str]) -> list[list[Case]]:
 
     ``seed``, ``grid`` and ``bias`` name a whole set; a name of no set is an error, raised before any work.
     """
-    names = [c.upper() if isinstance(c, str) else c for c in cells]
     seed_names: list[str] = []
     grid_names: list[str] = []
     bias_names: list[str] = []
-    for typed, n in zip(cells or ["SEED", "GRID", "BIAS"], names or ["SEED", "GRID", "BIAS"], strict=True):
+    for given in cells or ["seed", "grid", "bias"]:
+        n = given.upper() if isinstance(given, str) else given
         if n == "SEED":
             seed_names += seed.CELLS
         elif n == "GRID":
@@ -107,7 +107,7 @@ def _sets(cells: list[str]) -> list[list[Case]]:
             seed_names.append(n)
         else:
             raise PosEncError(f"cell must be one of {', '.join(seed.CELLS)}, {', '.join(seed.GRID_CELLS)}, "
-                              f"{', '.join(bias_cases.CELLS)}, 'seed', 'grid' or 'bias', got {_show(typed)}")
+                              f"{', '.join(bias_cases.CELLS)}, 'seed', 'grid' or 'bias', got {_show(given)}")
     out = []
     if seed_names:
         out.append(seed.cases(seed_names))
