@@ -55,7 +55,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import PosEncError, check_dtype, check_int, check_positions, check_real
+from ..errors import PosEncError, allocate, check_dtype, check_int, check_positions, check_real, check_size
 
 __all__ = [
     "ALIBI_CONVENTIONS",
@@ -369,6 +369,8 @@ def alibi_bias(
     else:
         kp = _key_positions(positions, k)
         qp = kp[..., off:off + q]
+    batch = kp.shape[:-1]
+    check_size((*batch, slopes.shape[0], q, k), dt, "ALiBi bias")
     lo, hi = min(kp.min(), qp.min()), max(kp.max(), qp.max())
     top = float(slopes.max()) * conv.reach(float(lo), float(hi))
     if top > float(np.finfo(dt).max):
@@ -377,7 +379,7 @@ def alibi_bias(
             f"{float(np.finfo(dt).max):.4g}; ask for float32"
         )
     t = conv.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], bool(causal))
-    out = np.empty((*t.shape[:-2], slopes.shape[0], q, k), dtype=dt)
+    out = allocate((*batch, slopes.shape[0], q, k), dt, "ALiBi bias")
     for h, m in enumerate(slopes):
         out[..., h, :, :] = _product(m, t)
     if causal:

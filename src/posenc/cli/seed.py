@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import __version__, plot, seed
 from ..errors import PosEncError, _show
-from ..seed import Case, QuizItem
+from ..seed import Case, QuizItem, bias_cases
 from ._base import add_json_option, command, emit_json, render_table
 from .plotting import PLOT_KINDS, save
 
@@ -39,13 +39,20 @@ def _checks(checks: tuple[seed.Check, ...], indent: int) -> list[str]:
 
 
 def _source(c: Case) -> str:
-    """Whose printed figures a case shows: the seed's, or worked by hand (the grid cases)."""
+    """Whose printed figures a case shows: the seed's, or worked by hand (the grid and bias cases)."""
     return "seed" if c.cell in seed.CELLS else "worked"
+
+
+def _family(c: Case) -> str:
+    """``Ex 3`` for the seed's cases, ``grid Ex 3`` / ``bias Ex 3`` for a family's."""
+    if c.cell in seed.CELLS:
+        return f"Ex {c.example}"
+    return f"{'bias' if c.cell in bias_cases.CELLS else 'grid'} Ex {c.example}"
 
 
 def print_case(c: Case) -> None:
     """One worked case: its numbers against the printed ones, then its checks."""
-    ex = f"Ex {c.example}" if c.cell in seed.CELLS else f"grid Ex {c.example}"
+    ex = _family(c)
     print(f"{c.cell} · {ex} · {c.title}")
     print(f"    what makes it tricky: {c.tricky}")
     print()
@@ -57,6 +64,7 @@ def print_case(c: Case) -> None:
 def _case_json(c: Case) -> dict[str, object]:
     return {
         "cell": c.cell, "example": c.example, "title": c.title, "tricky": c.tricky, "passed": c.passed,
+        "source": _source(c),
         "figures": [{"label": f.label, "printed": f.printed, "value": f.value, "true_text": f.true_text,
                      "agrees": f.agrees, "erratum": f.erratum} for f in c.figures],
         "checks": [{"claim": k.claim, "passed": k.passed, "detail": k.detail} for k in c.checks],
@@ -75,35 +83,43 @@ def _summary(cs: list[Case]) -> str:
 
 
 def _sets(cells: list[str]) -> list[list[Case]]:
-    """The cases asked for, by set: the seed's (A–H), then the grid cases (N1–N6); both when none are named.
+    """The cases asked for, by set: the seed's (A–H), the grid cases (N1–N6), the bias cases (ALIBI, T5,
+    XPOS); all three when none are named.
 
-    ``seed`` and ``grid`` name a whole set; a name of neither set is an error, raised before any work.
+    ``seed``, ``grid`` and ``bias`` name a whole set; a name of no set is an error, raised before any work.
     """
     seed_names: list[str] = []
     grid_names: list[str] = []
-    for given in cells or ["seed", "grid"]:
+    bias_names: list[str] = []
+    for given in cells or ["seed", "grid", "bias"]:
         n = given.upper() if isinstance(given, str) else given
         if n == "SEED":
             seed_names += seed.CELLS
         elif n == "GRID":
             grid_names += seed.GRID_CELLS
+        elif n == "BIAS":
+            bias_names += bias_cases.CELLS
         elif n in seed.GRID_CELLS:
             grid_names.append(n)
+        elif n in bias_cases.CELLS:
+            bias_names.append(n)
         elif n in seed.CELLS:
             seed_names.append(n)
         else:
             raise PosEncError(f"cell must be one of {', '.join(seed.CELLS)}, {', '.join(seed.GRID_CELLS)}, "
-                              f"'seed' or 'grid', got {_show(given)}")
+                              f"{', '.join(bias_cases.CELLS)}, 'seed', 'grid' or 'bias', got {_show(given)}")
     out = []
     if seed_names:
         out.append(seed.cases(seed_names))
     if grid_names:
         out.append(seed.grid_cases(grid_names))
+    if bias_names:
+        out.append(bias_cases.cases(bias_names))
     return out
 
 
 def run_examples(cells: list[str]) -> bool:
-    """Print the cases (the seed's eight, then the grid cases, by default); True when every check passed."""
+    """Print the cases (the seed's eight, the grid cases, the bias cases, by default); True when every check passed."""
     ok = True
     for cs in _sets(cells):
         for c in cs:
@@ -117,13 +133,13 @@ def run_examples(cells: list[str]) -> bool:
 
 def _examples_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("cells", nargs="*", metavar="CELL",
-                   help=f"cells to show ({' '.join(seed.CELLS)}; {' '.join(seed.GRID_CELLS)}; or a set, "
-                        "seed or grid; default all)")
+                   help=f"cells to show ({' '.join(seed.CELLS)}; {' '.join(seed.GRID_CELLS)}; "
+                        f"{' '.join(c.lower() for c in bias_cases.CELLS)}; or a set, seed, grid or bias; default all)")
     add_json_option(p)
 
 
-@command("examples", "the seed's eight worked cases (A–H) and the grid cases (N1–N6), computed live, every "
-         "claim checked", _examples_setup)
+@command("examples", "the seed's eight worked cases (A–H), the grid cases (N1–N6) and the bias cases (ALiBi, T5, "
+         "xPos), computed live, every claim checked", _examples_setup)
 def examples_cmd(args: argparse.Namespace) -> int:
     if args.json:
         cs = [c for group in _sets(args.cells) for c in group]

@@ -4,9 +4,11 @@
 :mod:`~posenc.seed.self_test` its self-test, :mod:`~posenc.seed.misprints` the
 figures it misprints; :mod:`~posenc.seed.claims` the pieces a worked case is
 made of, shared with every family's worked cases; :mod:`~posenc.seed.grid_cases`
-the worked cases for grids (n-D sinusoids, multi-axis RoPE).
+the worked cases for grids (n-D sinusoids, multi-axis RoPE),
+:mod:`~posenc.seed.bias_cases` those of the relative biases (ALiBi, T5 buckets, xPos).
 """
 
+from . import bias_cases
 from .cells import CELLS, case, cases
 from .claims import Case, Check, Printed
 from .grid_cases import GRID_CELLS, grid_case, grid_cases
@@ -20,6 +22,7 @@ __all__ = [
     "Check",
     "Printed",
     "QuizItem",
+    "bias_cases",
     "case",
     "cases",
     "errata",
