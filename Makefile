@@ -1,4 +1,5 @@
-# `make tour`: the main job. `make test`: every test, lint and type check.
+# `make tour`: the main job. `make test`: every test, lint and type check (the page's tests drive the
+# system Chromium: Debian package `chromium`).
 # Each target creates what it needs in .venv first.
 PYTHON ?= python3
 VENV := .venv
@@ -16,6 +17,8 @@ tour: $(STAMP)
 	$(PY) -m posenc tour
 
 test: $(STAMP) lint
+	@command -v chromium >/dev/null 2>&1 || test -x "$$POSENC_CHROMIUM" || { echo "make test: the page's browser \
+	tests need Chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
@@ -28,5 +31,5 @@ bench: $(STAMP)
 # every cache the tools leave in the tree: pip/build, pytest, hypothesis, mypy, ruff, Python and numba
 # (numba's cache=True kernels go to __pycache__), and the tour's figures
 clean:
-	rm -rf $(VENV) posenc-tour build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) posenc-tour posenc-page build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	find . \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -name '*.py[co]' -type f -exec rm -f {} + \)

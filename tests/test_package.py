@@ -64,6 +64,7 @@ def test_wheel_carries_py_typed_and_the_license(dists):
         license_file = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))
         shipped = z.read(license_file).decode()
     assert "posenc/py.typed" in names
+    assert {"posenc/page/exact.js", "posenc/page/explorer.js", "posenc/page/page.css"} <= set(names)  # the page's
     assert "License-Expression: MIT" in metadata.splitlines()
     assert shipped == (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert shipped.startswith("MIT License") and "WITHOUT WARRANTY OF ANY KIND" in shipped
@@ -105,7 +106,8 @@ def test_pytest_runs_from_an_unpacked_sdist(dists, tmp_path):
 
 # what the tools leave behind: one instance of every kind, at the depths they appear
 CACHES = [
-    ".venv/bin/python", "posenc-tour/wave.png", "build/lib/posenc/__init__.py", "dist/posenc-0.1.0.tar.gz",
+    ".venv/bin/python", "posenc-tour/wave.png", "posenc-page/index.html", "build/lib/posenc/__init__.py",
+    "dist/posenc-0.1.0.tar.gz",
     "src/posenc.egg-info/PKG-INFO", "src/posenc/__pycache__/layout.cpython-311.pyc",
     "src/posenc/exact/__pycache__/_jit.kernel-40.py311.nbi", "src/posenc/exact/__pycache__/_jit.kernel-40.py311.1.nbc",
     "tests/cli/__pycache__/test_cli_main.cpython-311-pytest-9.2.0.pyc", ".hypothesis/examples/0a/1b",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,9 +18,16 @@ import numpy as np
 from .layout import LAYOUTS
 
 __all__ = [
+    "MAX_ANGLE",
+    "MAX_BASE",
+    "MAX_D_MODEL",
     "MAX_POSITION",
+    "MIN_FREQUENCY",
     "PosEncError",
+    "allocate",
+    "check_angle",
     "check_base",
+    "check_channels",
     "check_context",
     "check_d_model",
     "check_dtype",
@@ -27,11 +36,35 @@ __all__ = [
     "check_length",
     "check_positions",
     "check_real",
+    "check_size",
 ]
 
 #: Positions must satisfy ``|p| < MAX_POSITION`` (2**53): beyond it a float64
 #: cannot hold every integer, so "position p" would silently mean another one.
 MAX_POSITION = 2.0**53
+
+#: The widest encoding posenc builds, channels (``d_model``, ``head_dim``).
+#: The accuracy guarantee (README, Guarantees) is tested up to it: the exact
+#: path's error does not grow with the width (every ω lies in [1/base, 1]),
+#: so the bound is the cost of building the ladder (~0.2 s at 65536, ~3 s at
+#: 10**6, hours at 10**9), not accuracy. It is 4× the widest model trained
+#: so far (16384); a wider request is refused at once.
+MAX_D_MODEL = 65536
+
+#: The largest base: the slowest frequency, about 1/base, must stay at or
+#: above :data:`MIN_FREQUENCY`.
+MAX_BASE = 2.0**960
+
+#: The smallest frequency the exact path holds to full precision: ω and its
+#: first correction word (ω·2**-53) stay normal doubles, so the ladder keeps
+#: more than 110 bits (it keeps ~160 above 2**-860).
+MIN_FREQUENCY = 2.0**-960
+
+#: Angles must satisfy ``|p·ω| < MAX_ANGLE`` (2**53): the reduction mod π/2
+#: counts quarter turns k in a double, exact only below 2**53; past it the
+#: quadrant, hence the sign of sin/cos, would be wrong. Without a scaling
+#: ω <= 1 and |p| < 2**53, so only scaled frequencies above 1 can reach it.
+MAX_ANGLE = 2.0**53
 
 _DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -41,27 +74,46 @@ class PosEncError(ValueError):
 
 
 def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """``repr(value)``, cut to about 60 characters (a huge integer keeps its digit count)."""
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__ must not replace the error being reported
+        text = f"<{type(value).__name__} object>"
+    if len(text) <= 60:
+        return text
+    if isinstance(value, numbers.Integral) and text.lstrip("-").isdigit():
+        return f"{text[:20]}... ({len(text.lstrip('-'))} digits)"
+    return text[:57] + "..."
 
 
-def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
+def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as an ``int``; reject bools, floats and anything else."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise PosEncError(f"{name} must be an integer, got {_show(value)}")
     result = int(value)
     if minimum is not None and result < minimum:
-        raise PosEncError(f"{name} must be >= {minimum}, got {result}")
+        raise PosEncError(f"{name} must be >= {minimum}, got {_show(result)}")
+    if maximum is not None and result > maximum:
+        raise PosEncError(f"{name} must be <= {maximum}, got {_show(result)}")
     return result
 
 
 def check_real(value: Any, name: str) -> float:
-    """Return ``value`` as a finite ``float``."""
+    """Return ``value`` as a finite ``float``.
+
+    >>> check_real(10**400, "x")
+    Traceback (most recent call last):
+    ...
+    posenc.errors.PosEncError: x must be finite (float64: |x| < 1.8e308), got 10000000000000000000... (401 digits)
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise PosEncError(f"{name} must be a real number, got {_show(value)}")
-    result = float(value)
+    try:
+        result = float(value)
+    except (OverflowError, ValueError, TypeError):  # a huge int or Fraction, a broken Real
+        result = math.inf
     if not math.isfinite(result):
-        raise PosEncError(f"{name} must be finite, got {result}")
+        raise PosEncError(f"{name} must be finite (float64: |x| < 1.8e308), got {_show(value)}")
     return result
 
 
@@ -75,17 +127,109 @@ def check_d_model(d_model: Any, name: str = "d_model") -> int:
     if d <= 0 or d % 2:
         raise PosEncError(
             f"{name} must be a positive even integer (channels come in (sin, cos) "
-            f"pairs, one pair per frequency), got {d}"
+            f"pairs, one pair per frequency), got {_show(d)}"
         )
-    return d
+    return check_channels(d, name)
+
+
+def check_channels(channels: Any, name: str = "d_model") -> int:
+    """A channel count in 1 … :data:`MAX_D_MODEL` (odd allowed: some conventions take it)."""
+    c = check_int(channels, name, minimum=1)
+    if c > MAX_D_MODEL:
+        raise PosEncError(
+            f"{name} must be <= {MAX_D_MODEL} (the widest encoding posenc builds and guarantees), "
+            f"got {_show(c)}"
+        )
+    return c
 
 
 def check_base(base: Any, name: str = "base") -> float:
-    """A finite real number > 1, so that the frequencies decrease with i."""
+    """A finite real number in (1, 2**960], so that the frequencies decrease with i and stay exact."""
     b = check_real(base, name)
-    if not b > 1.0:
-        raise PosEncError(f"{name} must be a finite number > 1, got {b}")
+    if not 1.0 < b <= MAX_BASE:
+        raise PosEncError(
+            f"{name} must be a number > 1 and <= 2**960 (above it the slowest frequency, ~1/base, "
+            f"leaves the exact range), got {_show(base)}"
+        )
     return b
+
+
+def check_angle(max_position: float, max_frequency: float, what: str = "positions") -> None:
+    """Refuse angles |p·ω| >= 2**53 (:data:`MAX_ANGLE`), where the quadrant would be lost.
+
+    Args:
+        max_position: the largest |p| asked for.
+        max_frequency: the largest ω that meets it.
+        what: how the caller names the positions.
+
+    >>> check_angle(2**31 - 1, 1e7)
+    Traceback (most recent call last):
+    ...
+    posenc.errors.PosEncError: positions reach |p| = 2147483647 where the fastest frequency ω = 1e+07 gives ...
+    """
+    angle = abs(max_position) * max_frequency
+    if not angle < MAX_ANGLE:
+        p = int(max_position) if float(max_position).is_integer() else max_position
+        raise PosEncError(
+            f"{what} reach |p| = {abs(p)} where the fastest frequency ω = {max_frequency:.6g} gives an angle "
+            f"|p·ω| = {angle:.6g}; exact sin/cos need |p·ω| < 2**53: keep |p| < {MAX_ANGLE / max_frequency:.6g} "
+            "or use a scaling whose frequencies stay lower"
+        )
+
+
+def _bytes(n: float) -> str:
+    """``1.5 GiB``: a byte count for a message.
+
+    >>> _bytes(512), _bytes(3 * 2**30)
+    ('512 bytes', '3.0 GiB')
+    """
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError  # pragma: no cover
+
+
+def _memory() -> int:
+    """Physical memory of this machine, bytes (a huge number where unknown)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 2**62
+
+
+def check_size(shape: Sequence[int], dtype: Any, what: str) -> None:
+    """Refuse, at once, an output larger than this machine's memory.
+
+    Without it a table of 10**12 rows would reach NumPy, which fails with a
+    MemoryError, or succeed on an overcommitting system and be killed later.
+
+    >>> check_size((10**12, 512), np.float32, "table")
+    Traceback (most recent call last):
+    ...
+    posenc.errors.PosEncError: table of shape (1000000000000, 512) in float32 needs 1.8 PiB, more than ...
+    """
+    count = math.prod(int(n) for n in shape)
+    need = count * np.dtype(dtype).itemsize
+    have = _memory()
+    if need > have:
+        raise PosEncError(
+            f"{what} of shape {tuple(int(n) for n in shape)} in {np.dtype(dtype)} needs {_bytes(need)}, "
+            f"more than this machine's {_bytes(have)} of memory"
+        )
+
+
+def allocate(shape: Sequence[int], dtype: Any, what: str, *, zeros: bool = False) -> np.ndarray:
+    """``np.empty`` (or ``np.zeros``) after :func:`check_size`; a MemoryError becomes a PosEncError."""
+    check_size(shape, dtype, what)
+    try:
+        return (np.zeros if zeros else np.empty)(tuple(shape), dtype=dtype)
+    except MemoryError as exc:
+        count = math.prod(int(n) for n in shape)
+        raise PosEncError(
+            f"{what} of shape {tuple(shape)} in {np.dtype(dtype)} needs {_bytes(count * np.dtype(dtype).itemsize)}, "
+            "more memory than is free now"
+        ) from exc
 
 
 def check_positions(positions: Any, name: str = "positions") -> np.ndarray:

@@ -93,11 +93,13 @@ def test_tour_writes_the_cases_answers_and_figures(capsys, tmp_path):
         assert f"{cell} · Ex {ex} · " in out
     assert "8 of 8 cases verified" in out and "Q6." in out and "(Enter" not in out
     names = ["wave", "rotation", "heatmap", "kernel", "ladder"]
-    tail = out.rstrip("\n").splitlines()[-6:]
+    tail = out.rstrip("\n").splitlines()[-7:]
     assert tail[0] == "Files written:"
-    assert [line.strip() for line in tail[1:]] == [str(out_dir / f"{n}.png") for n in names]
+    assert [line.strip() for line in tail[1:]] == [str(out_dir / f"{n}.png") for n in names] + [
+        str(out_dir / "index.html")]
     for n in names:
         assert (out_dir / f"{n}.png").read_bytes()[:8] == PNG_MAGIC
+    assert (out_dir / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")  # tests/page/
 
 
 def _lam_max(base: int) -> float:
@@ -146,6 +148,7 @@ def test_tour_without_matplotlib_shows_everything_else_and_exits_0(tmp_path):
     for name in ("wave", "rotation", "heatmap", "kernel", "ladder"):
         assert name in skipped
     assert skipped.strip().startswith("skipped 5 figures") and "pip install 'posenc[plot]'" in skipped
+    assert "and the page" in skipped
     assert not out_dir.exists()
     # the rest of the command still says which extra a figure needs
     proc = subprocess.run([sys.executable, "-c", _NO_MATPLOTLIB, "plot", "wave", "--out", str(tmp_path / "w.png")],

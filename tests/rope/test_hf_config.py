@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from posenc import DynamicNTK, Linear, Llama3, LongRoPE, PosEncError, YaRN, from_hf_config, rope_frequencies
@@ -150,5 +151,37 @@ def test_accepts_objects_with_to_dict():
 def test_bad_configs_name_the_problem(config, needles):
     with pytest.raises(PosEncError) as info:
         from_hf_config(config)
+    for needle in needles:
+        assert needle in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("config", "needles"),
+    [
+        # rope_type ["linear"] used to raise TypeError (unhashable), a rope_theta array a plain ValueError
+        ({"head_dim": 64, "rope_scaling": {"rope_type": ["linear"], "factor": 2}}, ["rope_type", "['linear']"]),
+        ({"head_dim": 64, "rope_scaling": {"type": {"linear"}, "factor": 2}}, ["rope_type", "{'linear'}"]),
+        ({"head_dim": 64, "rope_theta": np.array([1e4, 2e4])}, ["rope_theta", "array"]),
+        ({"head_dim": 64, "rope_parameters": {"rope_theta": [1e4]}}, ["rope_theta", "[10000.0]"]),
+        ({"head_dim": 64, "rope_theta": 10**400}, ["rope_theta", "401 digits"]),
+        ({"head_dim": 10**400}, ["head_dim", "401 digits"]),
+        ({"hidden_size": 2**70, "num_attention_heads": 2}, ["head_dim", "<= 65536"]),
+        ({"head_dim": 64, "max_position_embeddings": 10**400,
+          "rope_scaling": {"type": "yarn", "factor": None, "original_max_position_embeddings": 4096}},
+         ["max_position_embeddings", "<= 9007199254740992"]),
+        ({"head_dim": 64, "rope_scaling": {"type": "linear", "factor": 2, 1: 2, (3,): 4}}, ["unknown key", "(3,)"]),
+        ({"head_dim": 64, "rope_scaling": {"type": "yarn", "factor": 4, "original_max_position_embeddings": 64,
+                                           "beta_fast": np.array([1.0, 2.0])}}, ["YaRN.beta_fast", "array"]),
+        ({"head_dim": 64, "rope_scaling": {"type": "yarn", "factor": 4, "original_max_position_embeddings": 64,
+                                           "mscale": -100, "mscale_all_dim": 1}}, ["YaRN.mscale must be >= 0"]),
+        ({"head_dim": 64, "rope_scaling": {"type": "linear", "factor": 1e-320}}, ["Linear.factor", "1e-320"]),
+        ({"head_dim": 2, "rope_scaling": {"type": "dynamic", "factor": 2.0}, "max_position_embeddings": 64},
+         ["rotary_dim >= 4"]),
+    ],
+)
+def test_hostile_configs_name_the_value(config, needles):
+    with pytest.raises(PosEncError) as info:
+        cfg = from_hf_config(config)
+        rope_frequencies(cfg.head_dim, **cfg.kwargs(), seq_len=128)
     for needle in needles:
         assert needle in str(info.value)

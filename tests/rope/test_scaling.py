@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from posenc import NTK, DynamicNTK, Linear, Llama3, LongRoPE, PosEncError, YaRN, rope_frequencies
+from posenc import NTK, DynamicNTK, Linear, Llama3, LongRoPE, PosEncError, YaRN, rope_cos_sin, rope_frequencies
 
 RTOL = 1e-12
 
@@ -239,3 +239,93 @@ def test_scalings_are_frozen_and_hashable():
         y.factor = 2.0  # type: ignore[misc]
     assert hash(y) == hash(YaRN(4, 32768)) and y == YaRN(4, 32768)
     assert hash(LongRoPE([1.0], [2.0], 8)) == hash(LongRoPE((1.0,), (2.0,), 8))
+
+
+# --- the edges (issue 10): fields validated, combinations kept inside the exact range
+
+
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        (lambda: rope_frequencies(2, scaling=NTK(2.0)), "NTK needs rotary_dim >= 4"),  # was decimal.DivisionByZero
+        (lambda: rope_frequencies(64, rotary_dim=2, scaling=NTK(2.0)), "rotary_dim 2"),
+        (lambda: rope_frequencies(2, scaling=DynamicNTK(2.0, 16), seq_len=64), "DynamicNTK needs rotary_dim >= 4"),
+        (lambda: rope_frequencies(2, scaling=DynamicNTK(2.0, 16)), "DynamicNTK needs rotary_dim >= 4"),
+        (lambda: Linear(1e-320), "Linear.factor must be in [2**-52, 2**52]"),  # was decimal.InvalidOperation
+        (lambda: Linear(1e-320), "1e-320"),
+        (lambda: YaRN(10**400, 4096), "YaRN.factor must be finite"),  # was OverflowError
+        (lambda: YaRN(10**400, 4096), "401 digits"),
+        (lambda: YaRN(1e300, 4096), "1e+300"),
+        (lambda: YaRN(4.0, 10**400), "YaRN.original_max must be <= 9007199254740992"),
+        (lambda: YaRN(4.0, 4096, mscale=-100, mscale_all_dim=1.0), "YaRN.mscale must be >= 0, got -100"),
+        (lambda: YaRN(4.0, 4096, mscale=1.0, mscale_all_dim=-0.5), "YaRN.mscale_all_dim must be >= 0"),
+        (lambda: YaRN(4.0, 4096, mscale=math.nan), "YaRN.mscale must be finite"),
+        (lambda: YaRN(4.0, 4096, attention_factor=1e6), "YaRN.attention_factor must be <= 2**15"),
+        (lambda: rope_frequencies(64, scaling=YaRN(2.0**52, 4096, mscale=1e300, mscale_all_dim=1e-300)),
+         "attention factor"),
+        (lambda: LongRoPE([1.0, 1e-300], [1.0, 1.0], 4096), "LongRoPE.short_factor[1]"),
+        (lambda: LongRoPE([1.0], [1.0], 4096, attention_factor=math.inf), "LongRoPE.attention_factor"),
+        (lambda: Llama3(8.0, 1.0, 1e300, 8192), "Llama3.high_freq_factor"),
+        (lambda: NTK(10**400), "NTK.factor must be finite"),
+        (lambda: rope_frequencies(64, base=1e6, scaling=NTK(2.0**-52)), "rescaled base must stay > 1"),
+        # every field fine, the product not: frequencies past 2**53 or below 2**-960
+        (lambda: rope_cos_sin([2], 4, scaling=LongRoPE([2.0**-52, 1.0], [1.0, 1.0], 8)), "|p·ω| = 9.0072e+15"),
+        (lambda: rope_frequencies(64, base=2.0**950, scaling=Linear(2.0**52)), "outside [2**-960, 2**53)"),
+        (lambda: rope_frequencies(64, base=2.0**900, scaling=DynamicNTK(2.0**52, 1), seq_len=2**53), "DynamicNTK"),
+    ],
+)
+def test_edge_scalings_are_refused_by_name(make, needle):
+    with pytest.raises(PosEncError) as info:
+        make()
+    assert needle in str(info.value)
+
+
+def test_yarn_mscale_zero_means_unset_as_in_hf():
+    # HF: `if mscale and mscale_all_dim` — a zero leaves the default 0.1·ln(s) + 1
+    f = rope_frequencies(64, scaling=YaRN(4.0, 4096, mscale=0.0, mscale_all_dim=1.0))
+    assert f.attention_factor == pytest.approx(0.1 * math.log(4.0) + 1, rel=1e-15)
+    g = rope_frequencies(64, scaling=YaRN(4.0, 4096, mscale=1.0, mscale_all_dim=0.5))
+    want = (0.1 * math.log(4.0) + 1) / (0.05 * math.log(4.0) + 1)
+    assert g.attention_factor == pytest.approx(want, rel=1e-15)
+
+
+def _mp_rope(p: int, d: int, base: float, factor: float) -> list[tuple[object, object]]:
+    """cos/sin of p·ω_i with ω_i = base**(-2i/d) / factor, from mpmath (the factor is the exact double)."""
+    import mpmath
+
+    mpmath.mp.dps = 60
+    out = []
+    for i in range(d // 2):
+        w = mpmath.power(mpmath.mpf(base), -mpmath.mpf(2 * i) / d) / mpmath.mpf(factor)
+        out.append((mpmath.cos(p * w), mpmath.sin(p * w)))
+    return out
+
+
+def test_linear_1e_7_at_2_31_is_refused_not_garbage():
+    # |p·ω| = (2**31 - 1)·1e7 > 2**53: the quadrant count k no longer fits a double; posenc once
+    # returned cos = 0.884 here against a true -0.467
+    with pytest.raises(PosEncError, match=r"\|p\| = 2147483647 .* 2\*\*53"):
+        rope_cos_sin([0, 2**31 - 1], 4, scaling=Linear(1e-7), dtype=np.float64)
+
+
+@pytest.mark.parametrize("p", [900_000_000, -900_000_000, 123_456_789, 2**31 // 3])
+def test_linear_1e_7_stays_exact_below_the_limit(p):
+    # p·1e7 up to 9.0e15, just under 2**53 ≈ 9.007e15: cos/sin still within 4 float64 ulp
+    cos, sin = rope_cos_sin([p], 4, scaling=Linear(1e-7), dtype=np.float64)
+    for i, (c, s) in enumerate(_mp_rope(p, 4, 10000.0, 1e-7)):
+        assert abs(cos[0, i] - float(c)) <= 4 * np.spacing(abs(float(c)))
+        assert abs(sin[0, i] - float(s)) <= 4 * np.spacing(abs(float(s)))
+
+
+def test_linear_1e_7_tables_stop_at_the_limit():
+    # the consecutive (fast table) path checks its last row, not only its first
+    from posenc import rope_table
+
+    f = rope_frequencies(4, scaling=Linear(1e-7))
+    rows = rope_table(f, 900_000_000 - 200, 200, np.float64)
+    for j in (0, 99, 199):
+        for i, (c, s) in enumerate(_mp_rope(900_000_000 - 200 + j, 4, 10000.0, 1e-7)):
+            assert abs(rows[j, 0, i] - float(c)) <= 4 * np.spacing(abs(float(c)))
+            assert abs(rows[j, 1, i] - float(s)) <= 4 * np.spacing(abs(float(s)))
+    with pytest.raises(PosEncError, match="2\\*\\*53"):
+        rope_table(f, 900_719_925 - 100, 200)  # the first row is fine, the last is past 2**53 / 1e7

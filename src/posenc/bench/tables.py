@@ -138,6 +138,7 @@ def run(
     shapes: tuple[tuple[int, int], ...] | None = None,
     scaling: bool = True,
     extra: list[Callable[[int], list[Row]]] | None = None,
+    grids: bool = True,
 ) -> Report:
     """Run the benchmark.
 
@@ -148,6 +149,8 @@ def run(
         scaling: also time tables of growing size (the linearity curve).
         extra: more row producers ``f(repeats) -> [Row]`` (the torch
             benchmarks register theirs here).
+        grids: also time the grid rows (:mod:`posenc.bench.grid_rows`: a 2-D
+            sinusoid table and M-RoPE cos/sin).
 
     Returns:
         A :class:`Report`.
@@ -156,7 +159,12 @@ def run(
     rows: list[Row] = []
     for n, d in shapes or (QUICK_TABLE_SHAPES if quick else TABLE_SHAPES):
         rows.extend(_table_rows(n, d, reps))
-    for producer in extra or []:
+    producers = list(extra or [])
+    if grids:
+        from .grid_rows import producers as grid_producers
+
+        producers = grid_producers(quick=quick) + producers
+    for producer in producers:
         rows.extend(producer(reps))
     return Report(machine_line(), tuple(rows), _scaling(quick, reps) if scaling else ())
 

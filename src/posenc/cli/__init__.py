@@ -7,6 +7,7 @@ Each subcommand lives in the module of its group and registers itself in
 - :mod:`.tables`: ``table`` (stdout, or ``.npy``/``.csv``/``.json`` streamed in chunks)
 - :mod:`.seed`: ``examples``, ``quiz``, ``tour`` (the seed's worked cases, live)
 - :mod:`.plotting`: ``plot KIND`` (figures, extra ``posenc[plot]``)
+- :mod:`.page`: ``page`` (the worked examples as one web page, extra ``posenc[plot]``)
 
 Exit status: 0 ok, 1 a failed check (``examples``, ``quiz``, ``shift``,
 ``context --check``), 2 bad input (one ``posenc: error: ...`` line on
@@ -19,14 +20,16 @@ import os
 import sys
 
 from .. import __version__
+from .._files import Interrupted
 from ..errors import PosEncError
-from . import analysis, bench, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
+from . import analysis, bench, page, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
 from ._base import COMMANDS, CommandError, Parser
 
 __all__ = ["build_parser", "main"]
 
 # how `posenc --help` lists them; subcommands registered later follow
-_ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "examples", "quiz", "plot", "tour", "bench")
+_ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "examples", "quiz", "plot", "page", "tour",
+          "bench")
 
 
 def build_parser() -> Parser:
@@ -64,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     _utf8_or_replace()
     try:
         args = build_parser().parse_args(argv)
+        args.as_command = argv is None  # the process's own command: it may keep signals muted while it exits
         return int(args.run(args))
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
@@ -81,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         return _error(f"cannot write {where}{exc.strerror or exc}")
     except ImportError as exc:  # a missing extra; the message names it
         return _error(str(exc))
+    except Interrupted as exc:  # a file write stopped by a signal: the old file is untouched
+        _error(str(exc))
+        return exc.exit_status
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130

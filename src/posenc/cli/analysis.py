@@ -15,6 +15,7 @@ import posenc
 
 from ..layout import sin_cos_views
 from ._base import (
+    CommandError,
     add_output_options,
     at_least,
     channel_roles,
@@ -29,6 +30,7 @@ from ._base import (
     sig,
     vector_text,
 )
+from .grid import context_grid, grid_options, ladder_grid, wants_grid
 from .rope import context_rope, ladder_rope, rope_options, wants_rope
 
 __all__: list[str] = []
@@ -84,11 +86,16 @@ def _ladder_setup(p: argparse.ArgumentParser) -> None:
     model_options(p)
     p.add_argument("--context", type=real, metavar="C", help="also count each pair's turns over C positions")
     rope_options(p)
+    grid_options(p)
     add_output_options(p)
 
 
 @command("ladder", "per frequency pair: ω_i, wavelength, turns over a context (Ex 2, 3, 7)", _ladder_setup)
 def ladder_cmd(args: argparse.Namespace) -> int:
+    if wants_grid(args):
+        if args.context is not None:
+            raise CommandError("--context with --grid: the grid's sizes are the context of each axis")
+        return ladder_grid(args)
     if wants_rope(args):
         return ladder_rope(args)
     w = posenc.frequencies(args.d_model, args.base)
@@ -126,16 +133,24 @@ def ladder_cmd(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- context
 
 def _context_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("context", type=real, metavar="C", help="context length in positions")
+    p.add_argument("context", type=real, nargs="?", metavar="C",
+                   help="context length in positions (leave out with --grid)")
     model_options(p)
     p.add_argument("--check", action="store_true", help="exit 1 when the slowest channel wraps (for scripts)")
     rope_options(p)
+    grid_options(p)
     add_output_options(p)
 
 
 @command("context", "does the base suffice for C positions? λ_max and the smallest base that does (Ex 7)",
          _context_setup)
 def context_cmd(args: argparse.Namespace) -> int:
+    if wants_grid(args):
+        if args.context is not None:
+            raise CommandError("give either a context length C or --grid H,W[,T], not both")
+        return context_grid(args)
+    if args.context is None:
+        raise CommandError("the following arguments are required: C (or --grid H,W[,T])")
     if wants_rope(args):
         return context_rope(args)
     r = posenc.context_report(args.context, args.d_model, args.base)

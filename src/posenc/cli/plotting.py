@@ -17,7 +17,9 @@ from typing import Any
 from .. import plot
 from ..layout import LAYOUTS
 from ..rope import ROPE_LAYOUTS
+from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
 from ._base import CommandError, command, integer, position, real
+from .grid import int_list
 from .rope import scaling_spec
 
 __all__ = ["FORMATS", "PLOT_KINDS", "Option", "PlotKind", "save"]
@@ -90,6 +92,13 @@ PLOT_KINDS: dict[str, PlotKind] = {
                   Option("--positions", "positions", integer, "points 0 … N-1 on the left (default 24)"),
                   Option("--max-offset", "max_offset", integer, "Δ from -M to M (default 200)"),
                   Option("--refs", "refs", position, "query positions (default 0 1000 1e+06)", nargs="+"))),
+        PlotKind("grid", "2-D grids: cos similarity of one patch's encoding to every patch's, per n-D convention",
+                 plot.plot_grid,
+                 (Option("--grid", "sizes", int_list, "the grid H,W (default 16,16)"),
+                  _d(256), Option("--base", "base", real, "the base of the default (axial) convention (default 10000)"),
+                  Option("--patch", "patch", int_list, "the reference patch I,J; the centre when omitted"),
+                  Option("--convention", "conventions", str, "conventions to draw; all of them when omitted", nargs="+",
+                         choices=ND_NAMES))),
     )
 }
 
@@ -113,7 +122,7 @@ def _setup(p: argparse.ArgumentParser) -> None:
             kp.add_argument(o.flag, dest=o.dest, type=o.type, nargs=o.nargs, choices=o.choices, help=o.help)
 
 
-@command("plot", "draw a figure (wave, rotation, heatmap, kernel, ladder, rope) to a .png or .svg file", _setup)
+@command("plot", "draw a figure (wave, rotation, heatmap, kernel, ladder, rope, grid) to a .png or .svg file", _setup)
 def plot_cmd(args: argparse.Namespace) -> int:
     plot.require()  # say which extra is missing before any work
     path = Path(args.out)

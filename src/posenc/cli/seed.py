@@ -153,7 +153,7 @@ def quiz_cmd(args: argparse.Namespace) -> int:
 
 def _tour_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="posenc-tour", metavar="DIR",
-                   help="where the figures go (default posenc-tour/); skipped without matplotlib")
+                   help="where the figures and the page go (default posenc-tour/); skipped without matplotlib")
 
 
 def _section(title: str) -> None:
@@ -186,13 +186,18 @@ def _figures(out: Path) -> None:
         save(kind.figure(), path)
         written.append(path)
         print(f"  {kind.name:<9} {kind.help}")
+    from ..page import write_page
+
+    written.append(write_page(out))
+    print("  index.html the worked examples as one page: cases, figures, explorer, self-test (open it in a browser)")
     print()
     print("Files written:")
     for path in written:
         print(f"  {path}")
 
 
-@command("tour", "the eight cases, the self-test answered, and the seed's five figures in DIR (with posenc[plot])",
+@command("tour", "the eight cases, the self-test answered, the seed's five figures and the page in DIR "
+         "(with posenc[plot])",
          _tour_setup)
 def tour_cmd(args: argparse.Namespace) -> int:
     try:
@@ -214,5 +219,5 @@ def tour_cmd(args: argparse.Namespace) -> int:
         _figures(out)
     else:
         _section("The figures: skipped")
-        print(f"  skipped {len(TOUR_FIGURES)} figures ({', '.join(TOUR_FIGURES)}): {missing}")
+        print(f"  skipped {len(TOUR_FIGURES)} figures ({', '.join(TOUR_FIGURES)}) and the page: {missing}")
     return 0 if ok else 1

@@ -1,15 +1,20 @@
 """``posenc table``: rows of the encoding, to stdout or to a file, streamed in chunks.
 
 Rows are computed ``CHUNK_BYTES`` at a time with :func:`posenc.table` and
-written as they come, so a table larger than memory goes to disk (``.npy``
-through a memory map) while holding one chunk.
+written as they come, so a table larger than memory goes to disk while
+holding one chunk. A file is written atomically (:func:`posenc._files.atomic_file`):
+aside, then renamed, so an interrupted or failed write (Ctrl-C, SIGTERM, a
+full disk, a file-size limit) leaves the old file as it was and nothing
+else; the size is checked against the free space before the first byte.
+A ``.npy`` is its header followed by the rows' bytes, written with plain
+writes (no memory map: on a full disk that is a bus error).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +24,7 @@ import numpy as np
 
 import posenc
 
+from .._files import atomic_file
 from ..errors import check_length
 from ._base import CommandError, add_output_options, channel_roles, command, emit_json, fixed, integer, model_options
 
@@ -77,54 +83,58 @@ def _columns(args: argparse.Namespace) -> list[str]:
     return [f"{fn}{i}" for i, fn in channel_roles(args.d_model, args.layout)]
 
 
-def _write_npy(path: Path, args: argparse.Namespace, n: int) -> None:
-    dt = np.dtype(args.dtype)
-    if n == 0:  # a zero-length memory map cannot be opened
-        np.save(path, np.empty((0, args.d_model), dtype=dt))
-        return
-    # the header and the full-size file first; then one chunk mapped at a time, flushed and
-    # unmapped, so memory stays at one chunk however large the table
-    head = np.lib.format.open_memmap(path, mode="w+", dtype=dt, shape=(n, args.d_model))
-    offset = head.offset
-    del head
-    try:
-        for a, chunk in _chunks(args, n):
-            part = np.memmap(path, dtype=dt, mode="r+", offset=offset + a * args.d_model * dt.itemsize,
-                             shape=chunk.shape)
-            part[:] = chunk
-            part.flush()
-            del part
-    except BaseException:
-        _discard(path)
-        raise
+def _npy_header(dt: np.dtype, shape: tuple[int, int]) -> bytes:
+    """The ``.npy`` header (format 1.0) of a C-order array: written first, then the rows as raw bytes."""
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": np.lib.format.dtype_to_descr(dt), "fortran_order": False, "shape": shape}
+    )
+    return buf.getvalue()
 
 
-def _discard(path: Path) -> None:
-    """Remove a half-written table: worse than none."""
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def _write_csv(fh: IO[str], args: argparse.Namespace, n: int) -> None:
-    fh.write(",".join(["position", *_columns(args)]) + "\n")
+def _csv_parts(args: argparse.Namespace, n: int) -> Iterator[str]:
+    yield ",".join(["position", *_columns(args)]) + "\n"
     fmt = ["%d"] + [_CSV_FORMAT[args.dtype]] * args.d_model
     for a, chunk in _chunks(args, n):
         pos = np.arange(args.start + a, args.start + a + len(chunk), dtype=np.float64)
-        np.savetxt(fh, np.column_stack([pos, chunk.astype(np.float64)]), fmt=fmt, delimiter=",")
+        text = io.StringIO()
+        np.savetxt(text, np.column_stack([pos, chunk.astype(np.float64)]), fmt=fmt, delimiter=",")
+        yield text.getvalue()
+
+
+def _json_parts(args: argparse.Namespace, n: int) -> Iterator[str]:
+    head = {"start": args.start, "length": n, "d_model": args.d_model, "base": args.base, "layout": args.layout,
+            "dtype": args.dtype, "columns": _columns(args)}
+    yield json.dumps(head)[:-1] + ', "table": ['
+    first = True
+    for _, chunk in _chunks(args, n):
+        rows = [json.dumps(row) for row in chunk.astype(np.float64).tolist()]
+        yield ("\n" if first else ",\n") + ",\n".join(rows)
+        first = False
+    yield "\n]}\n"
 
 
 def _write_json(fh: IO[str], args: argparse.Namespace, n: int) -> None:
-    head = {"start": args.start, "length": n, "d_model": args.d_model, "base": args.base, "layout": args.layout,
-            "dtype": args.dtype, "columns": _columns(args)}
-    fh.write(json.dumps(head)[:-1] + ', "table": [')
-    first = True
-    for _, chunk in _chunks(args, n):
-        for row in chunk.astype(np.float64).tolist():
-            fh.write(("\n" if first else ",\n") + json.dumps(row))
-            first = False
-    fh.write("\n]}\n")
+    for part in _json_parts(args, n):
+        fh.write(part)
+
+
+def _write_file(path: Path, suffix: str, args: argparse.Namespace, n: int) -> None:
+    """Write the table to ``path`` atomically (see :mod:`posenc._files`): the old file or the whole new one."""
+    linger = bool(getattr(args, "as_command", False))
+    if suffix == ".npy":
+        dt = np.dtype(args.dtype)
+        header = _npy_header(dt, (n, args.d_model))
+        with atomic_file(path, size=len(header) + n * args.d_model * dt.itemsize, linger=linger) as out:
+            out.write(header)
+            for _, chunk in _chunks(args, n):
+                out.write(np.ascontiguousarray(chunk))
+        return
+    # text: at least one digit and one separator per value; checked before the first byte
+    parts = _csv_parts(args, n) if suffix == ".csv" else _json_parts(args, n)
+    with atomic_file(path, at_least=2 * n * (args.d_model + 1), linger=linger) as out:
+        for part in parts:
+            out.write(part.encode("utf-8"))
 
 
 def _write_text(fh: IO[str], args: argparse.Namespace, n: int) -> None:
@@ -154,16 +164,7 @@ def table_cmd(args: argparse.Namespace) -> int:
     suffix = path.suffix.lower()
     if suffix not in _SUFFIXES:
         raise CommandError(f"--out must end in .npy, .csv or .json, got {args.out!r}")
-    if suffix == ".npy":
-        _write_npy(path, args, n)
-    else:
-        with open(path, "w", encoding="utf-8", newline="\n") as fh:
-            try:
-                (_write_csv if suffix == ".csv" else _write_json)(fh, args, n)
-            except BaseException:
-                fh.close()
-                _discard(path)
-                raise
+    _write_file(path, suffix, args, n)
     size = path.stat().st_size
     if args.json:
         emit_json({"out": str(path), "rows": n, "d_model": args.d_model, "dtype": args.dtype, "bytes": size})

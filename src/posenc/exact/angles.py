@@ -11,10 +11,11 @@ import numpy as np
 
 from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled, ready
+from ..errors import allocate, check_angle
 from .core import build_fill, reduce_core, refold, sincos_core, split
 from .ladder import Ladder
 
-__all__ = ["fill_sincos", "sincos"]
+__all__ = ["fill_sincos", "prefer_compiled", "sincos"]
 
 def _reduce(p: np.ndarray, plo: np.ndarray | None, lad: Ladder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """θ = (p + plo)·ω reduced: θ = k·π/2 + (x + y), |x| <= ~π/4.
@@ -83,6 +84,8 @@ def fill_sincos(
         raise ValueError(f"engine must be 'auto', 'numpy' or 'numba', got {engine!r}")
     if m == 0 or n == 0:
         return
+    if ladder.fastest > 1.0:  # ω <= 1 and |p| < 2**53 keep |p·ω| < 2**53; faster (scaled) frequencies may not
+        check_angle(float(np.max(np.abs(positions))), ladder.fastest)
     # numba costs ~1 s to load: worth it for big inputs, or once something else has loaded it
     wanted = engine == "numba" or (engine == "auto" and (m * n >= _JIT_MIN or ready("exact.fill")))
     if wanted and sin_out.dtype in _JIT_DTYPES and cos_out.dtype in _JIT_DTYPES:
@@ -105,6 +108,18 @@ def fill_sincos(
 
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _JIT_MIN = 1 << 16  # elements: below this the NumPy engine answers in about a millisecond
+
+
+def prefer_compiled(values: int) -> bool:
+    """Load the compiled engine (the ``fast`` extra) when an output of ``values`` values is on its way.
+
+    For callers that compute small exact tables and then broadcast or gather
+    them into a large output (grids, multi-axis RoPE): the small tables then
+    take numba, as one large table would. Returns True when numba is loaded
+    (then ``engine="numba"`` may be asked for float32 tables); without numba,
+    or below the size that pays for loading it, False.
+    """
+    return values >= _JIT_MIN and compiled("exact.fill", build_fill) is not None
 
 
 def _fill_jit(
@@ -143,8 +158,8 @@ def sincos(
     if positions_lo is not None:
         lo = np.ascontiguousarray(positions_lo, dtype=np.float64).reshape(-1)
     n = len(ladder)
-    s = np.empty((flat.shape[0], n))
-    c = np.empty((flat.shape[0], n))
+    s = allocate((flat.shape[0], n), np.float64, "sin/cos")
+    c = allocate((flat.shape[0], n), np.float64, "sin/cos")
     fill_sincos(flat, ladder, s, c, lo)
     shape = (*np.shape(positions), n)
     return s.reshape(shape), c.reshape(shape)

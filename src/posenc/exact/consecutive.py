@@ -35,6 +35,7 @@ import numpy as np
 
 from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled
+from ..errors import check_angle
 from . import _jit
 from .angles import fill_sincos
 from .core import FAST_EPS, build_fill
@@ -135,6 +136,8 @@ def fill_range(
         return
     if out.ndim != 2 or out.shape[0] < length or out.shape[1] < 2 * n:
         raise ValueError(f"out must be [length, >= 2n] = [{length}, >= {2 * n}], got {list(out.shape)}")
+    if ladder.fastest > 1.0:  # scaled frequencies: see posenc.errors.MAX_ANGLE
+        check_angle(max(abs(start), abs(start + length - 1)), ladder.fastest)
     s0, c0, st = _channels(layout, n)
     sin_out = out[:length, s0 : s0 + st * (n - 1) + 1 : st]
     cos_out = out[:length, c0 : c0 + st * (n - 1) + 1 : st]

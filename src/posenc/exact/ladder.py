@@ -14,6 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..errors import MAX_ANGLE, MIN_FREQUENCY, PosEncError
 from .core import DECIMAL_PREC, PI_DIGITS, split
 
 __all__ = ["Ladder", "decimal_pi", "geometric_ladder", "seed_ladder", "to_triple"]
@@ -59,7 +60,20 @@ class Ladder:
 
     @classmethod
     def from_decimals(cls, values: Sequence[Decimal]) -> Ladder:
-        """Build a ladder from high-precision frequencies (keep >= 50 digits)."""
+        """Build a ladder from high-precision frequencies (keep >= 50 digits).
+
+        Raises:
+            PosEncError: for a frequency outside [2**-960, 2**53), where
+                it could not be held to full precision or even one position
+                would leave the exact range (:data:`posenc.errors.MAX_ANGLE`).
+        """
+        lo, hi = Decimal(MIN_FREQUENCY), Decimal(MAX_ANGLE)
+        for i, v in enumerate(values):
+            if not lo <= v < hi:
+                raise PosEncError(
+                    f"frequency ω_{i} = {float(v):.6g} is outside [2**-960, 2**53), the range posenc's "
+                    "exact path holds to full precision"
+                )
         triples = [to_triple(v) for v in values]
         arrays = [np.array([t[j] for t in triples], dtype=np.float64) for j in range(3)]
         for a in arrays:
@@ -68,6 +82,11 @@ class Ladder:
 
     def __len__(self) -> int:
         return int(self.w0.shape[0])
+
+    @functools.cached_property
+    def fastest(self) -> float:
+        """The largest frequency (0 for an empty ladder): the one that meets 2**53 first."""
+        return float(self.w0.max()) if len(self) else 0.0
 
     @functools.cached_property
     def splits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -8,8 +8,9 @@ import numpy as np
 
 from ..errors import PosEncError, check_dtype, check_layout, check_positions
 from ..layout import sin_cos_views
-from .cos_sin import cos_sin_tables, default_seq_len
+from .cos_sin import check_axes, cos_sin_tables, default_seq_len
 from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims, check_scaling, rope_frequencies
+from .sections import check_sections
 
 __all__ = ["apply_rope", "rotate"]
 
@@ -38,6 +39,9 @@ def apply_rope(
     layout: str = "half",
     rotary_dim: int | None = None,
     seq_len: int | None = None,
+    sections: Any = None,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
 ) -> np.ndarray:
     """Rotate queries or keys by their positions.
 
@@ -49,6 +53,11 @@ def apply_rope(
             (``[b, 1, s]`` for per-row positions of ``[b, n_h, s, h_d]``).
         base, scaling, rotary_dim, seq_len: as :func:`rope_cos_sin`.
         layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J).
+        sections, section_layout, ladder: multi-axis RoPE (M-RoPE, axial), as
+            :func:`rope_cos_sin`; positions are then ``[..., n_axes]``, their
+            leading shape broadcasting to ``x.shape[:-1]`` (``[s, 3]`` for
+            Qwen2-VL's (t, h, w); HF's ``[3, b, s]`` moved to ``[b, 1, s, 3]``
+            for ``[b, n_h, s, h_d]``).
 
     Returns:
         Same shape and dtype as x. The math is float64 for float64 input and
@@ -71,19 +80,23 @@ def apply_rope(
     h, r = check_dims(arr.shape[-1], rotary_dim)
     lay = check_layout(layout, ROPE_LAYOUTS)
     pos = check_positions(positions)
+    sec = check_sections(sections, section_layout, ladder)
+    check_axes(pos, sec)
+    lead = pos.shape if sec is None else pos.shape[:-1]
     try:
-        shape = np.broadcast_shapes(pos.shape, arr.shape[:-1])
+        shape = np.broadcast_shapes(lead, arr.shape[:-1])
     except ValueError:
         shape = None
     if shape != arr.shape[:-1]:
+        axes = "" if sec is None else f" (after the trailing axis of {sec.n_axes})"
         raise PosEncError(
-            f"positions of shape {pos.shape} must broadcast to x.shape[:-1] = {arr.shape[:-1]} "
+            f"positions of shape {pos.shape} must broadcast to x.shape[:-1] = {arr.shape[:-1]}{axes} "
             f"(x is [..., s, h_d]; use [s] or e.g. [b, 1, s] for [b, n_h, s, h_d])"
         )
     check_scaling(scaling)
     if seq_len is None:
         seq_len = default_seq_len(scaling, pos)
-    freqs = rope_frequencies(h, base=base, scaling=scaling, rotary_dim=r, seq_len=seq_len)
+    freqs = rope_frequencies(h, base=base, scaling=scaling, rotary_dim=r, seq_len=seq_len, sections=sec)
     ct = np.dtype(np.float64) if arr.dtype == np.float64 else np.dtype(np.float32)
     cos, sin = cos_sin_tables(pos, freqs, ct)
     return rotate(arr, cos, sin, lay, r)

@@ -8,7 +8,11 @@ Sources: huggingface/transformers ``src/transformers/modeling_rope_utils.py``
 ``_validate_*`` functions) and ``configuration_utils.py``
 (``RotaryEmbeddingConfigMixin.standardize_rope_params``), main in 2025/2026;
 legacy names from transformers 4.x (``rope_scaling``, ``"type"``) and
-Phi-3's ``"su"`` (``Phi3Config._rope_scaling_adjustment``).
+Phi-3's ``"su"`` (``Phi3Config._rope_scaling_adjustment``). Multi-axis RoPE
+(transformers 5.23): ``mrope_section`` and ``mrope_interleaved`` in the rope
+dict (``Qwen2VLRotaryEmbedding``, ``Qwen3VLTextRotaryEmbedding``; legacy
+``"type": "mrope"`` is ``"default"``, as ``Qwen2VLTextConfig`` maps it), and
+``"axial"`` (``Qwen2VLVisionRotaryEmbedding``).
 """
 
 from __future__ import annotations
@@ -17,16 +21,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import PosEncError, check_base, check_int, check_real
+from ..errors import MAX_POSITION, PosEncError, _show, check_base, check_channels, check_int, check_real
+from .frequencies import rope_frequencies
 from .scaling import DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 
 __all__ = ["RopeConfig", "from_hf_config"]
 
-_COMMON = {"rope_type", "type", "rope_theta", "partial_rotary_factor"}
+_COMMON = {"rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"}
 
 #: rope_type -> (required keys, optional keys) of the rope dict, as HF validates them.
 _KEYS: dict[str, tuple[set[str], set[str]]] = {
     "default": (set(), set()),
+    "axial": (set(), set()),
     "linear": ({"factor"}, set()),
     "dynamic": ({"factor"}, {"original_max_position_embeddings"}),
     "yarn": (
@@ -45,7 +51,17 @@ _KEYS: dict[str, tuple[set[str], set[str]]] = {
     "llama3": ({"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}, set()),
 }
 
-_ALIASES = {"su": "longrope"}  # Phi-3's first configs
+_ALIASES = {"su": "longrope", "mrope": "default"}  # Phi-3's first configs; Qwen2-VL's
+
+# What the modeling code assumes when a config leaves the multi-axis keys out:
+# model_type -> (interleaved, default mrope_section). Qwen2VLRotaryEmbedding and its
+# Qwen2.5-VL copy split contiguously with [16, 24, 24]; Qwen3VL(Moe)TextRotaryEmbedding
+# always interleaves, with [24, 20, 20].
+_MROPE_MODELS: dict[str, tuple[bool, tuple[int, ...]]] = {
+    **{t: (False, (16, 24, 24)) for t in ("qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text")},
+    **{t: (True, (24, 20, 20)) for t in ("qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text")},
+}
+_AXIAL_MODELS = ("qwen2_vl_vision",)  # Qwen2VLVisionConfig.default_rope_type = "axial"
 
 
 @dataclass(frozen=True)
@@ -60,6 +76,11 @@ class RopeConfig:
         max_position: ``max_position_embeddings`` (None if the config has none).
         layout: always ``"half"``: HF's modeling code rotates half-split
             (``rotate_half``); checkpoints converted from Meta's were permuted.
+        sections: multi-axis RoPE: pairs per position axis (``mrope_section``;
+            ``(head_dim/4, head_dim/4)`` for axial), or None.
+        section_layout: ``"interleaved"`` when ``mrope_interleaved`` (Qwen3-VL),
+            else ``"contiguous"``.
+        ladder: ``"per_axis"`` for axial RoPE, else ``"shared"``.
     """
 
     head_dim: int
@@ -68,10 +89,16 @@ class RopeConfig:
     scaling: Any
     max_position: int | None
     layout: str = "half"
+    sections: tuple[int, ...] | None = None
+    section_layout: str = "contiguous"
+    ladder: str = "shared"
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`posenc.rope.rope_frequencies` and friends."""
-        return {"base": self.base, "scaling": self.scaling, "rotary_dim": self.rotary_dim}
+        out: dict[str, Any] = {"base": self.base, "scaling": self.scaling, "rotary_dim": self.rotary_dim}
+        if self.sections is not None:
+            out.update(sections=self.sections, section_layout=self.section_layout, ladder=self.ladder)
+        return out
 
 
 def _as_dict(config: Any) -> Mapping[str, Any]:
@@ -88,7 +115,19 @@ def _as_dict(config: Any) -> Mapping[str, Any]:
 def _positive_int(cfg: Mapping[str, Any], key: str, where: str) -> int:
     if key not in cfg or cfg[key] is None:
         raise PosEncError(f"{where} is missing {key!r}")
-    return check_int(cfg[key], f"{where}[{key!r}]", minimum=1)
+    return check_int(cfg[key], f"{where}[{key!r}]", minimum=1, maximum=int(MAX_POSITION))
+
+
+def _or(value: Any, default: float) -> Any:
+    """HF's ``value or default`` for numbers (0 and None mean the default); anything else goes to validation."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0):
+        return default
+    return value
+
+
+def _keys(keys: Any) -> list[str]:
+    """Key names for a message, sorted even when the keys mix types."""
+    return sorted(k if isinstance(k, str) else repr(k) for k in keys)
 
 
 def from_hf_config(config: Any) -> RopeConfig:
@@ -114,6 +153,9 @@ def from_hf_config(config: Any) -> RopeConfig:
     Llama3(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_max=8192)
     """
     cfg = _as_dict(config)
+    text = cfg.get("text_config")
+    if isinstance(text, Mapping) and cfg.get("head_dim") is None and cfg.get("hidden_size") is None:
+        cfg = text  # a multimodal model's config (transformers 5 nests the language model's)
     rope = cfg.get("rope_parameters")
     if rope is None:
         rope = cfg.get("rope_scaling")
@@ -127,14 +169,18 @@ def from_hf_config(config: Any) -> RopeConfig:
             f"per-layer-type rope dicts ({', '.join(map(repr, nested))}) are not supported: "
             "pass one layer type's dict merged into the config"
         )
-    raw_type = rope.get("rope_type", rope.get("type", "default"))
+    model_type = cfg.get("model_type")
+    fallback = "axial" if model_type in _AXIAL_MODELS else "default"
+    raw_type = rope.get("rope_type", rope.get("type", fallback))
+    if not isinstance(raw_type, str):
+        raise PosEncError(f"rope_type must be a string such as 'linear' or 'yarn', got {_show(raw_type)}")
     rope_type = _ALIASES.get(raw_type, raw_type)
     if rope_type not in _KEYS:
         raise PosEncError(
             f"unknown rope_type {raw_type!r}; posenc reads {', '.join(map(repr, _KEYS))} (and legacy 'su')"
         )
     required, optional = _KEYS[rope_type]
-    unknown = sorted(set(rope) - required - optional - _COMMON)
+    unknown = _keys(set(rope) - required - optional - _COMMON)
     if unknown:
         raise PosEncError(f"unknown key(s) {unknown} in the {rope_type!r} rope dict; allowed: "
                           f"{sorted(required | optional | _COMMON)}")
@@ -148,13 +194,19 @@ def from_hf_config(config: Any) -> RopeConfig:
     base = check_base(theta, "rope_theta")
 
     if cfg.get("head_dim") is not None:
-        head_dim = check_int(cfg["head_dim"], "head_dim", minimum=1)
+        head_dim = check_channels(cfg["head_dim"], "head_dim")
+    elif rope_type == "axial" and cfg.get("embed_dim") is not None:
+        # vision towers: embed_dim // num_heads (their hidden_size is the language model's)
+        heads = cfg.get("num_heads", cfg.get("num_attention_heads"))
+        if heads is None:
+            raise PosEncError("an axial (vision) config needs 'num_heads' beside 'embed_dim'")
+        head_dim = check_channels(cfg["embed_dim"], "embed_dim") // check_int(heads, "num_heads", minimum=1)
     else:
         if cfg.get("hidden_size") is None or cfg.get("num_attention_heads") is None:
             raise PosEncError("config needs 'head_dim' or both 'hidden_size' and 'num_attention_heads'")
         hidden = check_int(cfg["hidden_size"], "hidden_size", minimum=1)
         heads = check_int(cfg["num_attention_heads"], "num_attention_heads", minimum=1)
-        head_dim = hidden // heads
+        head_dim = check_channels(hidden // heads, "head_dim = hidden_size // num_attention_heads")
     prf = rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor"))
     prf = 1.0 if prf is None else check_real(prf, "partial_rotary_factor")
     if not 0 < prf <= 1:
@@ -169,7 +221,8 @@ def from_hf_config(config: Any) -> RopeConfig:
         raise PosEncError(f"head_dim must be even when fully rotated, got {head_dim}")
 
     max_pos = cfg.get("max_position_embeddings")
-    max_pos = None if max_pos is None else check_int(max_pos, "max_position_embeddings", minimum=1)
+    max_pos = None if max_pos is None else check_int(max_pos, "max_position_embeddings", minimum=1,
+                                                     maximum=int(MAX_POSITION))
 
     def original() -> int:
         for where, src in (("config", cfg), ("rope dict", rope)):
@@ -181,8 +234,9 @@ def from_hf_config(config: Any) -> RopeConfig:
             )
         return max_pos
 
+    sections, interleaved = _multi_axis(rope, model_type, rope_type, head_dim, rotary_dim)
     scaling: Any
-    if rope_type == "default":
+    if rope_type in ("default", "axial"):
         scaling = None
     elif rope_type == "linear":
         scaling = Linear(rope["factor"])
@@ -199,8 +253,8 @@ def from_hf_config(config: Any) -> RopeConfig:
         scaling = YaRN(
             factor,
             orig,
-            beta_fast=rope.get("beta_fast") or 32.0,  # HF: `or 32`, so 0 and None both mean 32
-            beta_slow=rope.get("beta_slow") or 1.0,
+            beta_fast=_or(rope.get("beta_fast"), 32.0),  # HF: `or 32`, so 0 and None both mean 32
+            beta_slow=_or(rope.get("beta_slow"), 1.0),
             mscale=rope.get("mscale"),
             mscale_all_dim=rope.get("mscale_all_dim"),
             attention_factor=rope.get("attention_factor"),
@@ -227,4 +281,39 @@ def from_hf_config(config: Any) -> RopeConfig:
                 f"longrope short_factor/long_factor must have rotary_dim/2 = {rotary_dim // 2} entries, "
                 f"got {len(scaling.short_factor)}"
             )
-    return RopeConfig(head_dim, rotary_dim, base, scaling, max_pos)
+    if sections is None:
+        return RopeConfig(head_dim, rotary_dim, base, scaling, max_pos)
+    cfg_out = RopeConfig(head_dim, rotary_dim, base, scaling, max_pos, sections=sections,
+                         section_layout="interleaved" if interleaved else "contiguous",
+                         ladder="per_axis" if rope_type == "axial" else "shared")
+    # the sections must fit the rotary dimension: check now, naming the config keys
+    try:
+        rope_frequencies(head_dim, **cfg_out.kwargs())
+    except PosEncError as exc:
+        raise PosEncError(f"mrope_section {list(sections)} does not fit this config: {exc}") from None
+    return cfg_out
+
+
+def _multi_axis(
+    rope: Mapping[str, Any], model_type: Any, rope_type: str, head_dim: int, rotary_dim: int
+) -> tuple[tuple[int, ...] | None, bool]:
+    """(sections, interleaved) from ``mrope_section``/``mrope_interleaved``, the model's defaults, or axial."""
+    if rope_type == "axial":
+        if head_dim % 4 or rotary_dim != head_dim:
+            raise PosEncError(f"axial RoPE needs a fully rotated head_dim divisible by 4, got head_dim={head_dim}")
+        return (head_dim // 4, head_dim // 4), False
+    interleaved, section = _MROPE_MODELS.get(model_type, (False, None)) if isinstance(model_type, str) \
+        else (False, None)
+    raw = rope.get("mrope_section")
+    if raw is not None:
+        if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)):
+            raise PosEncError(f"mrope_section must be a list of pair counts, e.g. [16, 24, 24], got {raw!r}"[:200])
+        section = tuple(check_int(v, f"mrope_section[{k}]", minimum=1) for k, v in enumerate(raw))
+    flag = rope.get("mrope_interleaved")
+    if flag is not None:
+        if not isinstance(flag, bool):
+            raise PosEncError(f"mrope_interleaved must be true or false, got {flag!r}")
+        interleaved = flag
+    if section is None and flag:
+        raise PosEncError("mrope_interleaved is set but the config has no mrope_section")
+    return section, interleaved

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import Any, NamedTuple
 
-from ..errors import PosEncError, check_int, check_real
+import numpy as np
+
+from ..errors import MAX_ANGLE, MAX_D_MODEL, MAX_POSITION, MIN_FREQUENCY, PosEncError, _show, check_int, check_real
 from ..exact import DECIMAL_PREC, decimal_pi
 
 __all__ = [
@@ -42,7 +44,14 @@ __all__ = [
     "YaRN",
 ]
 
+#: Every factor field (context multiples, divisors, LongRoPE's per-channel
+#: factors) lies in [2**-52, 2**52]: published configs use 1 … a few hundred,
+#: and outside it one factor alone moves a frequency past the exact range.
+FACTOR_RANGE = (2.0**-52, 2.0**52)
 
+#: An attention factor multiplies cos and sin: at most 2**15 keeps them finite
+#: even in float16 (max 65504); published ones are about 1 … 1.5.
+MAX_ATTENTION = 2.0**15
 
 class Scaled(NamedTuple):
     """What a scaling gives for one (dim, base, seq_len).
@@ -71,15 +80,68 @@ def _plain(dim: int, base: Decimal) -> list[Decimal]:
     return [(-(ln * (2 * i)) / dim).exp() for i in range(dim // 2)]
 
 
-def _factor(value: Any, name: str) -> float:
+def _positive(value: Any, name: str) -> float:
     f = check_real(value, name)
     if not f > 0:
-        raise PosEncError(f"{name} must be > 0, got {value!r}")
+        raise PosEncError(f"{name} must be > 0, got {_show(value)}")
+    return f
+
+
+def _factor(value: Any, name: str) -> float:
+    f = _positive(value, name)
+    lo, hi = FACTOR_RANGE
+    if not lo <= f <= hi:
+        raise PosEncError(
+            f"{name} must be in [2**-52, 2**52] (beyond it the scaled frequencies leave the exact range), "
+            f"got {_show(value)}"
+        )
+    return f
+
+
+def _attention_field(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    f = _positive(value, name)
+    if f > MAX_ATTENTION:
+        raise PosEncError(f"{name} must be <= 2**15 (cos·factor must stay finite in float16), got {_show(value)}")
     return f
 
 
 def _length(value: Any, name: str) -> int:
-    return check_int(value, name, minimum=1)
+    return check_int(value, name, minimum=1, maximum=int(MAX_POSITION))
+
+
+def _scaled(owner: Any, dim: int, inv_freq: list[Decimal], base: Decimal, attention: Decimal | float) -> Scaled:
+    """The result of ``owner.scale``, once every frequency and the attention factor are in range.
+
+    Frequencies must lie in [2**-960, 2**53) (:data:`posenc.errors.MIN_FREQUENCY`,
+    :data:`posenc.errors.MAX_ANGLE`): below, the ladder loses bits; above,
+    even position 1 leaves the exact range. The attention factor must lie in
+    (0, 2**15].
+    """
+    lo, hi = Decimal(MIN_FREQUENCY), Decimal(MAX_ANGLE)
+    for i, w in enumerate(inv_freq):
+        if not lo <= w < hi:
+            raise PosEncError(
+                f"{owner!r} with rotary_dim {dim} and base {float(base):g} gives ω_{i} = {float(w):.6g}, outside "
+                "[2**-960, 2**53), the range posenc's exact path covers"
+            )
+    af = Decimal(attention)
+    if not 0 < af <= Decimal(MAX_ATTENTION):
+        raise PosEncError(
+            f"{owner!r} gives attention factor {float(af):.6g}; it must be in (0, 2**15] "
+            "(it multiplies cos and sin)"
+        )
+    return Scaled(inv_freq, base, float(af))
+
+
+def _rescalable(owner: Any, dim: int) -> None:
+    """NTK-style rescales raise the base to dim/(dim - 2): undefined for a single pair."""
+    if dim < 4:
+        raise PosEncError(
+            f"{type(owner).__name__} needs rotary_dim >= 4: it rescales the base by factor**(dim/(dim-2)), "
+            f"which divides by zero at rotary_dim {dim} (one pair, ω = 1 whatever the base)"
+        )
 
 
 @dataclass(frozen=True)
@@ -107,7 +169,7 @@ class Linear:
         with localcontext() as ctx:
             ctx.prec = DECIMAL_PREC
             f = _d(self.factor)
-            return Scaled([w / f for w in _plain(dim, base)], base, 1.0)
+            return _scaled(self, dim, [w / f for w in _plain(dim, base)], base, 1.0)
 
 
 @dataclass(frozen=True)
@@ -135,10 +197,16 @@ class NTK:
         return None
 
     def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
+        _rescalable(self, dim)
         with localcontext() as ctx:
             ctx.prec = DECIMAL_PREC
             b = base * (_d(self.factor).ln() * dim / (dim - 2)).exp()
-            return Scaled(_plain(dim, b), +b, 1.0)
+            if not b > 1:
+                raise PosEncError(
+                    f"{self!r} at rotary_dim {dim} turns base {float(base):g} into {float(b):.6g}; "
+                    "the rescaled base must stay > 1"
+                )
+            return _scaled(self, dim, _plain(dim, b), +b, 1.0)
 
 
 @dataclass(frozen=True)
@@ -170,16 +238,18 @@ class DynamicNTK:
         return self.original_max if seq_len is None else max(seq_len, self.original_max)
 
     def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
+        _rescalable(self, dim)
         length = self.cache_key(seq_len)
-        assert isinstance(length, int)
+        if not isinstance(length, int):  # pragma: no cover - cache_key returns an int
+            raise PosEncError(f"seq_len must be an integer, got {seq_len!r}")
         if length <= self.original_max:
-            return Scaled(_plain_prec(dim, base), base, 1.0)
+            return _scaled(self, dim, _plain_prec(dim, base), base, 1.0)
         with localcontext() as ctx:
             ctx.prec = DECIMAL_PREC
             f = _d(self.factor)
             growth = f * length / self.original_max - (f - 1)
             b = base * (growth.ln() * dim / (dim - 2)).exp()
-            return Scaled(_plain(dim, b), +b, 1.0)
+            return _scaled(self, dim, _plain(dim, b), +b, 1.0)
 
 
 def _plain_prec(dim: int, base: Decimal) -> list[Decimal]:
@@ -241,12 +311,17 @@ class YaRN:
         object.__setattr__(self, "factor", _factor(self.factor, "YaRN.factor"))
         object.__setattr__(self, "original_max", _length(self.original_max, "YaRN.original_max"))
         for name in ("beta_fast", "beta_slow"):
-            object.__setattr__(self, name, _factor(getattr(self, name), f"YaRN.{name}"))
+            object.__setattr__(self, name, _positive(getattr(self, name), f"YaRN.{name}"))
         for name in ("mscale", "mscale_all_dim"):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, check_real(getattr(self, name), f"YaRN.{name}"))
-        if self.attention_factor is not None:
-            object.__setattr__(self, "attention_factor", _factor(self.attention_factor, "YaRN.attention_factor"))
+            value = getattr(self, name)
+            if value is not None:
+                m = check_real(value, f"YaRN.{name}")
+                if m < 0:  # 0.1·m·ln(s) + 1 would shrink, and past -10/ln(s) flip, cos and sin
+                    raise PosEncError(f"YaRN.{name} must be >= 0, got {_show(value)}")
+                object.__setattr__(self, name, m)
+        object.__setattr__(
+            self, "attention_factor", _attention_field(self.attention_factor, "YaRN.attention_factor")
+        )
         if not isinstance(self.truncate, bool):
             raise PosEncError(f"YaRN.truncate must be True or False, got {self.truncate!r}")
 
@@ -289,7 +364,7 @@ class YaRN:
             for i, w in enumerate(_plain(dim, base)):
                 ramp = min(max((i - low) / (high - low), Decimal(0)), Decimal(1))
                 out.append(w / f * ramp + w * (1 - ramp))
-            return Scaled(out, base, float(self._attention()))
+            return _scaled(self, dim, out, base, self._attention())
 
 
 @dataclass(frozen=True)
@@ -342,12 +417,16 @@ class Llama3:
                 else:
                     s = (length / lam - lo) / (hi - lo)
                     out.append(w * ((1 - s) / f + s))
-            return Scaled(out, base, 1.0)
+            return _scaled(self, dim, out, base, 1.0)
 
 
 def _factor_list(values: Any, name: str) -> tuple[float, ...]:
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        values = values.tolist()
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise PosEncError(f"{name} must be a list of numbers > 0, got {values!r}"[:200])
+        raise PosEncError(f"{name} must be a list of numbers > 0, got {_show(values)}")
+    if len(values) > MAX_D_MODEL // 2:
+        raise PosEncError(f"{name} must have at most {MAX_D_MODEL // 2} entries (rotary_dim/2), got {len(values)}")
     return tuple(_factor(v, f"{name}[{i}]") for i, v in enumerate(values))
 
 
@@ -382,10 +461,9 @@ class LongRoPE:
             )
         if self.factor is not None:
             object.__setattr__(self, "factor", _factor(self.factor, "LongRoPE.factor"))
-        if self.attention_factor is not None:
-            object.__setattr__(
-                self, "attention_factor", _factor(self.attention_factor, "LongRoPE.attention_factor")
-            )
+        object.__setattr__(
+            self, "attention_factor", _attention_field(self.attention_factor, "LongRoPE.attention_factor")
+        )
 
     def _attention(self) -> Decimal:
         if self.attention_factor is not None:
@@ -410,7 +488,7 @@ class LongRoPE:
         with localcontext() as ctx:
             ctx.prec = DECIMAL_PREC
             out = [w / _d(e) for w, e in zip(_plain(dim, base), ext, strict=True)]
-            return Scaled(out, base, float(self._attention()))
+            return _scaled(self, dim, out, base, self._attention())
 
 
 #: Every scaling variant, for isinstance checks.

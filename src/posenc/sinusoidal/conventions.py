@@ -37,7 +37,9 @@ import numpy as np
 from ..errors import (
     MAX_POSITION,
     PosEncError,
+    allocate,
     check_base,
+    check_channels,
     check_d_model,
     check_dtype,
     check_int,
@@ -155,7 +157,7 @@ def _shift(p: np.ndarray, origin: int) -> tuple[np.ndarray, np.ndarray | None]:
 def _render(plan: Plan, dtype: np.dtype, rows: int, fill: Any) -> np.ndarray:
     n = len(plan.ladder)
     width = max(2 * n, plan.d_model)
-    out = (np.zeros if width > 2 * n else np.empty)((rows, width), dtype=dtype)
+    out = allocate((rows, width), dtype, "encoding", zeros=width > 2 * n)
     s, c = sin_cos_views(out, n, plan.layout)
     fill(out, s, c)
     if width > plan.d_model:
@@ -165,7 +167,7 @@ def _render(plan: Plan, dtype: np.dtype, rows: int, fill: Any) -> np.ndarray:
 
 
 def _check_channels(d_model: Any) -> int:
-    return check_int(d_model, "d_model", minimum=1)
+    return check_channels(d_model)
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import compiled
 from ..errors import PosEncError, check_dtype, check_int, check_positions
 from ..exact import Ladder, fill_range, fill_sincos
-from ..exact.core import build_fill
+from ..exact.angles import prefer_compiled
 from ..layout import sin_cos_views
 from .conventions_nd import Block, NdPlan, resolve
 
@@ -31,10 +30,6 @@ __all__ = ["MAX_POINTS", "encode_nd", "grid", "render_nd"]
 
 #: :func:`grid` makes at most this many points.
 MAX_POINTS = 2**31
-
-# output values from which the axis tables use numba (the ``fast`` extra): its one-time ~1 s load
-# pays off against an output this large, as it does for a 1-D table of that size
-_JIT_OUTPUT = 1 << 16
 
 
 def grid(*sizes: int) -> np.ndarray:
@@ -128,8 +123,7 @@ def render_nd(plan: NdPlan, coords: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return out
     values = [np.unique(coords[:, k], return_inverse=True) for k in range(plan.n_axes)]
     sizes = _grid_sizes(values, m)
-    if m * plan.d_model >= _JIT_OUTPUT:
-        compiled("exact.fill", build_fill)  # None without numba; else fill_sincos's "auto" now uses it
+    prefer_compiled(m * plan.d_model)  # numba's one-time load pays off against an output this large
     tables: list[tuple[Ladder, str, np.ndarray, np.ndarray]] = []  # axes sharing a ladder and values share a table
     for b in plan.blocks:
         u, inverse = values[b.axis]

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import (
     PosEncError,
+    allocate,
     check_base,
     check_d_model,
     check_dtype,
@@ -63,7 +64,7 @@ def shift_matrix(
     dt = check_dtype(dtype)
     n = d // 2
     sp, cp = sincos(kk, seed_ladder(d, b))
-    m = np.zeros((d, d), dtype=np.float64)
+    m = allocate((d, d), np.float64, "shift_matrix", zeros=True)
     idx = np.arange(d).reshape(1, d)
     si, ci = (v[0] for v in sin_cos_views(idx, n, lay))
     m[si, si] = cp
