@@ -90,6 +90,10 @@ _BEYOND = (
     "positions beyond the rows this module holds: under torch.compile(fullgraph=True) nothing grows, "
     "so call reserve(n) (or construct it with max_len=n) before compiling"
 )
+_BEYOND_GATHERED = (
+    "tensor positions or offsets beyond the rows this module holds: inside torch.compile they are read, "
+    "never grown, so call reserve(n) (or construct it with max_len=n) before compiling"
+)
 
 
 class RowBuilder(Protocol):
@@ -284,7 +288,7 @@ class TableCache(nn.Module):
                 return _outside_graph(self, req, dtype, device)
             return table[req.first - a : req.first - a + req.s]
         idx = req.index.to(device=table.device, dtype=torch.long) - a
-        torch._assert_async(((idx >= 0) & (idx < table.shape[0])).all(), _BEYOND)
+        torch._assert_async(((idx >= 0) & (idx < table.shape[0])).all(), _BEYOND_GATHERED)
         return _gather(table, idx, self.row_shape)
 
     def _read(self, req: _Request, dtype: torch.dtype) -> torch.Tensor:
