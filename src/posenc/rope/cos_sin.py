@@ -59,7 +59,8 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     # one rounding from the float64 value: write straight into dtype unless af must multiply first
     work = dtype if af == 1.0 else np.dtype(np.float64)
     rows = flat.shape[0] if multi is None else multi.shape[0]
-    both = allocate((rows, 2 * n), work, "cos/sin table")  # [cos | sin] per row
+    check_size((rows, n), work, "cos table")  # the message names the shape the caller gets
+    both = allocate((rows, 2 * n), work, "cos and sin tables")  # [cos | sin] per row
     cos, sin = both[:, :n], both[:, n:]
     first = flat[0] if flat.shape[0] > 1 else 0.5
     if multi is not None:
