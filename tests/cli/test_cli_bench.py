@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from posenc.bench import Report, Row, format_report
 from posenc.cli import main
 
 
@@ -20,6 +21,19 @@ def test_bench_small_json(capsys):
     assert rows["posenc"]["max_ulp"] == 0
     assert rows["floor: fill"]["ratio"] == 1.0
     assert "CPUs" in data["machine"]
+    # every ratio is its median over the floor it names, and the text prints that floor beside it
+    for r in data["rows"]:
+        assert r["floor_ms"] > 0 and r["ratio"] == pytest.approx(r["median_ms"] / r["floor_ms"], rel=1e-12)
+    report = Report(data["machine"], tuple(Row(**r) for r in data["rows"]))
+    lines = format_report(report).splitlines()
+    head = lines[2].split("  ")
+    assert [h.strip() for h in head if h.strip()][2:5] == ["median ms", "floor ms", "x floor"]
+    for line, r in zip(lines[4:], data["rows"], strict=False):
+        cells = [c.strip() for c in line.split("  ") if c.strip()]
+        median, floor, ratio = (float(c) for c in cells[-6:-3])
+        assert (median, floor) == (pytest.approx(r["median_ms"], rel=1e-3, abs=0.005),
+                                   pytest.approx(r["floor_ms"], rel=1e-3, abs=0.005))
+        assert ratio == pytest.approx(median / floor, rel=2e-3, abs=0.006)  # the reader's arithmetic holds
 
 
 @pytest.mark.parametrize(

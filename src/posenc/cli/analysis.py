@@ -13,6 +13,7 @@ import numpy as np
 
 import posenc
 
+from ..errors import check_positions
 from ..layout import sin_cos_views
 from ._base import (
     CommandError,
@@ -51,6 +52,13 @@ def _encode_setup(p: argparse.ArgumentParser) -> None:
     add_output_options(p)
 
 
+def _formula(layout: str, d: int) -> str:
+    """Where pair i's sine and cosine sit in ``layout``: the heading of ``encode``."""
+    if layout == "split":
+        return f"PE(pos, i) = sin(ω_i·pos), PE(pos, {d // 2}+i) = cos(ω_i·pos), i < {d // 2}"
+    return "PE(pos, 2i) = sin(ω_i·pos), PE(pos, 2i+1) = cos(ω_i·pos)"
+
+
 @command("encode", "the encoding PE(pos) of each position, channel by channel (Ex 1, 6)", _encode_setup)
 def encode_cmd(args: argparse.Namespace) -> int:
     enc = posenc.encode(args.positions, args.d_model, base=args.base, layout=args.layout, dtype=args.dtype)
@@ -63,8 +71,7 @@ def encode_cmd(args: argparse.Namespace) -> int:
             "positions": list(args.positions), "frequencies": w, "encoding": enc.astype(np.float64),
         })
         return 0
-    print(f"PE(pos): {_header(args, f'layout {args.layout}', args.dtype)}; PE(pos, 2i) = sin(ω_i·pos), "
-          f"PE(pos, 2i+1) = cos(ω_i·pos)")
+    print(f"PE(pos): {_header(args, f'layout {args.layout}', args.dtype)}; {_formula(args.layout, args.d_model)}")
     print()
     heads = ["ch", "i", "fn", "ω_i"] + [f"PE({pos_text(p)})" for p in args.positions]
     rows = [
@@ -221,9 +228,10 @@ def _column(top: float, bottom: float, digits: int) -> tuple[str, str]:
 def shift_cmd(args: argparse.Namespace) -> int:
     d, n, lay, k = args.d_model, args.d_model // 2, args.layout, args.by
     src = posenc.encode(args.pos, d, base=args.base, layout=lay, dtype=np.float64)
+    cphi, sphi = _blocks(k, d, args.base, lay)  # checks k as typed before the sum below is formed
     target_pos = args.pos + k
+    check_positions(target_pos, "the target P + K")
     tgt = posenc.encode(target_pos, d, base=args.base, layout=lay, dtype=np.float64)
-    cphi, sphi = _blocks(k, d, args.base, lay)
     ss, sc = sin_cos_views(src, n, lay)
     # the seed's arithmetic, row by row: top = cos φ·sin θ + sin φ·cos θ
     rot_s = cphi * ss + sphi * sc

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import PosEncError, check_base, check_context, check_d_model, check_int, check_layout, check_positions
+from ..errors import (
+    PosEncError,
+    _show,
+    check_base,
+    check_context,
+    check_d_model,
+    check_int,
+    check_layout,
+    check_positions,
+)
 from ..layout import sin_cos_views
 from ..sinusoidal.encoding import encode, table
 from ..sinusoidal.frequencies import context_report, frequencies, wavelengths
@@ -47,7 +56,7 @@ def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax
     b = check_base(base)
     m = check_int(positions, "positions", minimum=2)
     if m > 64:
-        raise PosEncError(f"positions must be <= 64 (each dot is labelled), got {m}")
+        raise PosEncError(f"positions must be <= 64 (each dot is labelled), got {_show(positions)}")
     period = float(wavelengths(d, b)[0])
     right = max(m - 1, period) + 0.5
     xs = np.linspace(0.0, right, 600)
@@ -104,7 +113,7 @@ def plot_rotation(
     n = d // 2
     i = n - 1 if pair is None else check_int(pair, "pair", minimum=0)
     if i >= n:
-        raise PosEncError(f"pair must be < d_model/2 = {n}, got {i}")
+        raise PosEncError(f"pair must be < d_model/2 = {n}, got {_show(pair)}")
     check_positions(p + k, "pos + by")
     ends = encode([p, p + k], d, base=b, dtype=np.float64)
     path = encode(np.linspace(p, p + k, 200), d, base=b, dtype=np.float64)
@@ -202,7 +211,8 @@ def plot_heatmap(
     d = check_d_model(d_model)
     lay = check_layout(layout)
     if n * d > MAX_CELLS:
-        raise PosEncError(f"length × d_model must be <= {MAX_CELLS} cells to draw, got {n} × {d}")
+        raise PosEncError(
+            f"length × d_model must be <= {MAX_CELLS} cells to draw, got {_show(length)} × {_show(d_model)}")
     data = table(n, d, start=start, base=base, layout=lay, dtype=np.float64)
     fig, ax = canvas(ax)
     s0 = int(start)
@@ -235,10 +245,10 @@ def plot_kernel(
     b = check_base(base)
     m = check_int(max_offset, "max_offset", minimum=1)
     if m > 100_000:
-        raise PosEncError(f"max_offset must be <= 100000, got {m}")
+        raise PosEncError(f"max_offset must be <= 100000, got {_show(max_offset)}")
     ps = check_positions(list(refs), "refs")
     if ps.ndim != 1 or ps.size == 0:
-        raise PosEncError(f"refs must be a non-empty list of positions, got {refs!r}")
+        raise PosEncError(f"refs must be a non-empty list of positions, got {_show(refs)}")
     offsets = np.arange(-m, m + 1)
     check_positions(ps[:, None] + offsets[None, :], "refs + offsets")
     fig, ax = canvas(ax)

@@ -64,7 +64,7 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     cos, sin = both[:, :n], both[:, n:]
     first = flat[0] if flat.shape[0] > 1 else 0.5
     if multi is not None:
-        fill_sections(multi, freqs.runs, sin, cos)
+        fill_sections(multi, freqs.axis_pairs, sin, cos)
     elif first == np.floor(first) and flat[-1] - first == flat.shape[0] - 1 and np.all(np.diff(flat) == 1.0):
         fill_range(int(first), flat.shape[0], freqs.ladder, both, "cos_sin")
     else:
