@@ -6,8 +6,9 @@
   (float32 throughout).
 - M-RoPE cos/sin for a multimodal sequence (text, one video grid, text; 32k
   tokens at head_dim 128): posenc with Qwen2-VL's contiguous and Qwen3-VL's
-  interleaved sections against writing the two outputs, beside the float32
-  recipe of transformers' rotary modules.
+  interleaved sections against writing the two outputs, beside plain 1-D
+  RoPE cos/sin of as many tokens and the float32 recipe of transformers'
+  rotary modules.
 
 Accuracy is the largest float32 ulp distance from posenc's exact values on
 every row (these outputs are small enough to check whole).
@@ -50,11 +51,12 @@ def _grid_rows(h: int, w: int, d: int) -> Callable[[int], list[Row]]:
                  "axial": encode_nd(coords, d)}
         refs = {"posenc encode_nd (axial)": "axial", "posenc encode_nd mae": "mae", "MAE f64 then cast": "mae",
                 "big_vision f32": "big_vision"}
-        rows = [Row(op, "floor: fill", ms["floor: fill"], 1.0)]
+        floor_ms = ms["floor: fill"]
+        rows = [Row(op, "floor: fill", floor_ms, 1.0, floor_ms=floor_ms)]
         for name, key in refs.items():
             got = np.asarray(fns[name]())
             err = float(np.max(np.abs(got.astype(np.float64) - exact[key].astype(np.float64))))
-            rows.append(Row(op, name, ms[name], ms[name] / ms["floor: fill"], ulp_gap(got, exact[key]), None, err))
+            rows.append(Row(op, name, ms[name], ms[name] / floor_ms, ulp_gap(got, exact[key]), None, err, floor_ms))
         return rows
 
     return produce
@@ -114,22 +116,26 @@ def _mrope_rows(text: int, thw: tuple[int, int, int], head_dim: int) -> Callable
             c.fill(1.0)
             si.fill(1.0)
 
+        tokens = np.arange(s)
         fns: dict[str, Callable[[], Any]] = {
             "floor: fill cos, sin": floor,
             "posenc Qwen2-VL contiguous": lambda: rope_cos_sin(pos, head_dim, **qwen2),
             "posenc Qwen3-VL interleaved": lambda: rope_cos_sin(pos, head_dim, **qwen3),
+            "posenc 1-D, s text tokens": lambda: rope_cos_sin(tokens, head_dim, base=1e6),
             "transformers f32 recipe": lambda: _hf_recipe(pos, head_dim, qwen2),
         }
         ms = time_side_by_side(fns, repeats)
         floor_ms = ms["floor: fill cos, sin"]
         exact2 = np.concatenate(rope_cos_sin(pos, head_dim, **qwen2), axis=1)
-        rows = [Row(op, "floor: fill cos, sin", floor_ms, 1.0)]
+        rows = [Row(op, "floor: fill cos, sin", floor_ms, 1.0, floor_ms=floor_ms)]
+        one_d = "posenc 1-D, s text tokens"  # the 1-D table of the same size, for scale (its accuracy: test_rope)
+        rows.append(Row(op, one_d, ms[one_d], ms[one_d] / floor_ms, floor_ms=floor_ms))
         for name in ("posenc Qwen2-VL contiguous", "posenc Qwen3-VL interleaved", "transformers f32 recipe"):
             ref = exact2 if name != "posenc Qwen3-VL interleaved" else np.concatenate(
                 rope_cos_sin(pos, head_dim, **qwen3), axis=1)
             got = np.concatenate(fns[name](), axis=1)
             err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64))))
-            rows.append(Row(op, name, ms[name], ms[name] / floor_ms, ulp_gap(got, ref), None, err))
+            rows.append(Row(op, name, ms[name], ms[name] / floor_ms, ulp_gap(got, ref), None, err, floor_ms))
         return rows
 
     return produce

@@ -135,7 +135,7 @@ PLOT_KINDS: dict[str, PlotKind] = {
                          metavar="P"))),
         PlotKind("grid", "2-D grids: cos similarity of one patch's encoding to every patch's, per n-D convention",
                  plot.plot_grid,
-                 (Option("--grid", "sizes", int_list, "the grid H,W (default 16,16)", metavar="H,W"),
+                 (Option("--grid", "sizes", int_list, "the grid H,W; 16,16 when omitted", metavar="H,W"),
                   _d(256), Option("--base", "base", real, "the base of the default (axial) convention (default 10000)",
                                   metavar="B"),
                   Option("--patch", "patch", int_list, "the reference patch I,J; the centre when omitted",

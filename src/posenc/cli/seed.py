@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .. import __version__, plot, seed
-from ..errors import PosEncError
+from ..errors import PosEncError, _show
 from ..seed import Case, QuizItem
 from ._base import add_json_option, command, emit_json, render_table
 from .plotting import PLOT_KINDS, save
@@ -79,10 +79,10 @@ def _sets(cells: list[str]) -> list[list[Case]]:
 
     ``seed`` and ``grid`` name a whole set; a name of neither set is an error, raised before any work.
     """
-    names = [c.upper() if isinstance(c, str) else c for c in cells]
     seed_names: list[str] = []
     grid_names: list[str] = []
-    for n in names or ["SEED", "GRID"]:
+    for given in cells or ["seed", "grid"]:
+        n = given.upper() if isinstance(given, str) else given
         if n == "SEED":
             seed_names += seed.CELLS
         elif n == "GRID":
@@ -93,7 +93,7 @@ def _sets(cells: list[str]) -> list[list[Case]]:
             seed_names.append(n)
         else:
             raise PosEncError(f"cell must be one of {', '.join(seed.CELLS)}, {', '.join(seed.GRID_CELLS)}, "
-                              f"'seed' or 'grid', got {n!r}")
+                              f"'seed' or 'grid', got {_show(given)}")
     out = []
     if seed_names:
         out.append(seed.cases(seed_names))

@@ -59,16 +59,20 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     # one rounding from the float64 value: write straight into dtype unless af must multiply first
     work = dtype if af == 1.0 else np.dtype(np.float64)
     rows = flat.shape[0] if multi is None else multi.shape[0]
-    check_size((rows, n), work, "cos table")  # the message names the shape the caller gets
-    both = allocate((rows, 2 * n), work, "cos and sin tables")  # [cos | sin] per row
-    cos, sin = both[:, :n], both[:, n:]
-    first = flat[0] if flat.shape[0] > 1 else 0.5
     if multi is not None:
+        # two contiguous tables: the multi-axis placement writes whole rows of each
+        cos = allocate((rows, n), work, "cos table")
+        sin = allocate((rows, n), work, "sin table")
         fill_sections(multi, freqs.axis_pairs, sin, cos)
-    elif first == np.floor(first) and flat[-1] - first == flat.shape[0] - 1 and np.all(np.diff(flat) == 1.0):
-        fill_range(int(first), flat.shape[0], freqs.ladder, both, "cos_sin")
     else:
-        fill_sincos(flat, freqs.ladder, sin, cos)
+        check_size((rows, n), work, "cos table")
+        both = allocate((rows, 2 * n), work, "cos and sin tables")  # [cos | sin] per row
+        cos, sin = both[:, :n], both[:, n:]
+        first = flat[0] if flat.shape[0] > 1 else 0.5
+        if first == np.floor(first) and flat[-1] - first == flat.shape[0] - 1 and np.all(np.diff(flat) == 1.0):
+            fill_range(int(first), flat.shape[0], freqs.ladder, both, "cos_sin")
+        else:
+            fill_sincos(flat, freqs.ladder, sin, cos)
     if af != 1.0:
         cos = (cos * af).astype(dtype, copy=False)
         sin = (sin * af).astype(dtype, copy=False)

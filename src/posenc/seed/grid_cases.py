@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import PosEncError
+from ..errors import PosEncError, _show
 from ..layout import pair_permutation
 from ..rope.cos_sin import rope_cos_sin
 from ..sinusoidal.encoding import encode
@@ -201,7 +201,7 @@ def grid_case(cell: str) -> Case:
     """
     key = cell.upper() if isinstance(cell, str) else cell
     if key not in _BUILDERS:
-        raise PosEncError(f"grid cell must be one of {', '.join(GRID_CELLS)}, got {cell!r}")
+        raise PosEncError(f"grid cell must be one of {', '.join(GRID_CELLS)}, got {_show(cell)}")
     return _BUILDERS[key]()
 
 
@@ -210,5 +210,5 @@ def grid_cases(cells: list[str] | tuple[str, ...] | None = None) -> list[Case]:
     keys = list(GRID_CELLS if not cells else cells)
     for k in keys:
         if not isinstance(k, str) or k.upper() not in _BUILDERS:
-            raise PosEncError(f"grid cell must be one of {', '.join(GRID_CELLS)}, got {k!r}")
+            raise PosEncError(f"grid cell must be one of {', '.join(GRID_CELLS)}, got {_show(k)}")
     return [grid_case(k) for k in keys]
