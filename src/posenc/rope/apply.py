@@ -10,7 +10,7 @@ from ..errors import PosEncError, check_dtype, check_int, check_layout, check_po
 from ..layout import sin_cos_views
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len
 from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims, check_scaling, rope_frequencies
-from .sections import check_sections
+from .sections import Sections, check_sections
 from .xpos import check_xpos, xpos_cos_sin
 
 __all__ = ["apply_rope", "rotate"]
@@ -79,12 +79,7 @@ def apply_rope(
     >>> apply_rope(q, [2], base=100.0, layout="interleaved").round(4).tolist()
     [[-0.4161, 0.9093, 0.0, 0.0]]
     """
-    arr = np.asarray(x)
-    if arr.dtype.kind != "f":
-        raise PosEncError(f"x must be a float16/32/64 array, got dtype {arr.dtype}")
-    check_dtype(arr.dtype)
-    if arr.ndim < 2:
-        raise PosEncError(f"x must be [..., s, h_d] (at least 2 dimensions), got shape {arr.shape}")
+    arr = _check_x(x)
     h, r = check_dims(arr.shape[-1], rotary_dim)
     lay = check_layout(layout, ROPE_LAYOUTS)
     pos = check_positions(positions)
@@ -93,18 +88,7 @@ def apply_rope(
     if xp is not None and sec is not None:
         raise PosEncError("xpos with sections (multi-axis RoPE) is not defined: pass one or the other")
     length = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1)
-    check_axes(pos, sec)
-    lead = pos.shape if sec is None else pos.shape[:-1]
-    try:
-        shape = np.broadcast_shapes(lead, arr.shape[:-1])
-    except ValueError:
-        shape = None
-    if shape != arr.shape[:-1]:
-        axes = "" if sec is None else f" (after the trailing axis of {sec.n_axes})"
-        raise PosEncError(
-            f"positions of shape {pos.shape} must broadcast to x.shape[:-1] = {arr.shape[:-1]}{axes} "
-            f"(x is [..., s, h_d]; use [s] or e.g. [b, 1, s] for [b, n_h, s, h_d])"
-        )
+    _check_broadcast(pos, sec, arr.shape)
     check_scaling(scaling)
     if seq_len is None:
         seq_len = default_seq_len(scaling, pos)
@@ -115,3 +99,30 @@ def apply_rope(
     else:
         cos, sin = cos_sin_tables(pos, freqs, ct)
     return rotate(arr, cos, sin, lay, r)
+
+
+def _check_x(x: Any) -> np.ndarray:
+    """x as an array ``[..., s, h_d]`` of float16/32/64."""
+    arr = np.asarray(x)
+    if arr.dtype.kind != "f":
+        raise PosEncError(f"x must be a float16/32/64 array, got dtype {arr.dtype}")
+    check_dtype(arr.dtype)
+    if arr.ndim < 2:
+        raise PosEncError(f"x must be [..., s, h_d] (at least 2 dimensions), got shape {arr.shape}")
+    return arr
+
+
+def _check_broadcast(pos: np.ndarray, sec: Sections | None, x_shape: tuple[int, ...]) -> None:
+    """Positions (less their trailing axis with sections) must broadcast to ``x.shape[:-1]``."""
+    check_axes(pos, sec)
+    lead = pos.shape if sec is None else pos.shape[:-1]
+    try:
+        shape = np.broadcast_shapes(lead, x_shape[:-1])
+    except ValueError:
+        shape = None
+    if shape != x_shape[:-1]:
+        axes = "" if sec is None else f" (after the trailing axis of {sec.n_axes})"
+        raise PosEncError(
+            f"positions of shape {pos.shape} must broadcast to x.shape[:-1] = {x_shape[:-1]}{axes} "
+            f"(x is [..., s, h_d]; use [s] or e.g. [b, 1, s] for [b, n_h, s, h_d])"
+        )
