@@ -324,5 +324,5 @@ def test_huge_offsets_are_exact_or_fail_fast_never_memory_error():
     assert np.array_equal(got.numpy(), posenc.apply_rope(q[:, :, :2].numpy(), far.numpy(), base=5e5))
     for call in (lambda: rope.reserve(10**12), lambda: RotaryEmbedding(128, max_len=10**12),
                  lambda: rope(q, q, offset=2**53 - 3)):
-        with pytest.raises(PosEncError, match=r"GiB|2\*\*53"):
+        with pytest.raises(PosEncError, match=r"more than this machine|2\*\*53"):
             call()

@@ -51,7 +51,6 @@ Row ``i`` of a table holds position ``start + i``; positions may be negative.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -61,7 +60,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import MAX_POSITION, PosEncError, check_int
+from ..errors import MAX_POSITION, PosEncError, check_int, check_size
 
 __all__ = [
     "DEFAULT_ROWS",
@@ -90,6 +89,10 @@ _BUFFER = {torch.float32: "table", torch.float64: "table64"}
 _BEYOND = (
     "positions beyond the rows this module holds: under torch.compile(fullgraph=True) nothing grows, "
     "so call reserve(n) (or construct it with max_len=n) before compiling"
+)
+_BEYOND_GATHERED = (
+    "tensor positions or offsets beyond the rows this module holds: inside torch.compile they are read, "
+    "never grown, so call reserve(n) (or construct it with max_len=n) before compiling"
 )
 
 
@@ -201,12 +204,7 @@ class TableCache(nn.Module):
         return t is self._own[dtype] and not t.is_meta and t.dtype == dtype
 
     def _check_size(self, rows: int, dtype: torch.dtype) -> None:
-        need = rows * math.prod(self.row_shape) * _NUMPY[dtype].itemsize
-        if need > _memory_limit():
-            raise PosEncError(
-                f"{rows} rows of {self.row_shape} {str(dtype)[6:]} would need {need / 2**30:.1f} GiB, "
-                f"more than this machine's memory ({_memory_limit() / 2**30:.1f} GiB)"
-            )
+        check_size((rows, *self.row_shape), _NUMPY[dtype], "a position table")
 
     def _compute(self, start: int, length: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
         shape = (length, *self.row_shape)
@@ -290,7 +288,7 @@ class TableCache(nn.Module):
                 return _outside_graph(self, req, dtype, device)
             return table[req.first - a : req.first - a + req.s]
         idx = req.index.to(device=table.device, dtype=torch.long) - a
-        torch._assert_async(((idx >= 0) & (idx < table.shape[0])).all(), _BEYOND)
+        torch._assert_async(((idx >= 0) & (idx < table.shape[0])).all(), _BEYOND_GATHERED)
         return _gather(table, idx, self.row_shape)
 
     def _read(self, req: _Request, dtype: torch.dtype) -> torch.Tensor:
@@ -445,14 +443,6 @@ def _gather(table: torch.Tensor, idx: torch.Tensor, row_shape: tuple[int, ...]) 
 
 def _to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
     return t if device.type == "cpu" else t.to(device)
-
-
-def _memory_limit() -> int:
-    """Bytes of physical memory (a table larger than this fails at once, not with MemoryError)."""
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
-        return 1 << 40
 
 
 def _check_positions_held(lo: int, hi: int) -> None:
