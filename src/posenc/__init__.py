@@ -7,6 +7,7 @@ The public API needs NumPy only. PyTorch modules live in :mod:`posenc.torch`
 
 import sys as _sys
 
+from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
 from .errors import PosEncError
 from .layout import LAYOUTS
 from .rope import (
@@ -20,6 +21,7 @@ from .rope import (
     RopeContextReport,
     RopeFrequencies,
     Sections,
+    XPos,
     YaRN,
     apply_rope,
     from_hf_config,
@@ -30,6 +32,8 @@ from .rope import (
     rope_frequencies,
     rope_grid_report,
     rope_table,
+    xpos_decay,
+    xpos_scale,
 )
 from .sinusoidal import (
     Aliasing,
@@ -63,6 +67,7 @@ _sys.modules[__name__ + ".conventions"] = conventions
 __version__ = "0.1.0"
 
 __all__ = [
+    "ALIBI_CONVENTIONS",
     "LAYOUTS",
     "NTK",
     "ROPE_LAYOUTS",
@@ -80,9 +85,12 @@ __all__ = [
     "RopeFrequencies",
     "Sections",
     "Separation",
+    "XPos",
     "YaRN",
     "__version__",
     "aliasing",
+    "alibi_bias",
+    "alibi_slopes",
     "apply_rope",
     "context_report",
     "conventions",
@@ -107,6 +115,10 @@ __all__ = [
     "shift",
     "shift_matrix",
     "similarity",
+    "t5_bucket",
+    "t5_bucket_edges",
     "table",
     "wavelengths",
+    "xpos_decay",
+    "xpos_scale",
 ]

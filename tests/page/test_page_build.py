@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 
 import mpmath
@@ -78,21 +79,22 @@ def test_csp_allows_exactly_the_page_script(html):
     assert f"'sha256-{digest}'" in csp
 
 
-def test_rebuild_is_identical_and_replaces_atomically(tmp_path, monkeypatch):
-    first = write_page(tmp_path).read_bytes()
-    assert write_page(tmp_path).read_bytes() == first
+def test_rebuilds_are_identical_and_replace_atomically(tmp_path, monkeypatch, html):
+    """Two writers at once: each writes aside and renames, so the file is always one whole page, the same one."""
+    with ThreadPoolExecutor(2) as pool:
+        paths = list(pool.map(lambda _: write_page(tmp_path), range(2)))
+    assert paths == [tmp_path / "index.html"] * 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html"]
+    first = paths[0].read_text(encoding="utf-8")
+    assert first == html  # the same page whoever builds it, whenever
 
     def broken(*_a, **_k):
         raise RuntimeError("drawing failed")
 
     monkeypatch.setattr("posenc.page.build.render", broken)
-    try:
+    with pytest.raises(RuntimeError, match="drawing failed"):
         write_page(tmp_path)
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("expected the build to fail")
-    assert (tmp_path / "index.html").read_bytes() == first  # the old page survives a failed build
+    assert paths[0].read_text(encoding="utf-8") == first  # the old page survives a failed build
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html"]
 
 
@@ -133,5 +135,5 @@ def test_inline_svg_prefixes_ids_and_drops_the_global_style():
     assert out.startswith('<svg role="img" aria-label="a &quot;quoted&quot; &lt;label&gt;" '
                           'style="stroke-linecap: butt" viewBox="0 0 10 5">')
     assert "<style" not in out and "metadata" not in out and "xmlns" not in out and "pt\"" not in out
-    assert re.findall(r'id="([^"]+)"', out) == ["fig-x-g1", "fig-x-c1"]
-    assert 'href="#fig-x-g1"' in out and "url(#fig-x-c1)" in out and "\n" not in out
+    assert re.findall(r'id="([^"]+)"', out) == ["fig-x-0", "fig-x-1"]
+    assert 'href="#fig-x-0"' in out and "url(#fig-x-1)" in out and "\n" not in out

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from posenc import PosEncError
 from posenc.torch import TableCache
@@ -266,3 +268,58 @@ def test_position_bounds_span_the_positions_and_reject_non_integers():
             position_bounds(bad)
     with pytest.raises(PosEncError, match=r"torch\.Tensor"):
         position_bounds([1, 2])  # type: ignore[arg-type]
+
+
+_OFFSETS = st.one_of(
+    st.integers(-(2**60), 2**60),
+    st.integers(-100, 5000),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.sampled_from([np.int64(7), np.uint64(2**63), np.int8(-3), np.float64(3.0), "3", 2**53 - 2]),
+)
+
+
+@given(offset=_OFFSETS, s=st.integers(0, 5))
+def test_any_offset_gives_the_exact_rows_or_posenc_error(offset, s):
+    c = TableCache(Counting(), (3,), stop=64)
+    try:
+        got = c.lookup(s, offset=offset)
+    except PosEncError as exc:
+        assert repr(offset)[:20] in str(exc) or "2**53" in str(exc) or "integer" in str(exc)
+        assert (c.start, c.stop) == (0, 64)
+        return
+    assert torch.equal(got, _expected(range(int(offset), int(offset) + s)))
+
+
+@given(
+    values=st.lists(st.one_of(st.integers(-(2**62), 2**62), st.integers(-50, 500),
+                              st.floats(allow_nan=True, allow_infinity=True)), min_size=1, max_size=6),
+    dtype=st.sampled_from([torch.int64, torch.int32, torch.float64, torch.float32, torch.bool, torch.complex64]),
+    batched=st.booleans(),
+)
+def test_any_positions_give_the_exact_rows_or_posenc_error(values, dtype, batched):
+    try:
+        pos = torch.tensor(values, dtype=torch.float64 if any(isinstance(v, float) for v in values) else None).to(dtype)
+    except (RuntimeError, OverflowError):
+        return  # not a tensor torch can hold
+    if batched:
+        pos = pos[None]
+    c = TableCache(Counting(), (3,), stop=64)
+    if not _valid(pos):
+        with pytest.raises(PosEncError):
+            c.lookup(len(values), positions=pos, batch=1 if batched else None)
+        assert (c.start, c.stop) == (0, 64)
+        return
+    got = c.lookup(len(values), positions=pos, batch=1 if batched else None)
+    assert torch.equal(got, _expected(pos.to(torch.int64)))
+
+
+def _valid(pos: torch.Tensor) -> bool:
+    """Integers (or integer-valued floats) with |p| < 2**53, written out here."""
+    if pos.dtype in (torch.bool, torch.complex64):
+        return False
+    if pos.is_floating_point():
+        p = pos.to(torch.float64)
+        return bool((p.isfinite() & (p == p.trunc()) & (p.abs() < 2**53)).all())
+    return bool((pos.to(torch.int64).abs() < 2**53).all())

@@ -6,6 +6,7 @@ Each subcommand lives in the module of its group and registers itself in
 - :mod:`.analysis`: ``encode``, ``ladder``, ``context``, ``shift``, ``dot``, ``alias``
 - :mod:`.tables`: ``table`` (stdout, or ``.npy``/``.csv``/``.json`` streamed in chunks)
 - :mod:`.seed`: ``examples``, ``quiz``, ``tour`` (the seed's worked cases, live)
+- :mod:`.bias`: ``alibi``, ``buckets`` (relative position biases)
 - :mod:`.plotting`: ``plot KIND`` (figures, extra ``posenc[plot]``)
 - :mod:`.page`: ``page`` (the worked examples as one web page, extra ``posenc[plot]``)
 
@@ -22,14 +23,14 @@ import sys
 from .. import __version__
 from .._files import Interrupted
 from ..errors import PosEncError
-from . import analysis, bench, page, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
+from . import analysis, bench, bias, page, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
 from ._base import COMMANDS, CommandError, Parser, one_line
 
 __all__ = ["build_parser", "main"]
 
 # how `posenc --help` lists them; subcommands registered later follow
-_ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "examples", "quiz", "plot", "page", "tour",
-          "bench")
+_ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "alibi", "buckets", "examples", "quiz",
+          "plot", "page", "tour", "bench")
 
 
 def build_parser() -> Parser:

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import plot
+from ..bias.alibi import ALIBI_CONVENTIONS
 from ..errors import _show
 from ..layout import LAYOUTS
+from ..plot.bias import alibi_curves, bucket_steps, xpos_curves
 from ..rope import ROPE_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
-from ._base import CommandError, command, integer, position, real
+from ._base import CommandError, command, emit_json, integer, position, real
 from .grid import int_list
 from .rope import scaling_spec
 
@@ -50,12 +52,16 @@ class PlotKind:
     help: str
     draw: Callable[..., Any]
     options: tuple[Option, ...]
+    data: Callable[..., dict[str, Any]] | None = None  # the plotted numbers, for --json (same options as draw)
+
+    def kwargs(self, args: argparse.Namespace | None) -> dict[str, Any]:
+        """The options given in ``args`` (the function's defaults for the rest)."""
+        return {o.dest: getattr(args, o.dest) for o in self.options
+                if args is not None and getattr(args, o.dest, None) is not None}
 
     def figure(self, args: argparse.Namespace | None = None) -> Any:
-        """Draw with the options given in ``args`` (the function's defaults for the rest)."""
-        kwargs = {o.dest: getattr(args, o.dest) for o in self.options
-                  if args is not None and getattr(args, o.dest, None) is not None}
-        return self.draw(**kwargs)
+        """Draw with the options given in ``args``."""
+        return self.draw(**self.kwargs(args))
 
 
 def _d(default: int) -> Option:
@@ -65,6 +71,30 @@ def _d(default: int) -> Option:
 
 _B = Option("--base", "base", real, "ω_i = B^(-2i/D) (default 10000)", metavar="B")
 _REFS = "reference positions P (default {})"
+
+def _yes(text: str) -> bool:
+    """``yes``/``no`` (also true/false, 1/0): a flag that a plot option can carry."""
+    low = text.strip().lower()
+    if low in ("yes", "true", "1"):
+        return True
+    if low in ("no", "false", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected yes or no, got {text!r}")
+
+
+def _plot_buckets(
+    *, unidirectional: bool | None = None, num_buckets: int = 32, max_distance: int = 128, span: int | None = None
+) -> Any:
+    return plot.plot_buckets(bidirectional=not unidirectional, num_buckets=num_buckets, max_distance=max_distance,
+                             span=span)
+
+
+def _bucket_steps(
+    *, unidirectional: bool | None = None, num_buckets: int = 32, max_distance: int = 128, span: int | None = None
+) -> dict[str, Any]:
+    return bucket_steps(bidirectional=not unidirectional, num_buckets=num_buckets, max_distance=max_distance,
+                        span=span)
+
 
 PLOT_KINDS: dict[str, PlotKind] = {
     k.name: k
@@ -108,9 +138,28 @@ PLOT_KINDS: dict[str, PlotKind] = {
                  (Option("--grid", "sizes", int_list, "the grid H,W (default 16,16)", metavar="H,W"),
                   _d(256), Option("--base", "base", real, "the base of the default (axial) convention (default 10000)",
                                   metavar="B"),
-                  Option("--patch", "patch", int_list, "the reference patch I,J (default the centre)", metavar="I,J"),
-                  Option("--convention", "conventions", str, "conventions to draw (default all)", nargs="+",
+                  Option("--patch", "patch", int_list, "the reference patch I,J; the centre when omitted",
+                         metavar="I,J"),
+                  Option("--convention", "conventions", str, "conventions to draw; all of them when omitted", nargs="+",
                          choices=ND_NAMES))),
+        PlotKind("alibi", "ALiBi: each head's bias −m_h·(i − j) against the distance", plot.plot_alibi,
+                 (Option("--heads", "n_heads", integer, "heads (default 12)"),
+                  Option("--convention", "convention", str, "slopes (default press)", choices=tuple(ALIBI_CONVENTIONS)),
+                  Option("--max-distance", "max_distance", integer, "distances 0 … D (default 256)", metavar="D"),
+                  Option("--penalty", "penalty", real, "the level marked (default 1)")), alibi_curves),
+        PlotKind("buckets", "T5: the bucket of each offset j − i", _plot_buckets,
+                 (Option("--num-buckets", "num_buckets", integer, "buckets in all (default 32)"),
+                  Option("--max-distance", "max_distance", integer, "the last bucket's start bound (default 128)"),
+                  Option("--unidirectional", "unidirectional", _yes,
+                         "yes for T5's decoder; the encoder's bidirectional buckets when left out"),
+                  Option("--span", "span", integer, "offsets -S … S; 1.5·max-distance when left out", metavar="S")),
+                 _bucket_steps),
+        PlotKind("xpos", "xPos: each pair's decay ζ_i^(Δ/scale_base) of q·k against the offset", plot.plot_xpos,
+                 (Option("--rotary-dim", "rotary_dim", integer, "r, the rotated channels (default 64)"),
+                  Option("--gamma", "gamma", real, "γ (default 0.4)"),
+                  Option("--scale-base", "scale_base", real, "(default 512)"),
+                  Option("--max-offset", "max_offset", integer, "Δ from 0 … M (default 2048)", metavar="M")),
+                 xpos_curves),
     )
 }
 
@@ -133,9 +182,12 @@ def _setup(p: argparse.ArgumentParser) -> None:
         for o in kind.options:
             kp.add_argument(o.flag, dest=o.dest, type=o.type, nargs=o.nargs, choices=o.choices, help=o.help,
                             metavar=o.metavar)
+        if kind.data is not None:
+            kp.add_argument("--json", action="store_true", help="also print the plotted numbers as JSON")
 
 
-@command("plot", "draw a figure (wave, rotation, heatmap, kernel, ladder, rope, grid) to a .png or .svg file", _setup)
+@command("plot", "draw a figure (wave, rotation, heatmap, kernel, ladder, rope, grid, alibi, buckets, xpos) "
+                 "to a .png or .svg file", _setup)
 def plot_cmd(args: argparse.Namespace) -> int:
     plot.require()  # say which extra is missing before any work
     path = Path(args.out)
@@ -143,6 +195,10 @@ def plot_cmd(args: argparse.Namespace) -> int:
         raise CommandError(f"--out must end in {' or '.join(FORMATS)}, got {_show(args.out)}")
     if not 10 <= args.dpi <= 1000:
         raise CommandError(f"--dpi must be 10 … 1000, got {_show(args.dpi)}")
-    save(PLOT_KINDS[args.kind].figure(args), path, args.dpi)
-    print(f"wrote {path}")
+    kind = PLOT_KINDS[args.kind]
+    save(kind.figure(args), path, args.dpi)
+    if getattr(args, "json", False) and kind.data is not None:
+        emit_json({"wrote": str(path), "kind": kind.name, **kind.data(**kind.kwargs(args))})
+    else:
+        print(f"wrote {path}")
     return 0

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from .. import __version__, plot, seed
+from ..errors import PosEncError, _show
 from ..seed import Case, QuizItem
 from ._base import add_json_option, command, emit_json, render_table
 from .plotting import PLOT_KINDS, save
@@ -26,10 +27,10 @@ def _mark(ok: bool) -> str:
     return "✓" if ok else "✗"
 
 
-def _figures_table(figs: tuple[seed.Printed, ...], indent: int) -> str:
-    rows = [[f.label, f.printed, f.true_text, "✓" if f.agrees else f"erratum: the seed prints {f.printed}"]
+def _figures_table(figs: tuple[seed.Printed, ...], indent: int, source: str = "seed") -> str:
+    rows = [[f.label, f.printed, f.true_text, "✓" if f.agrees else f"erratum: the {source} prints {f.printed}"]
             for f in figs]
-    return render_table(["number", "seed", "posenc", ""], rows, "lrrl", indent)
+    return render_table(["number", source, "posenc", ""], rows, "lrrl", indent)
 
 
 def _checks(checks: tuple[seed.Check, ...], indent: int) -> list[str]:
@@ -37,12 +38,18 @@ def _checks(checks: tuple[seed.Check, ...], indent: int) -> list[str]:
     return [f"{pad}{_mark(c.passed)} {c.claim}   [{c.detail}]" for c in checks]
 
 
+def _source(c: Case) -> str:
+    """Whose printed figures a case shows: the seed's, or worked by hand (the grid cases)."""
+    return "seed" if c.cell in seed.CELLS else "worked"
+
+
 def print_case(c: Case) -> None:
-    """One worked case: its numbers against the seed's, then its checks."""
-    print(f"{c.cell} · Ex {c.example} · {c.title}")
+    """One worked case: its numbers against the printed ones, then its checks."""
+    ex = f"Ex {c.example}" if c.cell in seed.CELLS else f"grid Ex {c.example}"
+    print(f"{c.cell} · {ex} · {c.title}")
     print(f"    what makes it tricky: {c.tricky}")
     print()
-    print(_figures_table(c.figures, 4))
+    print(_figures_table(c.figures, 4, _source(c)))
     print()
     print("\n".join(_checks(c.checks, 4)))
 
@@ -67,27 +74,59 @@ def _summary(cs: list[Case]) -> str:
     return text
 
 
+def _sets(cells: list[str]) -> list[list[Case]]:
+    """The cases asked for, by set: the seed's (A–H), then the grid cases (N1–N6); both when none are named.
+
+    ``seed`` and ``grid`` name a whole set; a name of neither set is an error, raised before any work.
+    """
+    names = [c.upper() if isinstance(c, str) else c for c in cells]
+    seed_names: list[str] = []
+    grid_names: list[str] = []
+    for given, n in zip(cells or ["seed", "grid"], names or ["SEED", "GRID"], strict=True):
+        if n == "SEED":
+            seed_names += seed.CELLS
+        elif n == "GRID":
+            grid_names += seed.GRID_CELLS
+        elif n in seed.GRID_CELLS:
+            grid_names.append(n)
+        elif n in seed.CELLS:
+            seed_names.append(n)
+        else:
+            raise PosEncError(f"cell must be one of {', '.join(seed.CELLS)}, {', '.join(seed.GRID_CELLS)}, "
+                              f"'seed' or 'grid', got {_show(given)}")
+    out = []
+    if seed_names:
+        out.append(seed.cases(seed_names))
+    if grid_names:
+        out.append(seed.grid_cases(grid_names))
+    return out
+
+
 def run_examples(cells: list[str]) -> bool:
-    """Print the cases (all eight by default); True when every check passed."""
-    cs = seed.cases(cells)
-    for j, c in enumerate(cs):
-        if j:
+    """Print the cases (the seed's eight, then the grid cases, by default); True when every check passed."""
+    ok = True
+    for cs in _sets(cells):
+        for c in cs:
+            print_case(c)
             print(_RULE)
-        print_case(c)
-    print(_RULE)
-    print(_summary(cs))
-    return all(c.passed for c in cs)
+        print(_summary(cs))
+        print()
+        ok = ok and all(c.passed for c in cs)
+    return ok
 
 
 def _examples_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("cells", nargs="*", metavar="CELL", help=f"cells to show ({' '.join(seed.CELLS)}; default all)")
+    p.add_argument("cells", nargs="*", metavar="CELL",
+                   help=f"cells to show ({' '.join(seed.CELLS)}; {' '.join(seed.GRID_CELLS)}; or a set, "
+                        "seed or grid; default all)")
     add_json_option(p)
 
 
-@command("examples", "the seed's eight worked cases (A–H), computed live, every claim checked", _examples_setup)
+@command("examples", "the seed's eight worked cases (A–H) and the grid cases (N1–N6), computed live, every "
+         "claim checked", _examples_setup)
 def examples_cmd(args: argparse.Namespace) -> int:
     if args.json:
-        cs = seed.cases(args.cells)
+        cs = [c for group in _sets(args.cells) for c in group]
         emit_json({"cases": [_case_json(c) for c in cs], "passed": all(c.passed for c in cs),
                    "errata": [e for c in cs for e in c.errata]})
         return 0 if all(c.passed for c in cs) else 1
@@ -189,7 +228,7 @@ def _figures(out: Path) -> None:
     from ..page import write_page
 
     written.append(write_page(out))
-    print("  index.html the worked examples as one page: cases, figures, explorer, self-test (open it in a browser)")
+    print(f"  {'page':<9} index.html, the worked examples as one page: cases, figures, explorer, self-test")
     print()
     print("Files written:")
     for path in written:
@@ -210,7 +249,7 @@ def tour_cmd(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)  # an unwritable DIR fails before any work
     print(f"posenc {__version__}: the seed's worked examples, every number computed live by the library")
     _section("The eight worked cases (A–H)")
-    ok = run_examples([])
+    ok = run_examples(["seed"])
     _print_errata(sum(len(c.errata) for c in seed.cases()))
     _section("The self-test, answered")
     ok = run_quiz(False) and ok

@@ -11,13 +11,13 @@ import base64
 import hashlib
 import json
 import os
-import tempfile
 from html import escape
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from .. import __version__, seed
+from .._files import atomic_file
 from .data import Start, explorer_data
 from .explorer import explorer_html
 from .figures import FIGURES, render
@@ -115,19 +115,13 @@ def build_html(start: Start | None = None) -> str:
 def write_page(out: str | os.PathLike[str], start: Start | None = None) -> Path:
     """Write ``out/index.html`` (the folder is created); returns its path.
 
-    The file is written aside and renamed, so a crash never leaves half a page.
+    Written aside and renamed (:func:`posenc._files.atomic_file`): a crash
+    or a failed build never leaves half a page, and the old one stays.
     """
-    html = build_html(start)
+    data = build_html(start).encode("utf-8")
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / "index.html"
-    fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".html.tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(html)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(target, size=len(data)) as fh:
+        fh.write(data)
     return target

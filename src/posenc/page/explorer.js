@@ -16,7 +16,8 @@
 
   /* ---------- posenc's ladders, decoded once */
   const LADDERS = (function () {
-    const bytes = Uint8Array.from(atob(DATA.ladders), (ch) => ch.charCodeAt(0));
+    const text = atob(DATA.ladders), bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
     const view = new DataView(bytes.buffer);
     let at = 0;
     const take = (n) => {
@@ -175,6 +176,28 @@
     svg.setAttribute("aria-label", `sin of positions ${lo} to ${hi}; pos ${S.pos} marked at ${fixed(v[0], 4)}`);
   }
 
+  /* The tips of a small rotation, magnified in a box on the right of the rotation panel. */
+  function drawZoom(svg, a, b, raw, gap) {
+    const zx = 240, zy = 20, zw = 170;
+    const half = Math.max(gap, 0.002) * 0.8, mx = (a[1] + b[1]) / 2, my = (a[0] + b[0]) / 2;
+    const ZX = scale(mx - half, mx + half, zx, zx + zw), ZY = scale(my - half, my + half, zy + zw, zy);
+    frame(svg, zx, zx + zw, zy, zy + zw);
+    const clip = "rot-zoom-clip";
+    const cp = el("clipPath", { id: clip });
+    cp.append(el("rect", { x: zx, y: zy, width: zw, height: zw }));
+    svg.append(cp);
+    const g = el("g", { "clip-path": `url(#${clip})` });
+    g.append(el("path", { d: poly(raw.map(([sn, cs]) => [ZX(cs), ZY(sn)])), class: "arc" }));
+    for (const [v, cls, name] of [[a, "from", "pos"], [b, "to", "pos + k"]]) {
+      g.append(el("circle", { cx: ZX(v[1]), cy: ZY(v[0]), r: 5, class: "tip " + cls }));
+      const right = ZX(v[1]) < zx + zw / 2;
+      g.append(el("text", { x: ZX(v[1]) + (right ? 9 : -9), y: ZY(v[0]) + 4,
+                            class: "tick strong " + (right ? "start" : "end") }, name));
+    }
+    svg.append(g);
+    svg.append(el("text", { x: zx + 4, y: zy + zw + 16, class: "tick" }, "the tips, magnified"));
+  }
+
   function drawRotation(S) {
     const i = S.pair, L = S.L;
     const a = pairAt(S.pos, L, i), b = pairAt(S.pos + S.k, L, i), t = pairAt(S.k, L, i);
@@ -202,27 +225,7 @@
       svg.append(el("line", { x1: cx, y1: cy, x2: x, y2: y, class: "arrow " + cls }));
       svg.append(el("circle", { cx: x, cy: y, r: 4, class: "tip " + cls }));
     }
-    const zx = 240, zy = 20, zw = 170;
-    const half = Math.max(gap, 0.002) * 0.8, mx = (a[1] + b[1]) / 2, my = (a[0] + b[0]) / 2;
-    const ZX = scale(mx - half, mx + half, zx, zx + zw), ZY = scale(my - half, my + half, zy + zw, zy);
-    if (zoomed) {
-      frame(svg, zx, zx + zw, zy, zy + zw);
-      const zoom = raw.map(([sn, cs]) => [ZX(cs), ZY(sn)]);
-      const clip = "rot-zoom-clip";
-      const cp = el("clipPath", { id: clip });
-      cp.append(el("rect", { x: zx, y: zy, width: zw, height: zw }));
-      svg.append(cp);
-      const g = el("g", { "clip-path": `url(#${clip})` });
-      g.append(el("path", { d: poly(zoom), class: "arc" }));
-      for (const [v, cls, name] of [[a, "from", "pos"], [b, "to", "pos + k"]]) {
-        g.append(el("circle", { cx: ZX(v[1]), cy: ZY(v[0]), r: 5, class: "tip " + cls }));
-        const right = ZX(v[1]) < zx + zw / 2;
-        g.append(el("text", { x: ZX(v[1]) + (right ? 9 : -9), y: ZY(v[0]) + 4,
-                              class: "tick strong " + (right ? "start" : "end") }, name));
-      }
-      svg.append(g);
-      svg.append(el("text", { x: zx + 4, y: zy + zw + 16, class: "tick" }, "the tips, magnified"));
-    }
+    if (zoomed) drawZoom(svg, a, b, raw, gap);
     const way = S.k === 0 ? "no turn" : (S.k > 0 ? "counter-clockwise" : "clockwise");
     $("rot-body").innerHTML =
       `<tr><th scope="row">pos = ${S.pos}</th><td class="num" id="rot-from-sin">${fixed(a[0], 8)}</td>` +

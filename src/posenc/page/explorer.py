@@ -97,6 +97,7 @@ def explorer_html(start: Start | None = None) -> str:
         '<p>Move a control and every number below changes. The page computes sin and cos with a twin of posenc\'s '
         "exact path (the same float64 operations in the same order), so each value is posenc's own, bit for bit; "
         "the ladders ω<sub>i</sub> and wavelengths are posenc's, written into the page when it was built.</p>"
+        + "<noscript><p><strong>The explorer needs JavaScript</strong>; the rest of the page does not.</p></noscript>"
         + _controls(s)
         + '<p class="sr-only" id="explorer-status" aria-live="polite"></p>'
         # in reading order; wide screens set them in two columns (pe | wave, pe | kernel, ladder | rotation)

@@ -2,9 +2,11 @@
 
 matplotlib writes each figure as a standalone SVG document. Inlined side by
 side in one HTML page, their ids (glyphs, clip paths) would collide and
-their ``<style>`` would apply to the whole page, so each figure's ids get a
-prefix, the style moves onto the root element, and the XML prolog and
-metadata go. The hash salt is fixed so the same figure gives the same text.
+their ``<style>`` would apply to the whole page, so each figure's ids are
+renamed (its prefix and a number, in order of appearance: matplotlib's are
+random hashes, so the same figure now gives the same text), the style moves
+onto the root element, and the XML prolog and metadata go. No matplotlib
+setting is changed: drawing a page touches no global state.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def inline_svg(svg: str, prefix: str, label: str) -> str:
     >>> out[:70]
     '<svg role="img" aria-label="A &amp; B" style="a: b" viewBox="0 0 5 2">'
     >>> out[70:]
-    '<g id="f-x" clip-path="url(#f-x)"/><use xlink:href="#f-x"/></svg>'
+    '<g id="f-0" clip-path="url(#f-0)"/><use xlink:href="#f-0"/></svg>'
     """
     from html import escape
 
@@ -82,8 +84,9 @@ def inline_svg(svg: str, prefix: str, label: str) -> str:
         style = " ".join(m.group(1).strip().strip("*{}").split())
         text = text[: m.start()] + text[m.end():]
     text = _SIZE.sub("", text)
-    text = _ID.sub(lambda g: f'id="{prefix}-{g.group(1)}"', text)
-    text = _REF.sub(lambda g: f"{g.group(1)}{prefix}-{g.group(2)}", text)
+    names = {old: f"{prefix}-{n}" for n, old in enumerate(dict.fromkeys(_ID.findall(text)))}
+    text = _ID.sub(lambda g: f'id="{names[g.group(1)]}"', text)
+    text = _REF.sub(lambda g: g.group(1) + names.get(g.group(2), f"{prefix}-{g.group(2)}"), text)
     # inside HTML the SVG namespace is implied, and the parser knows xlink:href
     root = text.index(">")
     text = _XMLNS.sub("", text[:root]) + text[root:]
@@ -108,13 +111,10 @@ def _fit_title(figure: Any, ax: Any) -> None:
 
 def render(fig: PageFigure) -> str:
     """Draw one figure and return it as inline SVG."""
-    import matplotlib
-
-    with matplotlib.rc_context({"svg.hashsalt": f"posenc-{fig.key}", "svg.fonttype": "path"}):
-        figure = plot.require()(figsize=fig.size, dpi=100, layout="constrained")
-        ax = figure.add_subplot()
-        fig.draw(ax=ax)
-        _fit_title(figure, ax)
-        buf = io.StringIO()
-        figure.savefig(buf, format="svg", metadata={"Date": None})
+    figure = plot.require()(figsize=fig.size, dpi=100, layout="constrained")
+    ax = figure.add_subplot()
+    fig.draw(ax=ax)
+    _fit_title(figure, ax)
+    buf = io.StringIO()
+    figure.savefig(buf, format="svg", metadata={"Date": None})
     return inline_svg(buf.getvalue(), f"fig-{fig.key}", fig.caption)

@@ -37,7 +37,7 @@ def _describe(conv: Any, d: int) -> str:
 
 
 def plot_grid(
-    sizes: Sequence[int] = (16, 16),
+    sizes: Sequence[int] | None = None,
     d_model: int = 256,
     *,
     patch: Sequence[int] | None = None,
@@ -55,7 +55,7 @@ def plot_grid(
     reaches 1/T exactly) and in how many channels each axis gets.
 
     Args:
-        sizes: the grid, ``(h, w)`` (2 … 128 each).
+        sizes: the grid, ``(h, w)`` (2 … 128 each); None: 16×16.
         d_model: channels.
         patch: the reference patch ``(i, j)``; default the centre.
         base: the base of the default (axial) convention; the presets carry their own.
@@ -63,9 +63,9 @@ def plot_grid(
             preset, see :data:`posenc.sinusoidal.conventions_nd.NAMES`).
         ax: draw one convention into these axes instead of a new figure.
     """
-    ns = check_sizes(sizes)
+    ns = check_sizes((16, 16) if sizes is None else sizes)
     if len(ns) != 2 or not all(2 <= n <= 128 for n in ns):
-        raise PosEncError(f"sizes must be (h, w) with each 2 … 128 to draw, got {tuple(sizes)}")
+        raise PosEncError(f"sizes must be (h, w) with each 2 … 128 to draw, got {ns}")
     p = (ns[0] // 2, ns[1] // 2) if patch is None else tuple(patch)
     convs = [resolve(None, base=base) if c in (None, "axial") else get(c) for c in (conventions or NAMES)]
     if not convs or (ax is not None and len(convs) != 1):

@@ -5,6 +5,7 @@
 tables, :mod:`~posenc.rope.apply` the rotation of q and k,
 :mod:`~posenc.rope.permute` the conversion of weights between layouts,
 :mod:`~posenc.rope.sections` multi-axis RoPE (M-RoPE, axial),
+:mod:`~posenc.rope.xpos` xPos (RoPE with a decay),
 :mod:`~posenc.rope.hf_config` the reading of a Hugging Face config, and
 :mod:`~posenc.rope.context` what a scaled ladder covers.
 """
@@ -17,6 +18,7 @@ from .hf_config import RopeConfig, from_hf_config
 from .permute import permute_qk_weights, qk_permutation
 from .scaling import NTK, SCALINGS, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from .sections import Sections
+from .xpos import XPos, xpos_decay, xpos_scale
 
 __all__ = [
     "NTK",
@@ -30,6 +32,7 @@ __all__ = [
     "RopeContextReport",
     "RopeFrequencies",
     "Sections",
+    "XPos",
     "YaRN",
     "apply_rope",
     "from_hf_config",
@@ -40,4 +43,6 @@ __all__ = [
     "rope_frequencies",
     "rope_grid_report",
     "rope_table",
+    "xpos_decay",
+    "xpos_scale",
 ]

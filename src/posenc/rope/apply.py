@@ -6,11 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_dtype, check_layout, check_positions
+from ..errors import PosEncError, check_dtype, check_int, check_layout, check_positions
 from ..layout import sin_cos_views
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len
 from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims, check_scaling, rope_frequencies
 from .sections import check_sections
+from .xpos import check_xpos, xpos_cos_sin
 
 __all__ = ["apply_rope", "rotate"]
 
@@ -42,8 +43,10 @@ def apply_rope(
     sections: Any = None,
     section_layout: str = "contiguous",
     ladder: str = "shared",
+    xpos: Any = None,
+    role: str | None = None,
 ) -> np.ndarray:
-    """Rotate queries or keys by their positions.
+    """Rotate queries or keys by their positions (and decay them, with xPos).
 
     Shapes: b batch, n_h heads, s sequence, h_d head_dim.
 
@@ -58,6 +61,11 @@ def apply_rope(
             leading shape broadcasting to ``x.shape[:-1]`` (``[s, 3]`` for
             Qwen2-VL's (t, h, w); HF's ``[3, b, s]`` moved to ``[b, 1, s, 3]``
             for ``[b, n_h, s, h_d]``).
+        xpos: None, or a :class:`posenc.XPos`: pair i is also multiplied by
+            ζ_i^(±(p − c)/scale_base), c = seq_len//2 with ``center``
+            (``seq_len`` default max(positions) + 1: pass the same one for q
+            and k). See :mod:`posenc.rope.xpos`.
+        role: with xpos, ``"q"`` (factor ζ^(+…)) or ``"k"`` (ζ^(−…)).
 
     Returns:
         Same shape and dtype as x. The math is float64 for float64 input and
@@ -81,6 +89,10 @@ def apply_rope(
     lay = check_layout(layout, ROPE_LAYOUTS)
     pos = check_positions(positions)
     sec = check_sections(sections, section_layout, ladder)
+    xp = check_xpos(xpos, role)
+    if xp is not None and sec is not None:
+        raise PosEncError("xpos with sections (multi-axis RoPE) is not defined: pass one or the other")
+    length = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1)
     check_axes(pos, sec)
     lead = pos.shape if sec is None else pos.shape[:-1]
     try:
@@ -98,5 +110,8 @@ def apply_rope(
         seq_len = default_seq_len(scaling, pos)
     freqs = rope_frequencies(h, base=base, scaling=scaling, rotary_dim=r, seq_len=seq_len, sections=sec)
     ct = np.dtype(np.float64) if arr.dtype == np.float64 else np.dtype(np.float32)
-    cos, sin = cos_sin_tables(pos, freqs, ct)
+    if xp is not None:
+        cos, sin = xpos_cos_sin(pos, freqs, xp, str(role), length, ct, arr.dtype)
+    else:
+        cos, sin = cos_sin_tables(pos, freqs, ct)
     return rotate(arr, cos, sin, lay, r)

@@ -59,13 +59,13 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     # one rounding from the float64 value: write straight into dtype unless af must multiply first
     work = dtype if af == 1.0 else np.dtype(np.float64)
     rows = flat.shape[0] if multi is None else multi.shape[0]
-    cos = allocate((rows, n), work, "cos table")
-    sin = allocate((rows, n), work, "sin table")
+    both = allocate((rows, 2 * n), work, "cos/sin table")  # [cos | sin] per row
+    cos, sin = both[:, :n], both[:, n:]
     first = flat[0] if flat.shape[0] > 1 else 0.5
     if multi is not None:
-        fill_sections(multi, freqs.runs, sin, cos)
+        fill_sections(multi, freqs.axis_pairs, sin, cos)
     elif first == np.floor(first) and flat[-1] - first == flat.shape[0] - 1 and np.all(np.diff(flat) == 1.0):
-        fill_range(int(first), flat.shape[0], freqs.ladder, sin, cos)
+        fill_range(int(first), flat.shape[0], freqs.ladder, both, "cos_sin")
     else:
         fill_sincos(flat, freqs.ladder, sin, cos)
     if af != 1.0:
@@ -94,7 +94,7 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
     dt = check_dtype(dtype)
     if freqs.attention_factor == 1.0:
         out = allocate((n, 2, freqs.rotary_dim // 2), dt, "rope_table")
-        fill_range(first, n, freqs.ladder, out[:, 1], out[:, 0])  # straight into the rows, one rounding
+        fill_range(first, n, freqs.ladder, out.reshape(n, freqs.rotary_dim), "cos_sin")  # straight in, one rounding
         return out
     check_size((n, 2, freqs.rotary_dim // 2), np.float64, "rope_table")  # before the positions are listed
     cos, sin = cos_sin_tables(np.arange(first, first + n, dtype=np.float64), freqs, dt)

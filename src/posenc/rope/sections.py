@@ -28,8 +28,8 @@ takes ``np.moveaxis(position_ids, 0, -1)`` (``position_ids.permute(1, 2, 0)``
 in torch). For text tokens every axis holds the same position, and the
 rotation is exactly plain RoPE with the same ladder.
 
-Exactness: the angles come from :mod:`posenc.exact`, one run of pairs at a
-time (:func:`runs`); an axis whose positions are few distinct integers (a
+Exactness: the angles come from :mod:`posenc.exact`, one axis's pairs at a
+time (:func:`axis_pairs`); an axis whose positions are few distinct integers (a
 grid's rows, a run of text) is computed once per distinct position by the
 consecutive-position path and gathered, so a table costs about what writing
 it costs.
@@ -51,12 +51,12 @@ from ._gather import gather_rows
 __all__ = [
     "LADDERS",
     "SECTION_LAYOUTS",
-    "Run",
+    "AxisPairs",
     "Sections",
+    "axis_pairs",
     "check_sections",
     "fill_sections",
     "per_axis_frequencies",
-    "runs",
 ]
 
 #: Where each axis's pairs sit: ``"contiguous"`` (Qwen2-VL) or ``"interleaved"`` (Qwen3-VL).
@@ -167,62 +167,87 @@ def per_axis_frequencies(sections: Sections, base: Decimal) -> list[Decimal]:
 
 
 @dataclass(frozen=True, eq=False)
-class Run:
-    """Pairs ``pairs`` (a slice with a constant step) all serving ``axis``, with their frequencies."""
+class AxisPairs:
+    """The pairs that turn with one axis, in pair order, and their frequencies.
+
+    Attributes:
+        axis: the position axis.
+        pairs: int ``[k]``, the pair indices (ascending).
+        ladder: their frequencies ``[k]``.
+        runs: ``(pairs, columns)`` slice pairs covering them: pairs at a constant
+            step in the output, and the matching columns of the axis's own table
+            (one run per axis when contiguous, at most two when interleaved).
+    """
 
     axis: int
-    pairs: slice
+    pairs: np.ndarray
     ladder: Ladder
+    runs: tuple[tuple[slice, slice], ...]
 
 
-def runs(pair_axes: np.ndarray, ladder: Ladder) -> tuple[Run, ...]:
-    """Split the pairs into runs of one axis at a constant stride (one per axis when contiguous).
+def axis_pairs(pair_axes: np.ndarray, ladder: Ladder) -> tuple[AxisPairs, ...]:
+    """Group the pairs by axis, with their frequencies and their runs at a constant step.
 
     >>> from posenc.exact import seed_ladder
-    >>> [(r.axis, r.pairs) for r in runs(Sections((3, 1, 1), "interleaved").pair_axes(), seed_ladder(10, 1e4))]
-    [(0, slice(0, 4, 3)), (0, slice(4, 5, 1)), (1, slice(1, 2, 1)), (2, slice(2, 3, 1))]
+    >>> [(a.axis, a.pairs.tolist(), a.runs) for a in axis_pairs(Sections((3, 1, 1), "interleaved").pair_axes(),
+    ...                                                          seed_ladder(10, 1e4))][0]
+    (0, [0, 3, 4], ((slice(0, 4, 3), slice(0, 2, None)), (slice(4, 5, 1), slice(2, 3, None))))
     """
     out = []
     for a in sorted(set(pair_axes.tolist())):
-        idx = np.flatnonzero(pair_axes == a).tolist()
-        k = 0
-        while k < len(idx):
-            step = idx[k + 1] - idx[k] if k + 1 < len(idx) else 1
+        idx = np.flatnonzero(pair_axes == a)
+        parts = [np.ascontiguousarray(w[idx]) for w in (ladder.w0, ladder.w1, ladder.w2)]
+        for w in (idx, *parts):
+            w.setflags(write=False)
+        found, k, pos = [], 0, idx.tolist()
+        while k < len(pos):
+            step = pos[k + 1] - pos[k] if k + 1 < len(pos) else 1
             z = k + 1
-            while z < len(idx) and idx[z] - idx[z - 1] == step:
+            while z < len(pos) and pos[z] - pos[z - 1] == step:
                 z += 1
-            sl = slice(idx[k], idx[z - 1] + 1, step)
-            part = [np.ascontiguousarray(w[sl]) for w in (ladder.w0, ladder.w1, ladder.w2)]
-            for w in part:
-                w.setflags(write=False)
-            out.append(Run(a, sl, Ladder(*part)))
+            found.append((slice(pos[k], pos[z - 1] + 1, step), slice(k, z)))
             k = z
+        out.append(AxisPairs(a, idx, Ladder(*parts), tuple(found)))
     return tuple(out)
 
 
-def fill_sections(pos: np.ndarray, pair_runs: tuple[Run, ...], sin_out: np.ndarray, cos_out: np.ndarray) -> None:
+def fill_sections(
+    pos: np.ndarray, axes: tuple[AxisPairs, ...], sin_out: np.ndarray, cos_out: np.ndarray
+) -> None:
     """Write sin/cos of ω_i·pos[:, a(i)] for validated float64 positions ``[m, n_axes]``.
 
     ``sin_out`` and ``cos_out`` are ``[m, pairs]`` of any float dtype; each
     value is rounded once from the exact path's. Each axis's distinct
-    positions are tabulated once per run (:class:`_AxisRows`), then placed
-    row by row (:func:`posenc.rope._gather.gather_rows`, or NumPy's take).
+    positions are tabulated once, for that axis's pairs (:class:`_AxisRows`),
+    then placed row by row (:func:`posenc.rope._gather.gather_rows`, or
+    NumPy's take run by run).
     """
     m = pos.shape[0]
     if m == 0:
         return
     fast = prefer_compiled(m * sin_out.shape[1] * 2) and sin_out.dtype == np.float32
-    axes = sorted({r.axis for r in pair_runs})
-    rows = {a: _AxisRows(pos[:, a], m) for a in axes}
-    tables = [rows[r.axis].tables(r.ladder, sin_out.dtype, "numba" if fast else "auto") for r in pair_runs]
+    rows = [_AxisRows(pos[:, ap.axis], m) for ap in axes]
+    # every axis's table in one flat buffer per function, which the compiled placement reads as is
+    sizes = [r.count * len(ap.ladder) for r, ap in zip(rows, axes, strict=True)]
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    flat_s = np.empty(sum(sizes), dtype=sin_out.dtype)
+    flat_c = np.empty(sum(sizes), dtype=cos_out.dtype)
+    tables = []
+    for r, ap, at, size in zip(rows, axes, offsets.tolist(), sizes, strict=True):
+        shape = (r.count, len(ap.ladder))
+        s, c = flat_s[at : at + size].reshape(shape), flat_c[at : at + size].reshape(shape)
+        r.fill(ap.ladder, s, c, "numba" if fast else "auto")
+        tables.append((s, c))
     index = np.zeros((pos.shape[1], m), dtype=np.intp)
-    for a in axes:
-        index[a] = rows[a].index
-    if gather_rows(tables, [(r.axis, r.pairs) for r in pair_runs], index, sin_out, cos_out):
+    for r, ap in zip(rows, axes, strict=True):
+        index[ap.axis] = r.index
+    placement = [(ap.axis, ap.pairs, len(ap.ladder)) for ap in axes]
+    if gather_rows(flat_s, flat_c, offsets, placement, index, sin_out, cos_out):
         return
-    for r, (s, c) in zip(pair_runs, tables, strict=True):
-        sin_out[:, r.pairs] = np.take(s, index[r.axis], axis=0)
-        cos_out[:, r.pairs] = np.take(c, index[r.axis], axis=0)
+    for ap, (s, c) in zip(axes, tables, strict=True):
+        for out_pairs, cols in ap.runs:
+            sin_out[:, out_pairs] = np.take(s[:, cols], index[ap.axis], axis=0)
+            cos_out[:, out_pairs] = np.take(c[:, cols], index[ap.axis], axis=0)
 
 
 _SPAN = 4096  # an axis spanning up to max(this, m) integers is tabulated over that whole range
@@ -242,12 +267,13 @@ class _AxisRows:
             self.start, self.count = 0, int(self.values.shape[0])
             self.index = inverse.reshape(-1).astype(np.intp, copy=False)
 
-    def tables(self, ladder: Ladder, dtype: np.dtype, engine: str) -> tuple[np.ndarray, np.ndarray]:
-        """sin and cos of the run's pairs at each row, contiguous ``[count, len(ladder)]`` each."""
-        s = np.empty((self.count, len(ladder)), dtype=dtype)
-        c = np.empty((self.count, len(ladder)), dtype=dtype)
+    def fill(self, ladder: Ladder, s: np.ndarray, c: np.ndarray, engine: str) -> None:
+        """sin and cos of the axis's pairs at each row into contiguous ``[count, len(ladder)]`` tables."""
         if self.values is None:
-            fill_range(self.start, self.count, ladder, s, c, engine=engine)
+            n = len(ladder)
+            both = np.empty((self.count, 2 * n), dtype=s.dtype)  # the table path writes one [sin | cos] buffer
+            fill_range(self.start, self.count, ladder, both, "split", engine=engine)
+            s[...] = both[:, :n]
+            c[...] = both[:, n:]
         else:
             fill_sincos(self.values, ladder, s, c)
-        return s, c

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_dtype, check_int, check_positions
+from ..errors import PosEncError, allocate, check_dtype, check_int, check_positions
 from ..exact import Ladder, fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..layout import sin_cos_views
@@ -57,7 +57,7 @@ def grid(*sizes: int) -> np.ndarray:
     if total > MAX_POINTS:
         raise PosEncError(f"grid{ns} has {total} points; at most 2**31 = {MAX_POINTS}")
     n = len(ns)
-    out = np.empty((*ns, n), dtype=np.int64)
+    out = allocate((*ns, n), np.int64, "grid coordinates")
     for k, size in enumerate(ns):
         shape = [1] * n
         shape[k] = size
@@ -118,7 +118,7 @@ def render_nd(plan: NdPlan, coords: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """The plan's values at validated float64 ``coords`` ``[m, n]``: ``[m, d_model]`` in ``dtype``."""
     m = coords.shape[0]
     covered = sum(b.width for b in plan.blocks)
-    out = (np.empty if covered == plan.d_model else np.zeros)((m, plan.d_model), dtype=dtype)
+    out = allocate((m, plan.d_model), dtype, "encode_nd output", zeros=covered < plan.d_model)
     if m == 0:
         return out
     values = [np.unique(coords[:, k], return_inverse=True) for k in range(plan.n_axes)]
@@ -162,10 +162,10 @@ def _axis_table(
             return table[:, : b.width]
     n = len(b.ladder)
     # contiguous sin and cos first: the compiled engine writes them several times faster than strided views
-    s = np.empty((u.shape[0], n), dtype=dtype)
-    c = np.empty((u.shape[0], n), dtype=dtype)
+    both = np.empty((u.shape[0], 2 * n), dtype=dtype)
+    s, c = both[:, :n], both[:, n:]
     if np.all(u == np.floor(u)) and u[-1] - u[0] == u.shape[0] - 1:
-        fill_range(int(u[0]), u.shape[0], b.ladder, s, c)  # consecutive integers: the table path
+        fill_range(int(u[0]), u.shape[0], b.ladder, both, "split")  # consecutive integers: the table path
     else:
         fill_sincos(u, b.ladder, s, c)
     table = np.empty((u.shape[0], 2 * n), dtype=dtype)

@@ -313,16 +313,23 @@ class TableCache(nn.Module):
             shape = (int(req.s), *self.row_shape)
             return _to_device(self._checked(self.build.rows(int(req.first), int(req.s), npd), shape, dtype), device)
         table = getattr(self, _BUFFER[dtype])
-        flat = req.index.reshape(-1).to(table.device) - self._start[dtype]
+        a = self._start[dtype]
+        flat = req.index.reshape(-1).to(table.device) - a
         inside = (flat >= 0) & (flat < table.shape[0])
-        out = torch.empty((flat.shape[0], *self.row_shape), dtype=dtype, device=table.device)
-        out[inside] = _gather(table, flat[inside], self.row_shape)
-        far = (flat[~inside] + self._start[dtype]).cpu().numpy()
-        if far.size:
-            uniq, inverse = np.unique(far, return_inverse=True)
-            rows = self._checked(self.build.at(uniq, npd), (uniq.shape[0], *self.row_shape), dtype)
-            out[~inside] = _to_device(rows[torch.from_numpy(inverse.reshape(-1))], out.device)
-        return out.reshape(*req.index.shape, *self.row_shape)
+        far = (flat[~inside] + a).cpu().numpy()
+        uniq, inverse = np.unique(far, return_inverse=True)
+        # each distinct position computed once; in the caller's order when none repeats (no extra copy)
+        ask = far if uniq.size == far.size else uniq
+        rows = self._checked(self.build.at(ask, npd), (ask.shape[0], *self.row_shape), dtype)
+        if ask is uniq:
+            rows = rows[torch.from_numpy(inverse.reshape(-1))]
+        rows = _to_device(rows, table.device)
+        if bool(inside.any()):
+            out = torch.empty((flat.shape[0], *self.row_shape), dtype=dtype, device=table.device)
+            out[inside] = _gather(table, flat[inside], self.row_shape)
+            out[~inside] = rows
+            rows = out
+        return rows.reshape(*req.index.shape, *self.row_shape)
 
     # -- growth (eager, under the lock) -----------------------------------------
 

@@ -12,6 +12,12 @@ rules of the sinusoidal module: not in ``state_dict``, never cast by
 ``.to(dtype)``, rebuilt after meta-device init, grown on demand in eager
 mode). The forward is elementwise work on those rows: no table build, no
 float64, nothing that breaks a ``torch.compile(fullgraph=True)`` graph.
+
+Multi-axis RoPE (``sections=``, :mod:`posenc.rope.sections`): row p of the
+table holds every pair's cos/sin at position p (its own ω_i), the rows of a
+text token. A token at (t, h, w) reads the rows of t, h and w in one lookup
+(the same cache and lookup as 1-D) and takes each pair from its own axis's
+row: the values of :func:`posenc.rope_cos_sin` with sections, bit for bit.
 """
 
 from __future__ import annotations
@@ -26,8 +32,11 @@ from torch import nn
 from ..errors import PosEncError, check_int, check_layout
 from ..rope.cos_sin import cos_sin_tables, rope_cos_sin, rope_table
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
+from ..rope.sections import Sections, check_sections
+from ..rope.xpos import check_xpos
 from . import _fused
 from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
+from .xpos import XPosTable
 
 __all__ = ["RotaryEmbedding", "apply_rope", "positions_from_cu_seqlens"]
 
@@ -52,7 +61,10 @@ class _Rows:
         return rope_table(self.freqs, start, length, dtype)
 
     def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray:
-        cos, sin = cos_sin_tables(positions.astype(np.float64), self.freqs, dtype)
+        p = positions.astype(np.float64)
+        if self.freqs.sections is not None:  # a row is a text token's: every axis at p
+            p = np.repeat(p[:, None], self.freqs.sections.n_axes, axis=1)
+        cos, sin = cos_sin_tables(p, self.freqs, dtype)
         return np.stack([cos, sin], axis=1)
 
 
@@ -138,7 +150,20 @@ class RotaryEmbedding(nn.Module):
             effective base (or factor set). None: max(position) + 1 of each
             eager call, as HF; a change of regime rebuilds the table (one
             table never mixes rotations), so a KV cache filled before it is
-            stale: fix ``seq_len`` for a whole generation.
+            stale: fix ``seq_len`` for a whole generation. With ``xpos`` it
+            also fixes the centre N//2 (see :mod:`posenc.torch.xpos`).
+        sections, section_layout, ladder: multi-axis RoPE, as
+            :func:`posenc.rope_frequencies` (Qwen2-VL's M-RoPE: ``sections=(16,
+            24, 24)``; Qwen3-VL: add ``section_layout="interleaved"``; the
+            Qwen2-VL vision tower: ``ladder="per_axis"``). ``positions`` then
+            carry a trailing axis, ``[s, n_axes]`` or ``[b, s, n_axes]``
+            (HF's ``position_ids`` ``[3, b, s]`` is
+            ``position_ids.permute(1, 2, 0)``); an ``offset`` gives text
+            tokens, every axis at the same position.
+        xpos: None, or a :class:`posenc.XPos`: q is also scaled by
+            ζ^((p − c)/scale_base) and k by its inverse, as
+            :func:`posenc.apply_rope` with ``xpos=``, bit for bit (1-D
+            positions only).
 
     Outputs are in the input dtypes; the math is float32 on float32 cos/sin
     rows within 1 ulp of the true values, and float64 on float64 rows for
@@ -163,9 +188,15 @@ class RotaryEmbedding(nn.Module):
         max_len: int = DEFAULT_ROWS,
         sequence_dim: int = -2,
         seq_len: int | None = None,
+        sections: Any = None,
+        section_layout: str = "contiguous",
+        ladder: str = "shared",
+        xpos: Any = None,
     ) -> None:
         super().__init__()
-        freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len)
+        self.sections = check_sections(sections, section_layout, ladder)
+        freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
+                                 sections=self.sections)
         self.head_dim = freqs.head_dim
         self.rotary_dim = freqs.rotary_dim
         self.base = float(base)
@@ -176,7 +207,16 @@ class RotaryEmbedding(nn.Module):
         self.freqs = freqs
         self._regime = None if scaling is None else scaling.cache_key(seq_len)
         rows = check_int(max_len, "max_len", minimum=0)
-        self.cache = TableCache(_Rows(freqs), (2, freqs.rotary_dim // 2), stop=rows)
+        if xpos is not None and self._regime is not None:
+            raise PosEncError(f"xpos with a length-dependent scaling ({scaling!r}) is not supported")
+        if xpos is not None and self.sections is not None:
+            raise PosEncError("xpos with multi-axis sections is not supported: xPos decays along one position axis")
+        self.cache = TableCache(_Rows(freqs), (2, freqs.rotary_dim // 2), stop=0 if xpos is not None else rows)
+        self.xpos = None if xpos is None else XPosTable(freqs, xpos, self.seq_len, rows)
+        # multi-axis: which axis's row each pair reads. A plain CPU tensor made from the sections, not a
+        # buffer: nothing to save, and nothing a meta-device init could leave uninitialised
+        self._pair_axes = None if self.sections is None else torch.tensor(
+            self.sections.pair_axes(), dtype=torch.long, device="cpu")
 
     @property
     def attention_factor(self) -> float:
@@ -195,7 +235,8 @@ class RotaryEmbedding(nn.Module):
         regime = self.scaling.cache_key(seq)
         if regime != self._regime:
             self.freqs = rope_frequencies(
-                self.head_dim, base=self.base, scaling=self.scaling, rotary_dim=self.rotary_dim, seq_len=seq
+                self.head_dim, base=self.base, scaling=self.scaling, rotary_dim=self.rotary_dim, seq_len=seq,
+                sections=self.sections,
             )
             self._regime = regime
             self.cache.reset(_Rows(self.freqs))
@@ -204,9 +245,32 @@ class RotaryEmbedding(nn.Module):
         self, s: Any, positions: Any, offset: Any, device: Any, batch: int | None, dtype: torch.dtype
     ) -> torch.Tensor:
         """``[s, 2, r/2]`` or ``[b, s, 2, r/2]``: cos and sin side by side, read-only."""
+        if self.sections is not None and positions is not None:
+            return self._axis_rows(self.sections, s, positions, device, batch, dtype)
         return self.cache.lookup(
             s, positions=positions, offset=offset, batch=batch, device=device, dtype=dtype, before=self._follow_length
         )
+
+    def _axis_rows(
+        self, sections: Sections, s: Any, positions: Any, device: Any, batch: int | None, dtype: torch.dtype
+    ) -> torch.Tensor:
+        """Multi-axis positions ``[s, n]`` / ``[b, s, n]``: one lookup of every axis's rows, each pair from its axis."""
+        n = sections.n_axes
+        if not isinstance(positions, torch.Tensor) or positions.dim() not in (2, 3) \
+                or tuple(positions.shape[-2:]) != (s, n):
+            shape = list(positions.shape) if isinstance(positions, torch.Tensor) else type(positions).__name__
+            raise PosEncError(
+                f"positions for sections {sections.sizes} must be [s, {n}] or [b, s, {n}] with s = {s} (one "
+                f"position per axis, last; HF's position_ids [{n}, b, s] is position_ids.permute(1, 2, 0)), "
+                f"got {shape}"
+            )
+        flat = positions.reshape(*positions.shape[:-2], s * n)  # [(b,) s·n]: every axis's position, token by token
+        rows = self.cache.lookup(s * n, positions=flat, batch=batch, device=device, dtype=dtype,
+                                 before=self._follow_length)
+        rows = rows.reshape(*rows.shape[:-3], s, n, 2, rows.shape[-1])  # [(b,) s, n, 2, r/2]
+        axes = torch.as_tensor(self._pair_axes, device=rows.device)
+        pick = axes.view(*([1] * (rows.dim() - 1)), -1).expand(*rows.shape[:-3], 1, 2, -1)
+        return torch.gather(rows, -3, pick).squeeze(-3)
 
     def cos_sin(
         self, s: int, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0,
@@ -225,11 +289,18 @@ class RotaryEmbedding(nn.Module):
         return rows[..., 0, :].clone(), rows[..., 1, :].clone()
 
     def rotate(
-        self, x: torch.Tensor, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0
+        self, x: torch.Tensor, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0,
+        role: str | None = None,
     ) -> torch.Tensor:
-        """Rotate one tensor (q or k), ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]``)."""
+        """Rotate one tensor (q or k), ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]``); with xpos, ``role`` "q" or "k"."""
         _check_qk("x", x, self.head_dim, self.sequence_dim)
-        rows = self._rows(x.shape[self.sequence_dim], positions, offset, x.device, _batch(x), _table_dtype(x))
+        if self.xpos is not None or role is not None:
+            check_xpos(None if self.xpos is None else self.xpos.xpos, role)
+        s = x.shape[self.sequence_dim]
+        if self.xpos is not None:
+            rows = self.xpos.rows(s, positions, offset, x.device, _batch(x), _table_dtype(x), x.dtype)
+            return self._apply_tables(x, rows[..., 0:2, :] if role == "q" else rows[..., 2:4, :])
+        rows = self._rows(s, positions, offset, x.device, _batch(x), _table_dtype(x))
         return self._apply_tables(x, rows)
 
     def forward(
@@ -268,6 +339,10 @@ class RotaryEmbedding(nn.Module):
                 f"q and k must agree in every dimension but heads, got {tuple(q.shape)} and {tuple(k.shape)}"
             )
         dq, dk = _table_dtype(q), _table_dtype(k)
+        if self.xpos is not None:  # (cos, sin)·ζ^(+…) for q, ·ζ^(−…) for k
+            xq = self.xpos.rows(s, positions, offset, q.device, _batch(q), dq, q.dtype)
+            xk = self.xpos.rows(s, positions, offset, q.device, _batch(q), dk, k.dtype)
+            return self._apply_tables(q, xq[..., 0:2, :]), self._apply_tables(k, xk[..., 2:4, :])
         rows_q = self._rows(s, positions, offset, q.device, _batch(q), dq)
         rows_k = rows_q if dk == dq else self._rows(s, positions, offset, q.device, _batch(q), dk)
         return self._apply_tables(q, rows_q), self._apply_tables(k, rows_k)
@@ -294,10 +369,12 @@ class RotaryEmbedding(nn.Module):
         )
 
     def extra_repr(self) -> str:
-        return (
+        text = (
             f"head_dim={self.head_dim}, rotary_dim={self.rotary_dim}, base={self.base}, "
             f"scaling={self.scaling!r}, layout={self.layout!r}, sequence_dim={self.sequence_dim}"
+            + ("" if self.xpos is None else f", xpos={self.xpos.xpos!r}")
         )
+        return text if self.sections is None else f"{text}, sections={self.sections!r}"
 
 
 def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
@@ -334,6 +411,9 @@ def apply_rope(
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sequence_dim: int = -2,
+    sections: Any = None,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
 ) -> torch.Tensor:
     """Functional RoPE, equal to :func:`posenc.apply_rope` bit for bit.
 
@@ -343,8 +423,10 @@ def apply_rope(
 
     Args:
         x: ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]`` with ``sequence_dim=-3``).
-        positions: ``[s]`` or ``[b, s]`` (tensor or array-like; non-integers allowed).
-        base, scaling, layout, rotary_dim, seq_len: as :func:`posenc.apply_rope`.
+        positions: ``[s]`` or ``[b, s]`` (tensor or array-like; non-integers allowed);
+            with sections ``[s, n_axes]`` or ``[b, s, n_axes]``.
+        base, scaling, layout, rotary_dim, seq_len, sections, section_layout, ladder: as
+            :func:`posenc.apply_rope`.
     """
     sd = _check_sequence_dim(sequence_dim)
     if not isinstance(x, torch.Tensor) or x.dtype not in _FLOATS:
@@ -356,12 +438,23 @@ def apply_rope(
         positions = (p.to(torch.float64) if p.is_floating_point() else p).numpy()
     pos = np.asarray(positions)
     s = x.shape[sd] if x.dim() >= -sd else -1
-    if pos.ndim not in (1, 2) or pos.shape[-1] != s:
+    sec = check_sections(sections, section_layout, ladder)
+    if sec is None and (pos.ndim not in (1, 2) or pos.shape[-1] != s):
         raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {pos.shape}")
+    if sec is not None and (pos.ndim not in (2, 3) or pos.shape[-2:] != (s, sec.n_axes)):
+        raise PosEncError(f"positions for sections {sec.sizes} must be [s, {sec.n_axes}] or [b, s, {sec.n_axes}] "
+                          f"with s = {s}, got shape {pos.shape}")
+    batch_ndim = 2 if sec is None else 3
+    if pos.ndim == batch_ndim and (x.dim() < 4 or pos.shape[0] not in (1, x.shape[-4])):
+        raise PosEncError(
+            f"batched positions {pos.shape} need x with a batch dimension b = {pos.shape[0]} before the heads "
+            f"([b, n_h, s, h_d] or [b, s, n_h, h_d]), got x of shape {tuple(x.shape)}"
+        )
     ct = np.float64 if x.dtype == torch.float64 else np.float32
-    cos, sin = rope_cos_sin(pos, h, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len, dtype=ct)
+    cos, sin = rope_cos_sin(pos, h, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len, dtype=ct,
+                            sections=sec)
     r = cos.shape[-1] * 2
-    batched = pos.ndim == 2
+    batched = cos.ndim == 3
     c = _broadcast(torch.from_numpy(cos).to(x.device), x, sd, batched)
     sn = _broadcast(torch.from_numpy(sin).to(x.device), x, sd, batched)
     return _rotate(x, c, sn, lay, r)
