@@ -164,7 +164,7 @@ def test_absurd_sizes_are_refused_at_once(call, needle):
         (lambda: posenc.shift_matrix(1, 1024), "(1024, 1024) in float64 needs 8.0 MiB"),
         (lambda: posenc.encode(np.arange(1000), 1024), "(1000, 1024) in float32 needs 3.9 MiB"),
         (lambda: posenc.table(1000, 1025, convention="keras", dtype=np.float64), "(1000, 1026)"),
-        (lambda: posenc.rope_cos_sin(np.arange(5000), 512), "(5000, 256) in float32"),
+        (lambda: posenc.rope_cos_sin(np.arange(5000), 512), "(5000, 512) in float32"),  # one [cos | sin] buffer
         (lambda: posenc.similarity(np.arange(5000.0), 0, 512, per_channel=True), "(5000, 256) in float64"),
     ],
 )

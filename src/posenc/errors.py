@@ -158,7 +158,7 @@ def check_real(value: Any, name: str) -> float:
     posenc.errors.PosEncError: x must be finite (float64: |x| < 1.8e308), got 10000000000000000000… (401 digits)
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise PosEncError(f"{name} must be a real number, got {_show(value)}")
+        raise PosEncError(f"{name} must be a real number, got {_show(value)} ({type(value).__name__})")
     try:
         result = float(value)
     except (OverflowError, ValueError, TypeError):  # a huge int or Fraction, a broken Real

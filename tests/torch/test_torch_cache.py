@@ -322,4 +322,5 @@ def _valid(pos: torch.Tensor) -> bool:
     if pos.is_floating_point():
         p = pos.to(torch.float64)
         return bool((p.isfinite() & (p == p.trunc()) & (p.abs() < 2**53)).all())
-    return bool((pos.to(torch.int64).abs() < 2**53).all())
+    # through float64: abs() of int64's minimum overflows back to itself
+    return bool((pos.to(torch.int64).to(torch.float64).abs() < 2**53).all())

@@ -50,11 +50,12 @@ def _grid_rows(h: int, w: int, d: int) -> Callable[[int], list[Row]]:
                  "axial": encode_nd(coords, d)}
         refs = {"posenc encode_nd (axial)": "axial", "posenc encode_nd mae": "mae", "MAE f64 then cast": "mae",
                 "big_vision f32": "big_vision"}
-        rows = [Row(op, "floor: fill", ms["floor: fill"], 1.0)]
+        floor_ms = ms["floor: fill"]
+        rows = [Row(op, "floor: fill", floor_ms, 1.0, floor_ms=floor_ms)]
         for name, key in refs.items():
             got = np.asarray(fns[name]())
             err = float(np.max(np.abs(got.astype(np.float64) - exact[key].astype(np.float64))))
-            rows.append(Row(op, name, ms[name], ms[name] / ms["floor: fill"], ulp_gap(got, exact[key]), None, err))
+            rows.append(Row(op, name, ms[name], ms[name] / floor_ms, ulp_gap(got, exact[key]), None, err, floor_ms))
         return rows
 
     return produce
@@ -123,13 +124,13 @@ def _mrope_rows(text: int, thw: tuple[int, int, int], head_dim: int) -> Callable
         ms = time_side_by_side(fns, repeats)
         floor_ms = ms["floor: fill cos, sin"]
         exact2 = np.concatenate(rope_cos_sin(pos, head_dim, **qwen2), axis=1)
-        rows = [Row(op, "floor: fill cos, sin", floor_ms, 1.0)]
+        rows = [Row(op, "floor: fill cos, sin", floor_ms, 1.0, floor_ms=floor_ms)]
         for name in ("posenc Qwen2-VL contiguous", "posenc Qwen3-VL interleaved", "transformers f32 recipe"):
             ref = exact2 if name != "posenc Qwen3-VL interleaved" else np.concatenate(
                 rope_cos_sin(pos, head_dim, **qwen3), axis=1)
             got = np.concatenate(fns[name](), axis=1)
             err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64))))
-            rows.append(Row(op, name, ms[name], ms[name] / floor_ms, ulp_gap(got, ref), None, err))
+            rows.append(Row(op, name, ms[name], ms[name] / floor_ms, ulp_gap(got, ref), None, err, floor_ms))
         return rows
 
     return produce

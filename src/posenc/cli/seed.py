@@ -79,10 +79,10 @@ def _sets(cells: list[str]) -> list[list[Case]]:
 
     ``seed`` and ``grid`` name a whole set; a name of neither set is an error, raised before any work.
     """
-    names = [c.upper() if isinstance(c, str) else c for c in cells]
     seed_names: list[str] = []
     grid_names: list[str] = []
-    for given, n in zip(cells or ["seed", "grid"], names or ["SEED", "GRID"], strict=True):
+    for typed in cells or ["seed", "grid"]:
+        n = typed.upper()
         if n == "SEED":
             seed_names += seed.CELLS
         elif n == "GRID":
@@ -93,7 +93,7 @@ def _sets(cells: list[str]) -> list[list[Case]]:
             seed_names.append(n)
         else:
             raise PosEncError(f"cell must be one of {', '.join(seed.CELLS)}, {', '.join(seed.GRID_CELLS)}, "
-                              f"'seed' or 'grid', got {_show(given)}")
+                              f"'seed' or 'grid', got {_show(typed)}")
     out = []
     if seed_names:
         out.append(seed.cases(seed_names))
