@@ -83,7 +83,7 @@ def plot_alibi(
     for k in range(h):
         colour = cmap(rank[k] / max(h - 1, 1))
         axes.plot(dist, row[k], color=colour, lw=1.6, gid=f"head {k}",
-                  label=f"head {k}: m = 2^{np.log2(slopes[k]):.4g}" if h <= 16 else None)
+                  label=rf"head {k}: $m = 2^{{{np.log2(slopes[k]):.4g}}}$" if h <= 16 else None)
         if reach[k] <= d:
             axes.plot([reach[k]], [-p], "o", color=colour, ms=4, gid=f"reach {k}")
     axes.axhline(-p, color=RED, ls=":", lw=1.2, gid="penalty")
@@ -91,7 +91,7 @@ def plot_alibi(
     axes.set_ylim(max(-8 * p, float(row.min())) * 1.05, 0.05 * 8 * p)
     axes.set_xlabel("distance i − j (key before the query)")
     axes.set_ylabel("bias added to the score")
-    axes.set_title(f"ALiBi ({conv.name}, {h} heads): head h adds −m_h·(i − j); "
+    axes.set_title(rf"ALiBi ({conv.name}, {h} heads): head $h$ adds $-m_h\,(i - j)$; "
                    f"dots: where the penalty reaches {p:g}", fontsize=10)
     if h <= 16:
         axes.legend(fontsize=8, ncol=2)
@@ -186,10 +186,11 @@ def plot_xpos(
         axes.scatter(np.full(n, xp.scale_base), mark, s=10, color="k", zorder=3, gid="at scale_base")
     axes.set_yscale("log")
     axes.set_xlim(0, m)
-    axes.set_xlabel("offset Δ = p_q − p_k")
+    axes.set_xlabel(r"offset $\Delta = p_q - p_k$")
     axes.set_ylabel("factor of pair i in q·k")
-    axes.set_title(f"xPos decay ζ_i^(Δ/{xp.scale_base:g}), ζ_i = (2i/{r} + {xp.gamma:g})/(1 + {xp.gamma:g}): "
-                   f"pair 0 (dark) decays fastest", fontsize=10)
+    axes.set_title(rf"xPos decay $\zeta_i^{{\Delta/{xp.scale_base:g}}}$, "
+                   rf"$\zeta_i = (2i/{r} + {xp.gamma:g})/(1 + {xp.gamma:g})$: pair 0 (dark) decays fastest",
+                   fontsize=10)
     axes.grid(alpha=0.3, which="both")
     return fig
 

@@ -93,5 +93,5 @@ def plot_grid(
     fig.colorbar(images[-1], ax=axes, shrink=0.85, label=f"cos similarity to patch {p}")
     if ax is None:
         fig.suptitle(f"How alike patch {p}'s encoding is to every patch's: {ns[0]}×{ns[1]} grid, "
-                     f"d_model {d_model}", fontsize=11)
+                     rf"$d_{{model}} = {d_model}$", fontsize=11)
     return fig

@@ -98,10 +98,11 @@ def plot_rope(
     left.set_xlim(-lim, lim)
     left.set_ylim(-lim, lim)
     left.set_aspect("equal")
-    left.set_xlabel(f"channel {a} of R(p)q")
-    left.set_ylabel(f"channel {b} of R(p)q")
-    left.set_title(f"pair i = {i}: q = (1, 1) turns by ω_{i} = {f.inv_freq[i]:.4g} rad per position\n"
-                   f"(λ_{i} = {f.wavelengths[i]:.4g} positions; {layout} layout)", fontsize=10)
+    left.set_xlabel(rf"channel {a} of $R(p)\,q$")
+    left.set_ylabel(rf"channel {b} of $R(p)\,q$")
+    left.set_title(rf"pair $i = {i}$: $q = (1, 1)$ turns by $\omega_{{{i}}} = {f.inv_freq[i]:.4g}$ rad per position"
+                   "\n"
+                   rf"($\lambda_{{{i}}} = {f.wavelengths[i]:.4g}$ positions; {layout} layout)", fontsize=10)
 
     # right: score of q = k at p and p + Δ, for each reference p
     unit = np.ones((1, head_dim)) / math.sqrt(head_dim)
@@ -122,8 +123,8 @@ def plot_rope(
     right.set_xlabel(r"offset $\Delta$ (key at $p + \Delta$)")
     right.set_ylabel(r"$\langle R(p)\,q,\ R(p+\Delta)\,k \rangle$,  $q = k = \mathbf{1}/\sqrt{h_d}$")
     what = "" if scaling is None else f", {type(scaling).__name__}"
-    right.set_title(f"the score depends only on Δ: the curves coincide (h_d = {head_dim}, base {float(base):g}{what})",
-                    fontsize=10)
+    right.set_title(rf"the score depends only on $\Delta$: the curves coincide ($h_d = {head_dim}$, "
+                    f"base {float(base):g}{what})", fontsize=10)
     right.legend(title="query position", fontsize=9)
     right.grid(alpha=0.3)
     return fig

@@ -70,10 +70,15 @@ def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax
     ax.scatter(ints, dots, color=ORANGE, s=50, zorder=3, edgecolor="black", linewidth=0.6,
                label=f"integer positions 0 … {m - 1}", gid="positions")
     if m <= 16:
+        reach = 62 / (680 / (right + 0.3))  # a label and its gap in positions: ~62 px of the ~680 px wide axes
         for x, y, up in zip(ints.tolist(), dots.tolist(), (slope > 0).tolist(), strict=True):
-            # label on the side the curve leaves empty: below-right when rising, above-right when falling
+            # on the side the curve leaves empty: right of the dot (below when rising, above when falling),
+            # or left of it (above when rising) where the right would cross the period line or the edge
+            left = x == m - 1 or x < period < x + reach
+            below = up != left
             ax.annotate("0" if y == 0 else f"{y:.4f}", (x, y), textcoords="offset points",
-                        xytext=(7, -15 if up else 7), ha="left", fontsize=9, zorder=4,
+                        xytext=(-7 if left else 7, -15 if below else 7), ha="right" if left else "left",
+                        fontsize=9, zorder=4,
                         bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
     ax.axvline(period, color=RED, ls="--", lw=1.5, label=rf"one full period $2\pi \approx {period:.2f}$",
                gid="period")
@@ -82,7 +87,7 @@ def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax
     ax.set_xlabel(r"position pos  (= the angle in radians, since $\omega_0 = 1$)")
     ax.set_ylabel(r"$PE(\mathrm{pos}, 0) = \sin(\omega_0 \cdot \mathrm{pos})$")
     ax.set_title(rf"Figure s02: the fastest channel ($i = 0$, $\omega_0 = 1$) of $d_{{model}} = {d}$")
-    ax.legend(loc="lower left", fontsize=9)
+    ax.legend(loc="best", fontsize=9)  # clear of the curve, the dots and their labels
     ax.grid(alpha=0.3)
     return fig
 
@@ -175,11 +180,13 @@ def plot_rotation(
         Line2D([], [], color=RED, lw=2.5, label=rf"rotation by $\varphi = {phi:.4g}$ rad"),
     ]
     mid = math.atan2(float(sin_p[len(sin_p) // 2]), float(cos_p[len(cos_p) // 2]))
-    right, top = math.cos(mid) > 0, math.sin(mid) > 0
-    # legend and inset go to the half the arrows leave empty
+    right = math.cos(mid) > 0
+    # legend (top) and inset (bottom) go to the half the arrows leave empty, one above the other
     ax.legend(handles=handles, loc="upper left" if right else "upper right", fontsize=9)
     if small:
-        inset = ax.inset_axes((0.05 if right else 0.53, 0.06 if top or not right else 0.52, 0.42, 0.42))
+        # inside the main axes with room for the inset's own tick labels (left and below it), clear of the
+        # main axis's tick labels; a few ticks, so the labels stay apart
+        inset = ax.inset_axes((0.14 if right else 0.55, 0.1, 0.38, 0.38))
         xs = np.concatenate([cos_e, cos_p])
         ys = np.concatenate([sin_e, sin_p])
         half = max(float(np.ptp(xs)), float(np.ptp(ys)), 0.002) * 0.8
@@ -189,6 +196,10 @@ def plot_rotation(
         inset.set_ylim(cy - half, cy + half)
         inset.set_aspect("equal")
         inset.tick_params(labelsize=8)
+        from matplotlib.ticker import MaxNLocator
+
+        for axis in (inset.xaxis, inset.yaxis):
+            axis.set_major_locator(MaxNLocator(nbins=3))
         ax.indicate_inset_zoom(inset, edgecolor="0.3")
     return fig
 
@@ -290,19 +301,28 @@ def plot_ladder(
     idx = np.arange(len(lam))
     fig, ax = canvas(ax)
     size = 36 if len(lam) <= 64 else 14
-    ax.scatter(idx[~wraps], lam[~wraps], color=BLUE, s=size, marker="o",
-               label=f"does not wrap over the context: {int(np.count_nonzero(~wraps))} pairs", gid="unwrapped")
-    ax.scatter(idx[wraps], lam[wraps], color=RED, s=size + 6, marker="x",
-               label=f"wraps (λ < context): {int(np.count_nonzero(wraps))} pairs", gid="wrapped")
+    if (~wraps).any():  # a legend names only what is drawn: no "0 pairs" entry
+        ax.scatter(idx[~wraps], lam[~wraps], color=BLUE, s=size, marker="o",
+                   label=f"does not wrap over the context: {int(np.count_nonzero(~wraps))} pairs", gid="unwrapped")
+    if wraps.any():
+        ax.scatter(idx[wraps], lam[wraps], color=RED, s=size + 6, marker="x",
+                   label=f"wraps (λ < context): {int(np.count_nonzero(wraps))} pairs", gid="wrapped")
     ax.axhline(c, color="black", ls="--", lw=1.2, label=f"context = {c:g} positions", gid="context")
     ax.set_yscale("log")
+    # the label sits left of the slowest pair, in the empty space above the ladder, on the side of
+    # its point away from the context line (below it when the context is higher), an arrow to the point
+    below = c >= lam[-1]
     ax.annotate(rf"$\lambda_{{max}} = {lam[-1]:.1f}$", (idx[-1], lam[-1]), textcoords="offset points",
-                xytext=(-10, 10), ha="right", fontsize=9)
-    ax.set_ylim(top=max(float(lam[-1]), c) * 4)  # room for the λ_max label
+                xytext=(-60, -4 if below else 4), ha="right", va="top" if below else "bottom", fontsize=9,
+                arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 0.8, "shrinkB": 4}, gid="lambda_max")
+    ax.set_ylim(top=max(float(lam[-1]), c) * 4)
     verdict = "wraps: raise the base" if rep.wraps else "does not wrap: the base suffices"
     ax.set_title(rf"Wavelength ladder, $d_{{model}} = {d}$, base {b:g}" "\n"
                  f"over {c:g} positions the slowest pair {verdict}", fontsize=11)
     ax.set_xlabel(r"pair $i$ (channels $2i$, $2i+1$)")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # pairs are whole: no tick at pair 0.5
     ax.set_ylabel(r"wavelength $\lambda_i = 2\pi / \omega_i$ (positions, log scale)")
     ax.legend(loc="lower right", fontsize=9)  # the ladder rises left to right: that corner stays empty
     ax.grid(alpha=0.3, which="both")
