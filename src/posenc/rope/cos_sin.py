@@ -65,6 +65,7 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
         sin = allocate((rows, n), work, "sin table")
         fill_sections(multi, freqs.axis_pairs, sin, cos)
     else:
+        check_size((rows, n), work, "cos table")  # the message names the (rows, r/2) table the caller gets
         both = allocate((rows, 2 * n), work, "cos and sin tables")  # [cos | sin] per row
         cos, sin = both[:, :n], both[:, n:]
         first = flat[0] if flat.shape[0] > 1 else 0.5
