@@ -142,11 +142,7 @@ def fill_range(
     sin_out = out[:length, s0 : s0 + st * (n - 1) + 1 : st]
     cos_out = out[:length, c0 : c0 + st * (n - 1) + 1 : st]
     if engine == "exact" or out.dtype.itemsize > 4 or length < 2 * _B2:
-        rows = max(1, (1 << 16) // n)
-        for r in range(0, length, rows):
-            z = min(length, r + rows)
-            pos = np.arange(start + r, start + z, dtype=np.float64)
-            fill_sincos(pos, ladder, sin_out[r:z], cos_out[r:z], block=4096)
+        _fill_exact(start, length, ladder, sin_out, cos_out)
         return
 
     step = _B1 * _B2
@@ -167,6 +163,15 @@ def fill_range(
         _redo_rows(start, np.flatnonzero(counts), ladder, sin_out, cos_out)
         return
     run_spans(work_spans, _numpy_rows(start, ladder, out, layout, (a_s, a_c), sin_out, cos_out))
+
+
+def _fill_exact(start: int, length: int, ladder: Ladder, sin_out: np.ndarray, cos_out: np.ndarray) -> None:
+    """The per-position exact path over the rows, in slices of ~64K values (float64 tables, short ones)."""
+    rows = max(1, (1 << 16) // len(ladder))
+    for r in range(0, length, rows):
+        z = min(length, r + rows)
+        pos = np.arange(start + r, start + z, dtype=np.float64)
+        fill_sincos(pos, ladder, sin_out[r:z], cos_out[r:z], block=4096)
 
 
 def _numpy_rows(
