@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -125,42 +126,10 @@ def plot_rotation(
     sin_e, cos_e = (v[:, i] for v in _pair_views(ends, d))
     sin_p, cos_p = (v[:, i] for v in _pair_views(path, d))
     omega = float(frequencies(d, b)[i])
-    phi = omega * k  # for the title only; the drawing uses the library's sin/cos
+    # phi for the labels only; the drawing uses the library's sin/cos
+    turn = _Turn(p, k, sin_e, cos_e, sin_p, cos_p, omega * k, abs(omega * k) < 0.6)
     fig, ax = canvas(ax, (7.5, 7.0))
-
-    small = abs(phi) < 0.6  # the arrows are a few degrees apart: an inset magnifies their tips
-
-    def draw(a: Axes, lw: float, zoom: float | None) -> None:
-        """The circle, both arrows and the arc; ``zoom``: the inset's half-width (None for the main view)."""
-        t = np.linspace(0.0, 2 * math.pi, 721)
-        a.plot(np.cos(t), np.sin(t), color=GREY, lw=0.8, zorder=0)  # the unit circle, a backdrop only
-        a.axhline(0.0, color=GREY, lw=0.6, zorder=0)
-        a.axvline(0.0, color=GREY, lw=0.6, zorder=0)
-        tag = "" if zoom is None else "-inset"
-        for j, (color, name) in enumerate(((BLUE, "source"), (ORANGE, "target"))):
-            tip = np.array([cos_e[j], sin_e[j]])
-            if zoom is None:
-                tail = np.zeros(2)
-            else:
-                # the shaft from the origin is clipped by the inset; the head starts inside it
-                a.plot([0.0, tip[0]], [0.0, tip[1]], color=color, lw=lw)
-                tail = tip * (1 - 0.3 * zoom)
-                a.annotate(f"pos {(p, p + k)[j]:g}", (tip[0], tip[1]), textcoords="offset points", xytext=(8, -4),
-                           color=color, fontsize=10, fontweight="bold")
-            ann = a.annotate("", xy=(tip[0], tip[1]), xytext=(tail[0], tail[1]),
-                             arrowprops={"arrowstyle": "-|>", "color": color, "lw": lw, "mutation_scale": 18})
-            ann.set_gid(name + tag)
-        # a small turn is drawn on the circle, joining the tips; a large one inside it, as an angle mark
-        r = 1.0 if small else 0.3
-        a.plot(r * cos_p, r * sin_p, color=RED, lw=lw, gid="arc" + tag)
-        if zoom is not None or not small:
-            a.annotate("", xy=(r * cos_p[-1], r * sin_p[-1]), xytext=(r * cos_p[-6], r * sin_p[-6]),
-                       arrowprops={"arrowstyle": "-|>", "color": RED, "lw": lw, "mutation_scale": 16})
-            mid = len(cos_p) // 2
-            a.annotate(rf"$\varphi = {phi:.4g}$ rad", (r * cos_p[mid], r * sin_p[mid]), textcoords="offset points",
-                       xytext=(-10, 0), ha="right", va="center", color=RED, fontsize=10)
-
-    draw(ax, 2.5, None)
+    _draw_turn(ax, turn, 2.5, None)
     ax.set_xlim(-1.2, 1.2)
     ax.set_ylim(-1.2, 1.2)
     ax.set_aspect("equal")
@@ -168,30 +137,81 @@ def plot_rotation(
     ax.set_ylabel(rf"y = $\sin(\omega_{{{i}}} \cdot \mathrm{{pos}})$  (the seed's top entry)")
     way = "counter-clockwise" if k >= 0 else "clockwise"
     ax.set_title(f"Figure s03: shift by k = {k:g} = rotation by "
-                 rf"$\varphi = \omega_{{{i}}} k = {phi:.4g}$ rad ({way})" "\n"
+                 rf"$\varphi = \omega_{{{i}}} k = {turn.phi:.4g}$ rad ({way})" "\n"
                  rf"pair $i = {i}$ of $d_{{model}} = {d}$, base {b:g}", fontsize=11)
+    _legend_and_inset(ax, turn)
+    return fig
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """What Figure s03 draws: the pair at pos and pos + by, the path between, and the angle."""
+
+    pos: float
+    by: float
+    sin_e: np.ndarray  # the two ends, [2]
+    cos_e: np.ndarray
+    sin_p: np.ndarray  # the path, [200]
+    cos_p: np.ndarray
+    phi: float  # ω_i·by, for the labels
+    small: bool  # the arrows are a few degrees apart: an inset magnifies their tips
+
+
+def _draw_turn(a: Axes, t: _Turn, lw: float, zoom: float | None) -> None:
+    """The circle, both arrows and the arc; ``zoom``: the inset's half-width (None for the main view)."""
+    circle = np.linspace(0.0, 2 * math.pi, 721)
+    a.plot(np.cos(circle), np.sin(circle), color=GREY, lw=0.8, zorder=0)  # the unit circle, a backdrop only
+    a.axhline(0.0, color=GREY, lw=0.6, zorder=0)
+    a.axvline(0.0, color=GREY, lw=0.6, zorder=0)
+    tag = "" if zoom is None else "-inset"
+    for j, (color, name) in enumerate(((BLUE, "source"), (ORANGE, "target"))):
+        tip = np.array([t.cos_e[j], t.sin_e[j]])
+        if zoom is None:
+            tail = np.zeros(2)
+        else:
+            # the shaft from the origin is clipped by the inset; the head starts inside it
+            a.plot([0.0, tip[0]], [0.0, tip[1]], color=color, lw=lw)
+            tail = tip * (1 - 0.3 * zoom)
+            a.annotate(f"pos {(t.pos, t.pos + t.by)[j]:g}", (tip[0], tip[1]), textcoords="offset points",
+                       xytext=(8, -4), color=color, fontsize=10, fontweight="bold")
+        ann = a.annotate("", xy=(tip[0], tip[1]), xytext=(tail[0], tail[1]),
+                         arrowprops={"arrowstyle": "-|>", "color": color, "lw": lw, "mutation_scale": 18})
+        ann.set_gid(name + tag)
+    # a small turn is drawn on the circle, joining the tips; a large one inside it, as an angle mark
+    r = 1.0 if t.small else 0.3
+    a.plot(r * t.cos_p, r * t.sin_p, color=RED, lw=lw, gid="arc" + tag)
+    if zoom is not None or not t.small:
+        a.annotate("", xy=(r * t.cos_p[-1], r * t.sin_p[-1]), xytext=(r * t.cos_p[-6], r * t.sin_p[-6]),
+                   arrowprops={"arrowstyle": "-|>", "color": RED, "lw": lw, "mutation_scale": 16})
+        mid = len(t.cos_p) // 2
+        a.annotate(rf"$\varphi = {t.phi:.4g}$ rad", (r * t.cos_p[mid], r * t.sin_p[mid]), textcoords="offset points",
+                   xytext=(-10, 0), ha="right", va="center", color=RED, fontsize=10)
+
+
+def _legend_and_inset(ax: Axes, t: _Turn) -> None:
+    """The legend, and for a small turn an inset magnifying the tips, in the half the arrows leave empty."""
     from matplotlib.lines import Line2D
 
     handles = [
         Line2D([], [], color=BLUE, lw=2.5,
-               label=f"pos {p:g}: (sin, cos) = ({sin_e[0]:.6f}, {cos_e[0]:.6f})"),
+               label=f"pos {t.pos:g}: (sin, cos) = ({t.sin_e[0]:.6f}, {t.cos_e[0]:.6f})"),
         Line2D([], [], color=ORANGE, lw=2.5,
-               label=f"pos {p + k:g}: (sin, cos) = ({sin_e[1]:.6f}, {cos_e[1]:.6f})"),
-        Line2D([], [], color=RED, lw=2.5, label=rf"rotation by $\varphi = {phi:.4g}$ rad"),
+               label=f"pos {t.pos + t.by:g}: (sin, cos) = ({t.sin_e[1]:.6f}, {t.cos_e[1]:.6f})"),
+        Line2D([], [], color=RED, lw=2.5, label=rf"rotation by $\varphi = {t.phi:.4g}$ rad"),
     ]
-    mid = math.atan2(float(sin_p[len(sin_p) // 2]), float(cos_p[len(cos_p) // 2]))
+    mid = math.atan2(float(t.sin_p[len(t.sin_p) // 2]), float(t.cos_p[len(t.cos_p) // 2]))
     right = math.cos(mid) > 0
     # legend (top) and inset (bottom) go to the half the arrows leave empty, one above the other
     ax.legend(handles=handles, loc="upper left" if right else "upper right", fontsize=9)
-    if small:
+    if t.small:
         # inside the main axes with room for the inset's own tick labels (left and below it), clear of the
         # main axis's tick labels; a few ticks, so the labels stay apart
         inset = ax.inset_axes((0.14 if right else 0.55, 0.1, 0.38, 0.38))
-        xs = np.concatenate([cos_e, cos_p])
-        ys = np.concatenate([sin_e, sin_p])
+        xs = np.concatenate([t.cos_e, t.cos_p])
+        ys = np.concatenate([t.sin_e, t.sin_p])
         half = max(float(np.ptp(xs)), float(np.ptp(ys)), 0.002) * 0.8
         cx, cy = float(xs.mean()), float(ys.mean())
-        draw(inset, 2.0, half)
+        _draw_turn(inset, t, 2.0, half)
         inset.set_xlim(cx - half, cx + half)
         inset.set_ylim(cy - half, cy + half)
         inset.set_aspect("equal")
@@ -201,7 +221,6 @@ def plot_rotation(
         for axis in (inset.xaxis, inset.yaxis):
             axis.set_major_locator(MaxNLocator(nbins=3))
         ax.indicate_inset_zoom(inset, edgecolor="0.3")
-    return fig
 
 
 def plot_heatmap(
