@@ -72,16 +72,23 @@ def plot_rope(
     check_positions(ps[:, None] + offsets[None, :], "refs + offsets")
     kw = {"base": base, "scaling": scaling, "layout": layout}
 
-    # left: q = ones rotated to 0 … m-1; the pair's two channels per the layout
+    fig = require()(figsize=(13.0, 5.6), dpi=100, layout="constrained")
+    left, right = fig.subplots(1, 2, width_ratios=(1.0, 1.45))
+    left.set_gid("pair")
+    right.set_gid("score")
+    _pair_panel(fig, left, f, i, m, kw)
+    _score_panel(right, ps, offsets, head_dim, kw)
+    return fig
+
+
+def _pair_panel(fig: Any, left: Any, f: Any, i: int, m: int, kw: dict[str, Any]) -> None:
+    """Left: q = ones rotated to positions 0 … m-1, pair i's two channels (per the layout) as points."""
+    head_dim, layout, n = f.head_dim, kw["layout"], f.rotary_dim // 2
     q = np.ones((m, head_dim))
     rot = apply_rope(q, np.arange(m), **kw)
     a, b = (i, i + n) if layout == "half" else (2 * i, 2 * i + 1)
     x, y = rot[:, a], rot[:, b]
 
-    fig = require()(figsize=(13.0, 5.6), dpi=100, layout="constrained")
-    left, right = fig.subplots(1, 2, width_ratios=(1.0, 1.45))
-    left.set_gid("pair")
-    right.set_gid("score")
     radius = float(np.hypot(x[0], y[0]))
     t = np.linspace(0.0, 2 * math.pi, 721)
     left.plot(radius * np.cos(t), radius * np.sin(t), color=GREY, lw=0.8, zorder=0)
@@ -104,7 +111,10 @@ def plot_rope(
                    "\n"
                    rf"($\lambda_{{{i}}} = {f.wavelengths[i]:.4g}$ positions; {layout} layout)", fontsize=10)
 
-    # right: score of q = k at p and p + Δ, for each reference p
+
+def _score_panel(right: Any, ps: np.ndarray, offsets: np.ndarray, head_dim: int, kw: dict[str, Any]) -> None:
+    """Right: the score of q = k at p and p + Δ for each reference p (and without the scaling, dashed)."""
+    base, scaling, layout = kw["base"], kw["scaling"], kw["layout"]
     unit = np.ones((1, head_dim)) / math.sqrt(head_dim)
     styles = [("-", 5.0, 0.35), ("--", 2.2, 1.0), (":", 2.4, 1.0), ("-.", 1.6, 1.0)]
     colors = [BLUE, ORANGE, "tab:green", "tab:purple"]
@@ -127,4 +137,3 @@ def plot_rope(
                     f"base {float(base):g}{what})", fontsize=10)
     right.legend(title="query position", fontsize=9)
     right.grid(alpha=0.3)
-    return fig
