@@ -26,6 +26,7 @@ __all__ = [
     "SHOW_LIMIT",
     "PosEncError",
     "allocate",
+    "as_array",
     "check_angle",
     "check_base",
     "check_channels",
@@ -234,6 +235,8 @@ def _bytes(n: float) -> str:
     >>> _bytes(512), _bytes(3 * 2**30)
     ('512 bytes', '3.0 GiB')
     """
+    if n >= 2**100:  # beyond float arithmetic's comfort, and any disk: the order of magnitude says it
+        return f"about 10**{len(str(int(n))) - 1} bytes"
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
@@ -345,6 +348,14 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
                 f"below it), got {_show(_given(positions, arr[big].flat[0]))}"
             )
     return arr
+
+
+def as_array(value: Any, name: str) -> np.ndarray:
+    """``np.asarray(value)``, with a ragged list or an unconvertible object reported as a PosEncError."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise PosEncError(f"{name} must be an array (a nested list of equal lengths), got {_show(value)}") from exc
 
 
 def check_layout(layout: Any, allowed: tuple[str, ...] = LAYOUTS) -> str:

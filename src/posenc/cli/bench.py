@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+import numpy as np
+
 from ..bench import format_report, run
-from ..errors import _show
+from ..errors import PosEncError, _show, check_d_model, check_size
 from ._base import CommandError, command, emit_json, integer
 
 
@@ -27,6 +29,11 @@ def _shape(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"expected a shape NxD such as 4096x512, got {_show(text)}") from None
     if n < 1 or d < 2 or d % 2:
         raise argparse.ArgumentTypeError(f"expected N >= 1 and an even D >= 2, got {_show(text)}")
+    try:  # the widest encoding posenc builds, and a table this machine can hold (twice: posenc and the floor)
+        check_d_model(d, "D")
+        check_size((2 * n, d), np.float32, f"a {text} table")
+    except PosEncError as exc:
+        raise argparse.ArgumentTypeError(f"--shape {text}: {exc}") from None
     return n, d
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_dtype, check_int, check_layout, check_positions
+from ..errors import PosEncError, as_array, check_d_model, check_dtype, check_int, check_layout, check_positions
 from ..layout import sin_cos_views
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len
 from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims, check_scaling, rope_frequencies
@@ -103,12 +103,13 @@ def apply_rope(
 
 def _check_x(x: Any) -> np.ndarray:
     """x as an array ``[..., s, h_d]`` of float16/32/64."""
-    arr = np.asarray(x)
+    arr = as_array(x, "x")
     if arr.dtype.kind != "f":
         raise PosEncError(f"x must be a float16/32/64 array, got dtype {arr.dtype}")
     check_dtype(arr.dtype)
     if arr.ndim < 2:
         raise PosEncError(f"x must be [..., s, h_d] (at least 2 dimensions), got shape {arr.shape}")
+    check_d_model(arr.shape[-1], "x.shape[-1] (head_dim)")
     return arr
 
 

@@ -95,7 +95,7 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
         raise PosEncError(f"freqs must be a RopeFrequencies (rope_frequencies(...)), got {type(freqs).__name__}")
     first = check_int(start, "start")
     n = check_int(length, "length", minimum=0)
-    check_positions([first, first + max(n - 1, 0)])
+    check_positions(np.array([first, first + max(n - 1, 0)], dtype=object), "positions start … start+length-1")
     dt = check_dtype(dtype)
     if freqs.attention_factor == 1.0:
         out = allocate((n, 2, freqs.rotary_dim // 2), dt, "rope_table")

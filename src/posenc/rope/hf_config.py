@@ -195,18 +195,23 @@ def from_hf_config(config: Any) -> RopeConfig:
 
     if cfg.get("head_dim") is not None:
         head_dim = check_channels(cfg["head_dim"], "head_dim")
+        source = "head_dim"
     elif rope_type == "axial" and cfg.get("embed_dim") is not None:
         # vision towers: embed_dim // num_heads (their hidden_size is the language model's)
         heads = cfg.get("num_heads", cfg.get("num_attention_heads"))
         if heads is None:
             raise PosEncError("an axial (vision) config needs 'num_heads' beside 'embed_dim'")
-        head_dim = check_channels(cfg["embed_dim"], "embed_dim") // check_int(heads, "num_heads", minimum=1)
+        embed = check_channels(cfg["embed_dim"], "embed_dim")
+        n_heads = check_int(heads, "num_heads", minimum=1)
+        head_dim = embed // n_heads
+        source = f"head_dim (embed_dim // num_heads = {embed} // {n_heads})"
     else:
         if cfg.get("hidden_size") is None or cfg.get("num_attention_heads") is None:
             raise PosEncError("config needs 'head_dim' or both 'hidden_size' and 'num_attention_heads'")
         hidden = check_int(cfg["hidden_size"], "hidden_size", minimum=1)
         heads = check_int(cfg["num_attention_heads"], "num_attention_heads", minimum=1)
         head_dim = check_channels(hidden // heads, "head_dim = hidden_size // num_attention_heads")
+        source = f"head_dim (hidden_size // num_attention_heads = {hidden} // {heads})"
     prf = rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor"))
     prf = 1.0 if prf is None else check_real(prf, "partial_rotary_factor")
     if not 0 < prf <= 1:
@@ -215,7 +220,7 @@ def from_hf_config(config: Any) -> RopeConfig:
     if rotary_dim < 2 or rotary_dim % 2:
         raise PosEncError(
             f"rotary dimension int(head_dim * partial_rotary_factor) = int({head_dim} * {prf}) = {rotary_dim} "
-            "must be a positive even integer"
+            f"must be a positive even integer; {source} is {head_dim}"
         )
     if rotary_dim == head_dim and head_dim % 2:
         raise PosEncError(f"head_dim must be even when fully rotated, got {head_dim}")

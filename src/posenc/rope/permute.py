@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_int, check_layout
+from ..errors import PosEncError, check_int, check_layout, check_size
 from ..layout import pair_permutation
 from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims
 
@@ -28,6 +28,7 @@ def qk_permutation(
     nh = check_int(n_heads, "n_heads", minimum=1)
     src = PAIR_LAYOUT[check_layout(from_layout, ROPE_LAYOUTS)]
     dst = PAIR_LAYOUT[check_layout(to_layout, ROPE_LAYOUTS)]
+    check_size((nh, h), np.intp, "qk_permutation")
     within = np.concatenate([pair_permutation(r, src, dst), np.arange(r, h)])
     return (np.arange(nh)[:, None] * h + within[None, :]).reshape(-1)
 
@@ -65,5 +66,8 @@ def permute_qk_weights(
     nh = check_int(n_heads, "n_heads", minimum=1)
     if shape[0] % nh:
         raise PosEncError(f"w has {shape[0]} rows, not a multiple of n_heads = {nh}")
+    if shape[0] == 0 or (shape[0] // nh) % 2:
+        raise PosEncError(f"w has {shape[0]} rows for n_heads = {nh}: head_dim = rows / n_heads = "
+                          f"{shape[0] // nh} must be a positive even integer")
     idx = qk_permutation(shape[0] // nh, nh, from_layout, to_layout, rotary_dim=rotary_dim)
     return w[idx]

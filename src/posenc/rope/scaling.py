@@ -425,6 +425,8 @@ def _factor_list(values: Any, name: str) -> tuple[float, ...]:
         values = values.tolist()
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise PosEncError(f"{name} must be a list of numbers > 0, got {_show(values)}")
+    if not values:
+        raise PosEncError(f"{name} must hold rotary_dim/2 factors (at least one), got {_show(values)}")
     if len(values) > MAX_D_MODEL // 2:
         raise PosEncError(f"{name} must have at most {MAX_D_MODEL // 2} entries (rotary_dim/2), got {len(values)}")
     return tuple(_factor(v, f"{name}[{i}]") for i, v in enumerate(values))
@@ -483,7 +485,7 @@ class LongRoPE:
         ext = self.long_factor if self.cache_key(seq_len) else self.short_factor
         if len(ext) != dim // 2:
             raise PosEncError(
-                f"LongRoPE factors must number rotary_dim/2 = {dim // 2}, got {len(ext)}"
+                f"LongRoPE factors must number rotary_dim/2 = {dim // 2}, got {len(ext)} in {_show(self)}"
             )
         with localcontext() as ctx:
             ctx.prec = DECIMAL_PREC

@@ -27,6 +27,7 @@ or directly:
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -35,7 +36,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import (
+    MAX_ANGLE,
     MAX_POSITION,
+    MIN_FREQUENCY,
     PosEncError,
     allocate,
     check_base,
@@ -237,7 +240,17 @@ class Tensor2Tensor(Convention):
             if v <= 0:
                 raise PosEncError(f"{field} must be > 0, got {v}")
             object.__setattr__(self, field, v)
-        object.__setattr__(self, "start_index", check_int(self.start_index, "start_index"))
+        bound = int(MAX_POSITION) - 1
+        object.__setattr__(self, "start_index", check_int(self.start_index, "start_index", minimum=-bound,
+                                                          maximum=bound))
+        # ω runs from min_timescale down to min²/max: both must lie where the exact path is exact
+        first = math.log2(self.min_timescale)
+        last = 2 * first - math.log2(self.max_timescale)
+        if not (math.log2(MIN_FREQUENCY) <= min(first, last) and max(first, last) < math.log2(MAX_ANGLE)):
+            raise PosEncError(
+                f"min_timescale={self.min_timescale!r} and max_timescale={self.max_timescale!r} give frequencies "
+                f"from 2**{first:.4g} to 2**{last:.4g}; they must lie in [2**-960, 2**53)"
+            )
 
     def plan(self, d_model: Any) -> Plan:
         d = _check_channels(d_model)
@@ -270,7 +283,9 @@ class Fairseq(Convention):
     padding_idx: int = 1  # the dictionary's pad index; fairseq's default dictionary uses 1
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "padding_idx", check_int(self.padding_idx, "padding_idx", minimum=0))
+        # its padding row is a position, padding_idx + 1 the first token's: both below 2**53
+        object.__setattr__(self, "padding_idx", check_int(self.padding_idx, "padding_idx", minimum=0,
+                                                          maximum=int(MAX_POSITION) - 2))
 
     def plan(self, d_model: Any) -> Plan:
         d = _check_channels(d_model)

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import (
     PosEncError,
     allocate,
+    as_array,
     check_base,
     check_d_model,
     check_dtype,
@@ -98,7 +99,7 @@ def shift(
     >>> np.allclose(shift(encode(3, 4, dtype=np.float64), 5), encode(8, 4, dtype=np.float64))
     True
     """
-    e = np.asarray(encoding)
+    e = as_array(encoding, "encoding")
     if e.dtype.kind != "f" or e.ndim == 0:
         raise PosEncError(
             f"encoding must be a float array [..., d_model], got dtype {e.dtype} "

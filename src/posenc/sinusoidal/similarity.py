@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import (
     PosEncError,
+    _show,
     check_base,
     check_d_model,
     check_int,
@@ -75,7 +76,10 @@ def similarity(
     qq = check_positions(q, "q")
     d = check_d_model(d_model)
     b = check_base(base)
-    pp, qq = np.broadcast_arrays(pp, qq)
+    try:
+        pp, qq = np.broadcast_arrays(pp, qq)
+    except ValueError as exc:
+        raise PosEncError(f"p of shape {pp.shape} and q of shape {qq.shape} do not broadcast together") from exc
     hi, lo = _offset(pp, qq)
     # cos is even: using |p - q| makes similarity(p, q) == similarity(q, p) bit for bit
     neg = hi < 0
@@ -183,6 +187,11 @@ class Separation:
     offset: int
 
 
+#: The most channel offsets :func:`min_separation` scans: about ten minutes with numba, an
+#: hour without; a larger request (n = 2**53 would take centuries) is refused at once.
+MAX_SCAN = 2**36
+
+
 def min_separation(n: int, d_model: int, *, base: float = 10000.0) -> Separation:
     """The uniqueness guarantee over a range: how close two encodings come.
 
@@ -197,8 +206,11 @@ def min_separation(n: int, d_model: int, *, base: float = 10000.0) -> Separation
     nn = check_int(n, "n", minimum=2)
     d = check_d_model(d_model)
     b = check_base(base)
-    if nn - 1 >= 2**53:
-        raise PosEncError(f"n must be <= 2**53, got {nn}")
+    if (nn - 1) * (d // 2) > MAX_SCAN:
+        raise PosEncError(
+            f"min_separation scans (n - 1)·d_model/2 channel offsets; n={_show(nn)} with d_model={d} makes "
+            f"{_show((nn - 1) * (d // 2))}, over the 2**36 (minutes) it does at most"
+        )
     lad = seed_ladder(d, b)
     half = d // 2
     rows = max(1, (1 << 16) // half)
