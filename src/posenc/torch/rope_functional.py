@@ -14,7 +14,7 @@ import torch
 from ..errors import PosEncError, check_layout
 from ..rope.cos_sin import rope_cos_sin
 from ..rope.frequencies import ROPE_LAYOUTS
-from ..rope.sections import check_sections
+from ..rope.sections import Sections, check_sections
 from ._cache import compiling
 from ._rotation import FLOATS, broadcast_rows, check_sequence_dim, rotate_pairs
 
@@ -80,6 +80,19 @@ def apply_rope(
     pos = np.asarray(positions)
     s = x.shape[sd] if x.dim() >= -sd else -1
     sec = check_sections(sections, section_layout, ladder)
+    _check_positions(pos, x, s, sec)
+    ct = np.float64 if x.dtype == torch.float64 else np.float32
+    cos, sin = rope_cos_sin(pos, h, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len, dtype=ct,
+                            sections=sec)
+    r = cos.shape[-1] * 2
+    batched = cos.ndim == 3
+    c = broadcast_rows(torch.from_numpy(cos).to(x.device), x, sd, batched)
+    sn = broadcast_rows(torch.from_numpy(sin).to(x.device), x, sd, batched)
+    return rotate_pairs(x, c, sn, lay, r)
+
+
+def _check_positions(pos: np.ndarray, x: torch.Tensor, s: int, sec: Sections | None) -> None:
+    """Raise unless ``pos`` is ``[s]`` / ``[b, s]`` (``[(b,) s, n_axes]`` with sections) with a b that x has."""
     if sec is None and (pos.ndim not in (1, 2) or pos.shape[-1] != s):
         raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {pos.shape}")
     if sec is not None and (pos.ndim not in (2, 3) or pos.shape[-2:] != (s, sec.n_axes)):
@@ -91,11 +104,3 @@ def apply_rope(
             f"batched positions {pos.shape} need x with a batch dimension b = {pos.shape[0]} before the heads "
             f"([b, n_h, s, h_d] or [b, s, n_h, h_d]), got x of shape {tuple(x.shape)}"
         )
-    ct = np.float64 if x.dtype == torch.float64 else np.float32
-    cos, sin = rope_cos_sin(pos, h, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len, dtype=ct,
-                            sections=sec)
-    r = cos.shape[-1] * 2
-    batched = cos.ndim == 3
-    c = broadcast_rows(torch.from_numpy(cos).to(x.device), x, sd, batched)
-    sn = broadcast_rows(torch.from_numpy(sin).to(x.device), x, sd, batched)
-    return rotate_pairs(x, c, sn, lay, r)
