@@ -127,26 +127,16 @@ def fill_range(
     >>> [round(float(v), 5) for v in out[1]]
     [0.82688, 0.56238]
     """
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if layout not in CHANNELS:
-        raise ValueError(f"layout must be one of {CHANNELS}, got {layout!r}")
     n = len(ladder)
-    if length <= 0 or n == 0:
+    if not _check_args(engine, layout, out, length, n):
         return
-    if out.ndim != 2 or out.shape[0] < length or out.shape[1] < 2 * n:
-        raise ValueError(f"out must be [length, >= 2n] = [{length}, >= {2 * n}], got {list(out.shape)}")
     if ladder.fastest > 1.0:  # scaled frequencies: see posenc.errors.MAX_ANGLE
         check_angle(max(abs(start), abs(start + length - 1)), ladder.fastest)
     s0, c0, st = _channels(layout, n)
     sin_out = out[:length, s0 : s0 + st * (n - 1) + 1 : st]
     cos_out = out[:length, c0 : c0 + st * (n - 1) + 1 : st]
     if engine == "exact" or out.dtype.itemsize > 4 or length < 2 * _B2:
-        rows = max(1, (1 << 16) // n)
-        for r in range(0, length, rows):
-            z = min(length, r + rows)
-            pos = np.arange(start + r, start + z, dtype=np.float64)
-            fill_sincos(pos, ladder, sin_out[r:z], cos_out[r:z], block=4096)
+        _fill_exact(start, length, ladder, sin_out, cos_out)
         return
 
     step = _B1 * _B2
@@ -167,6 +157,28 @@ def fill_range(
         _redo_rows(start, np.flatnonzero(counts), ladder, sin_out, cos_out)
         return
     run_spans(work_spans, _numpy_rows(start, ladder, out, layout, (a_s, a_c), sin_out, cos_out))
+
+
+def _check_args(engine: str, layout: str, out: np.ndarray, length: int, n: int) -> bool:
+    """Reject a bad engine, layout or destination; False when there is nothing to write."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if layout not in CHANNELS:
+        raise ValueError(f"layout must be one of {CHANNELS}, got {layout!r}")
+    if length <= 0 or n == 0:
+        return False
+    if out.ndim != 2 or out.shape[0] < length or out.shape[1] < 2 * n:
+        raise ValueError(f"out must be [length, >= 2n] = [{length}, >= {2 * n}], got {list(out.shape)}")
+    return True
+
+
+def _fill_exact(start: int, length: int, ladder: Ladder, sin_out: np.ndarray, cos_out: np.ndarray) -> None:
+    """The per-position exact path over the rows, in slices of ~64K values (float64 tables, short ones)."""
+    rows = max(1, (1 << 16) // len(ladder))
+    for r in range(0, length, rows):
+        z = min(length, r + rows)
+        pos = np.arange(start + r, start + z, dtype=np.float64)
+        fill_sincos(pos, ladder, sin_out[r:z], cos_out[r:z], block=4096)
 
 
 def _numpy_rows(
