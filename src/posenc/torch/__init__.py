@@ -18,7 +18,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
 
 from ._cache import TableCache
 from .bias import AlibiBias, T5RelativeBias
-from .rope import RotaryEmbedding, apply_rope, positions_from_cu_seqlens
+from .rope import RotaryEmbedding
+from .rope_functional import apply_rope, positions_from_cu_seqlens
 from .sinusoidal import SinusoidalPositionalEncoding, encode
 
 __all__ = [

@@ -3,7 +3,8 @@
 A module that adds or rotates by a per-position table (the sinusoidal
 encoding, RoPE's cos/sin) asks its :class:`TableCache` for rows with
 :meth:`TableCache.lookup` (``positions`` or ``offset`` -> rows); every check
-on positions and offsets is written there, once. The cache guarantees what
+on positions and offsets is written once, in :mod:`posenc.torch._positions`,
+and the rows are read or computed by :mod:`posenc.torch._rows`. The cache guarantees what
 users of other libraries found broken (see
 ``shared/research/user-reports.md``, items 2, 4, 10, 16, 17, 18) and what
 issue 10 asked for:
@@ -50,17 +51,16 @@ Row ``i`` of a table holds position ``start + i``; positions may be negative.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
-from ..errors import MAX_POSITION, PosEncError, check_int, check_size
+from ..errors import PosEncError, check_int, check_size
+from ._positions import Request, check_positions_held, parse_request, position_bounds
+from ._rows import NUMPY_DTYPES, RowBuilder, built_rows, direct_rows, gather_rows, to_device
 
 __all__ = [
     "DEFAULT_ROWS",
@@ -84,7 +84,6 @@ SPARSE_FACTOR = 4
 
 _MIN_GROWTH = 256  # rows computed at least per growth
 _MAX_SLACK = 1 << 16  # at most this many rows beyond the need per growth
-_NUMPY: dict[torch.dtype, np.dtype] = {torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64)}
 _BUFFER = {torch.float32: "table", torch.float64: "table64"}
 _BEYOND = (
     "positions beyond the rows this module holds: under torch.compile(fullgraph=True) nothing grows, "
@@ -96,38 +95,9 @@ _BEYOND_GATHERED = (
 )
 
 
-class RowBuilder(Protocol):
-    """Where a cache's rows come from: exact, one value per position, picklable.
-
-    ``rows(start, length, dtype)`` returns positions ``start … start+length-1``
-    and ``at(positions, dtype)`` any int64 positions ``[m]``; both as arrays
-    ``[count, *row_shape]`` in ``dtype`` (float32 or float64), and the same
-    position gives the same bits through either.
-    """
-
-    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray: ...
-
-    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray: ...
-
-
 def compiling() -> bool:
     """True while torch.compile / torch.export traces: no syncs, no growth, no locks then."""
     return bool(torch.compiler.is_compiling())
-
-
-@dataclass(frozen=True)
-class _Request:
-    """Validated positions: a run ``first … first+s-1`` (``index`` None) or an index ``[s]`` / ``[b, s]``."""
-
-    s: Any
-    first: Any = 0
-    index: torch.Tensor | None = None
-    lo: int = 0  # bounds, eager only
-    hi: int = 0
-
-    @property
-    def count(self) -> int:
-        return int(self.s) if self.index is None else int(self.index.numel())
 
 
 class TableCache(nn.Module):
@@ -166,7 +136,7 @@ class TableCache(nn.Module):
         self.row_shape = tuple(int(n) for n in row_shape)
         first = check_int(start, "start")
         count = max(check_int(stop, "stop") - first, 0)
-        _check_positions_held(first, first + count)
+        check_positions_held(first, first + count)
         self._check_size(count, torch.float32)
         self._lock = threading.RLock()
         self._start: dict[torch.dtype, int] = {}
@@ -204,7 +174,7 @@ class TableCache(nn.Module):
         return t is self._own[dtype] and not t.is_meta and t.dtype == dtype
 
     def _check_size(self, rows: int, dtype: torch.dtype) -> None:
-        check_size((rows, *self.row_shape), _NUMPY[dtype], "a position table")
+        check_size((rows, *self.row_shape), NUMPY_DTYPES[dtype], "a position table")
 
     def _compute(self, start: int, length: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
         shape = (length, *self.row_shape)
@@ -212,13 +182,7 @@ class TableCache(nn.Module):
         with torch.inference_mode(False):
             if device.type == "meta" or length == 0:
                 return torch.empty(shape, dtype=dtype, device=device)
-            return _to_device(self._checked(self.build.rows(start, length, _NUMPY[dtype]), shape, dtype), device)
-
-    def _checked(self, rows: np.ndarray, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-        out = np.ascontiguousarray(rows, dtype=_NUMPY[dtype])
-        if out.shape != shape:
-            raise PosEncError(f"table builder returned shape {out.shape}, expected {shape}")
-        return torch.from_numpy(out)
+            return to_device(built_rows(self.build.rows(start, length, NUMPY_DTYPES[dtype]), shape, dtype), device)
 
     # -- the lookup --------------------------------------------------------------
 
@@ -259,7 +223,7 @@ class TableCache(nn.Module):
                 (value checks in eager mode only).
         """
         eager = not compiling()
-        req = _parse(s, positions, offset, batch, eager)
+        req = parse_request(s, positions, offset, batch, eager)
         if dtype not in _BUFFER:
             raise PosEncError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
         if not eager:
@@ -279,7 +243,7 @@ class TableCache(nn.Module):
                 self._grow(req.lo, req.hi, dtype)
             return self._read(req, dtype)
 
-    def _traced(self, req: _Request, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    def _traced(self, req: Request, dtype: torch.dtype, device: Any) -> torch.Tensor:
         """Inside a compiled graph: a slice or a gather, no locks, no syncs."""
         table = getattr(self, _BUFFER[dtype])
         a = self._start[dtype]
@@ -289,45 +253,25 @@ class TableCache(nn.Module):
             return table[req.first - a : req.first - a + req.s]
         idx = req.index.to(device=table.device, dtype=torch.long) - a
         torch._assert_async(((idx >= 0) & (idx < table.shape[0])).all(), _BEYOND_GATHERED)
-        return _gather(table, idx, self.row_shape)
+        return gather_rows(table, idx, self.row_shape)
 
-    def _read(self, req: _Request, dtype: torch.dtype) -> torch.Tensor:
+    def _read(self, req: Request, dtype: torch.dtype) -> torch.Tensor:
         """Rows inside the window: a view of a table that nothing writes again, or a gather."""
         table = getattr(self, _BUFFER[dtype])
         a = self._start[dtype]
         if req.index is None:
             return table[req.first - a : req.first - a + req.s]
-        return _gather(table, req.index.to(table.device) - a, self.row_shape)
+        return gather_rows(table, req.index.to(table.device) - a, self.row_shape)
 
-    def _worth_growing(self, req: _Request, a: int, z: int) -> bool:
+    def _worth_growing(self, req: Request, a: int, z: int) -> bool:
         # an empty window sits at its start (0 unless told otherwise): far first requests stay direct
         held = z - a
         return max(z, req.hi) - min(a, req.lo) - held <= max(held, _MIN_GROWTH, SPARSE_FACTOR * req.count)
 
-    def _direct(self, req: _Request, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    def _direct(self, req: Request, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         """Rows computed for these positions alone (held ones gathered), not kept."""
-        npd = _NUMPY[dtype]
-        if req.index is None:
-            shape = (int(req.s), *self.row_shape)
-            return _to_device(self._checked(self.build.rows(int(req.first), int(req.s), npd), shape, dtype), device)
         table = getattr(self, _BUFFER[dtype])
-        a = self._start[dtype]
-        flat = req.index.reshape(-1).to(table.device) - a
-        inside = (flat >= 0) & (flat < table.shape[0])
-        far = (flat[~inside] + a).cpu().numpy()
-        uniq, inverse = np.unique(far, return_inverse=True)
-        # each distinct position computed once; in the caller's order when none repeats (no extra copy)
-        ask = far if uniq.size == far.size else uniq
-        rows = self._checked(self.build.at(ask, npd), (ask.shape[0], *self.row_shape), dtype)
-        if ask is uniq:
-            rows = rows[torch.from_numpy(inverse.reshape(-1))]
-        rows = _to_device(rows, table.device)
-        if bool(inside.any()):
-            out = torch.empty((flat.shape[0], *self.row_shape), dtype=dtype, device=table.device)
-            out[inside] = _gather(table, flat[inside], self.row_shape)
-            out[~inside] = rows
-            rows = out
-        return rows.reshape(*req.index.shape, *self.row_shape)
+        return direct_rows(self.build, table, self._start[dtype], req, self.row_shape, dtype, device)
 
     # -- growth (eager, under the lock) -----------------------------------------
 
@@ -341,7 +285,7 @@ class TableCache(nn.Module):
             # at least double (amortised O(1) per decoded token), but never far past the need
             need = hi - new_lo
             new_hi = new_lo + max(need, _MIN_GROWTH, min(2 * (z - a), need + _MAX_SLACK))
-        _check_positions_held(new_lo, new_hi)
+        check_positions_held(new_lo, new_hi)
         self._check_size(new_hi - new_lo, dtype)
         below = self._compute(new_lo, a - new_lo, dev, dtype)
         above = self._compute(z, new_hi - z, dev, dtype)
@@ -359,13 +303,13 @@ class TableCache(nn.Module):
             raise PosEncError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
         if last <= first:
             return
-        _check_positions_held(first, last)
+        check_positions_held(first, last)
         with self._lock:
             self._place(self.table.device)
             a, z = self.held(dtype)
             if a <= first and last <= z:
                 return
-            if self._worth_growing(_Request(s=last - first, lo=first, hi=last), a, z):
+            if self._worth_growing(Request(s=last - first, lo=first, hi=last), a, z):
                 self._grow(first, last, dtype)
                 return
             self._check_size(last - first, dtype)
@@ -430,78 +374,9 @@ class TableCache(nn.Module):
 
 
 @torch.compiler.disable(reason=_BEYOND)
-def _outside_graph(cache: TableCache, req: _Request, dtype: torch.dtype, device: Any) -> torch.Tensor:
+def _outside_graph(cache: TableCache, req: Request, dtype: torch.dtype, device: Any) -> torch.Tensor:
     """A run beyond the window met inside a compiled graph: served eagerly, between two graphs."""
     return cache.lookup(int(req.s), offset=int(req.first), device=device, dtype=dtype)
-
-
-def _gather(table: torch.Tensor, idx: torch.Tensor, row_shape: tuple[int, ...]) -> torch.Tensor:
-    width = math.prod(row_shape)
-    out = torch.nn.functional.embedding(idx.to(torch.long), table.reshape(table.shape[0], width))
-    return out if len(row_shape) == 1 else out.reshape(*idx.shape, *row_shape)
-
-
-def _to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
-    return t if device.type == "cpu" else t.to(device)
-
-
-def _check_positions_held(lo: int, hi: int) -> None:
-    worst = max(abs(lo), abs(hi - 1)) if hi > lo else 0
-    if worst >= MAX_POSITION:
-        raise PosEncError(f"positions must satisfy |p| < 2**53, got {lo} … {hi - 1}")
-
-
-def _is_int_tensor(t: torch.Tensor) -> bool:
-    return not (t.dtype == torch.bool or t.is_complex() or t.is_floating_point())
-
-
-def _parse(s: Any, positions: Any, offset: Any, batch: int | None, eager: bool) -> _Request:
-    """The checks on positions and offsets, written once."""
-    offset_given = isinstance(offset, torch.Tensor) or (offset is not None and not _is_zero(offset))
-    if positions is not None and offset_given:
-        raise PosEncError(f"pass either positions or offset, not both (got offset={offset!r})")
-    rows = "[s]" if batch is None else "[s] or [b, s]"
-    if positions is not None:
-        if not isinstance(positions, torch.Tensor):
-            raise PosEncError(f"positions must be a torch.Tensor, got {type(positions).__name__}")
-        if positions.dtype == torch.bool or positions.is_complex():
-            raise PosEncError(f"positions must hold integers, got dtype {positions.dtype}")
-        shape = tuple(positions.shape)
-        if not (shape == (s,) or (batch is not None and len(shape) == 2 and shape[1] == s and shape[0] in (1, batch))):
-            want = f"[s] = [{s}]" + ("" if batch is None else f" or [b, s] = [{batch}, {s}]")
-            raise PosEncError(f"positions must have shape {want}, got {list(shape)}")
-        lo, hi = position_bounds(positions) if eager else (0, 0)
-        index = positions if _is_int_tensor(positions) else positions.to(torch.float64).to(torch.long)
-        return _Request(s=s, index=index, lo=lo, hi=hi)
-    if isinstance(offset, torch.Tensor):
-        if not _is_int_tensor(offset):
-            raise PosEncError(f"a tensor offset must hold integers, got dtype {offset.dtype}")
-        if offset.dim() == 1 and batch is not None and offset.shape[0] in (1, batch):
-            index = offset.to(torch.long)[:, None]
-        elif offset.dim() == 0:
-            index = offset.to(torch.long)
-        else:
-            want = "[]" if batch is None else f"[] or [b] = [{batch}]"
-            raise PosEncError(f"a tensor offset must have shape {want}, got {list(offset.shape)} (for {rows} rows)")
-        index = index + torch.arange(s, device=offset.device)
-        if not eager:
-            return _Request(s=s, index=index)
-        lo, hi = position_bounds(offset, "offset")
-        _check_positions_held(lo, hi - 1 + s)
-        return _Request(s=s, index=index, lo=lo, hi=hi - 1 + s)
-    if not eager:
-        return _Request(s=s, first=int(offset) if isinstance(offset, np.integer) else offset)
-    first = check_int(offset, "offset")
-    if max(abs(first), abs(first + s - 1)) >= MAX_POSITION:
-        raise PosEncError(f"positions offset … offset+s-1 must satisfy |p| < 2**53, got offset={first}")
-    return _Request(s=s, first=first, lo=first, hi=first + s)
-
-
-def _is_zero(offset: Any) -> bool:
-    try:
-        return bool(offset == 0)
-    except (TypeError, ValueError):
-        return False
 
 
 def drop_keys(state_dict: dict[str, Any], prefix: str, names: Iterable[str]) -> dict[str, Any]:
@@ -512,38 +387,3 @@ def drop_keys(state_dict: dict[str, Any], prefix: str, names: Iterable[str]) -> 
     ``_float_tensor``…) that posenc recomputes exactly instead of loading.
     """
     return {n: state_dict.pop(prefix + n) for n in names if prefix + n in state_dict}
-
-
-def position_bounds(positions: torch.Tensor, name: str = "positions") -> tuple[int, int]:
-    """Validate a positions tensor and return ``(min, max + 1)`` as Python ints.
-
-    Integer tensors, or floating tensors holding integers, with every
-    ``|p| < 2**53``. One device sync; eager only.
-
-    Raises:
-        PosEncError: for bool or complex tensors, NaN, infinities,
-            non-integers or ``|p| >= 2**53``, naming the first bad value.
-    """
-    if not isinstance(positions, torch.Tensor):
-        raise PosEncError(f"{name} must be a torch.Tensor, got {type(positions).__name__}")
-    if positions.dtype == torch.bool or positions.is_complex():
-        raise PosEncError(f"{name} must hold integers, got dtype {positions.dtype}")
-    if positions.numel() == 0:
-        return 0, 0
-    p = positions.detach()
-    if p.is_floating_point():
-        q = p.to(torch.float64)
-        bad = ~torch.isfinite(q) | (q != torch.trunc(q)) | (q.abs() >= MAX_POSITION)
-        lo_hi = torch.stack([bad.any().to(torch.float64), q.min(), q.max()]).tolist()
-        if lo_hi[0]:
-            value = q[bad][0].item()
-            raise PosEncError(
-                f"{name} must be finite integers with |p| < 2**53 (the table is indexed by "
-                f"position), got {value!r}"
-            )
-        return int(lo_hi[1]), int(lo_hi[2]) + 1
-    lo, hi = (int(v) for v in torch.stack([p.min(), p.max()]).tolist())
-    worst = hi if abs(hi) >= abs(lo) else lo
-    if abs(worst) >= 2**53:
-        raise PosEncError(f"{name} must satisfy |p| < 2**53, got {worst}")
-    return lo, hi + 1

@@ -1,4 +1,7 @@
-"""Rotary position embeddings for PyTorch: a module with an exact cached table, and a functional form.
+"""Rotary position embeddings for PyTorch: the module, with an exact cached cos/sin table.
+
+The functional form (:func:`apply_rope`, :func:`positions_from_cu_seqlens`)
+lives in :mod:`posenc.torch.rope_functional` and is re-exported here.
 
 Shapes: ``b`` batch, ``n_h`` query heads, ``n_kv`` key/value heads, ``s``
 sequence length, ``h_d`` head_dim, ``r`` rotary_dim. By default q and k are
@@ -30,12 +33,14 @@ import torch
 from torch import nn
 
 from ..errors import PosEncError, check_int, check_layout
-from ..rope.cos_sin import cos_sin_tables, rope_cos_sin, rope_table
+from ..rope.cos_sin import cos_sin_tables, rope_table
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from ..rope.sections import Sections, check_sections
 from ..rope.xpos import check_xpos
 from . import _fused
-from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
+from ._cache import DEFAULT_ROWS, TableCache, drop_keys
+from ._rotation import batch_size, broadcast_rows, check_qk, check_sequence_dim, rotate_pairs, table_dtype
+from .rope_functional import apply_rope, positions_from_cu_seqlens
 from .xpos import XPosTable
 
 __all__ = ["RotaryEmbedding", "apply_rope", "positions_from_cu_seqlens"]
@@ -43,9 +48,6 @@ __all__ = ["RotaryEmbedding", "apply_rope", "positions_from_cu_seqlens"]
 # what other RoPE modules kept in checkpoints (HF Llama/NeoX, torchtune, rotary-embedding-torch):
 # posenc recomputes them, so they are dropped on load
 _LEGACY = ("inv_freq", "original_inv_freq", "cos_cached", "sin_cached", "cached_freqs", "freqs", "cache", "theta")
-
-_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-
 
 @dataclass(frozen=True, eq=False)
 class _Rows:
@@ -66,68 +68,6 @@ class _Rows:
             p = np.repeat(p[:, None], self.freqs.sections.n_axes, axis=1)
         cos, sin = cos_sin_tables(p, self.freqs, dtype)
         return np.stack([cos, sin], axis=1)
-
-
-def _table_dtype(x: torch.Tensor) -> torch.dtype:
-    """float64 rows for float64 tensors (the float64 math of posenc.apply_rope), float32 otherwise."""
-    return torch.float64 if x.dtype == torch.float64 else torch.float32
-
-
-def _check_sequence_dim(sequence_dim: Any) -> int:
-    if sequence_dim not in (-2, -3):
-        raise PosEncError(
-            f"sequence_dim must be -2 (q/k [b, n_h, s, h_d]) or -3 ([b, s, n_h, h_d]), got {sequence_dim!r}"
-        )
-    return int(sequence_dim)
-
-
-def _check_qk(name: str, x: Any, head_dim: int, sequence_dim: int) -> None:
-    if not isinstance(x, torch.Tensor) or x.dtype not in _FLOATS:
-        what = f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
-        raise PosEncError(f"{name} must be a float16/bfloat16/float32/float64 tensor, got {what}")
-    if x.dim() < -sequence_dim or x.shape[-1] != head_dim:
-        want = "[..., s, h_d]" if sequence_dim == -2 else "[..., s, n_h, h_d]"
-        raise PosEncError(f"{name} must be {want} with h_d = {head_dim}, got shape {tuple(x.shape)}")
-
-
-def _batch(x: torch.Tensor) -> int | None:
-    """The batch size that ``[b, s]`` positions pair with: the dim before heads and s (4-D and up)."""
-    return int(x.shape[-4]) if x.dim() >= 4 else None
-
-
-def _broadcast(table: torch.Tensor, x: torch.Tensor, sequence_dim: int, batched: bool) -> torch.Tensor:
-    """cos or sin ``[s, n]`` / ``[b, s, n]`` shaped to broadcast against x's pairs."""
-    if sequence_dim == -3:
-        table = table.unsqueeze(-2)  # [(b,) s, 1, n]
-    elif batched:
-        table = table.unsqueeze(-3)  # [b, 1, s, n]
-    if batched and x.dim() < table.dim():
-        raise PosEncError(f"[b, s] positions need a batch dimension in x, got shape {tuple(x.shape)}")
-    return table
-
-
-def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, rotary_dim: int) -> torch.Tensor:
-    """(x1·cos - x2·sin, x2·cos + x1·sin) per pair, in float32 (float64 for float64 x), back in x.dtype."""
-    ct = torch.float64 if x.dtype == torch.float64 else torch.float32
-    c = cos.to(ct)
-    s = sin.to(ct)
-    n = rotary_dim // 2
-    if layout == "half":
-        x1, x2 = x[..., :n], x[..., n:rotary_dim]
-    else:
-        x1, x2 = x[..., 0:rotary_dim:2], x[..., 1:rotary_dim:2]
-    a = x1.to(ct)
-    b = x2.to(ct)
-    o1 = a * c - b * s
-    o2 = b * c + a * s
-    if layout == "half":
-        out = torch.cat([o1, o2], dim=-1)
-    else:
-        out = torch.stack([o1, o2], dim=-1).flatten(-2)
-    out = out.to(x.dtype)
-    if rotary_dim < x.shape[-1]:
-        out = torch.cat([out, x[..., rotary_dim:]], dim=-1)
-    return out
 
 
 class RotaryEmbedding(nn.Module):
@@ -202,7 +142,7 @@ class RotaryEmbedding(nn.Module):
         self.base = float(base)
         self.scaling = scaling
         self.layout = check_layout(layout, ROPE_LAYOUTS)
-        self.sequence_dim = _check_sequence_dim(sequence_dim)
+        self.sequence_dim = check_sequence_dim(sequence_dim)
         self.seq_len = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1)
         self.freqs = freqs
         self._regime = None if scaling is None else scaling.cache_key(seq_len)
@@ -293,14 +233,14 @@ class RotaryEmbedding(nn.Module):
         role: str | None = None,
     ) -> torch.Tensor:
         """Rotate one tensor (q or k), ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]``); with xpos, ``role`` "q" or "k"."""
-        _check_qk("x", x, self.head_dim, self.sequence_dim)
+        check_qk("x", x, self.head_dim, self.sequence_dim)
         if self.xpos is not None or role is not None:
             check_xpos(None if self.xpos is None else self.xpos.xpos, role)
         s = x.shape[self.sequence_dim]
         if self.xpos is not None:
-            rows = self.xpos.rows(s, positions, offset, x.device, _batch(x), _table_dtype(x), x.dtype)
+            rows = self.xpos.rows(s, positions, offset, x.device, batch_size(x), table_dtype(x), x.dtype)
             return self._apply_tables(x, rows[..., 0:2, :] if role == "q" else rows[..., 2:4, :])
-        rows = self._rows(s, positions, offset, x.device, _batch(x), _table_dtype(x))
+        rows = self._rows(s, positions, offset, x.device, batch_size(x), table_dtype(x))
         return self._apply_tables(x, rows)
 
     def forward(
@@ -329,8 +269,8 @@ class RotaryEmbedding(nn.Module):
             PosEncError: bad shapes (naming them), dtypes, positions (value
                 checks in eager mode).
         """
-        _check_qk("q", q, self.head_dim, self.sequence_dim)
-        _check_qk("k", k, self.head_dim, self.sequence_dim)
+        check_qk("q", q, self.head_dim, self.sequence_dim)
+        check_qk("k", k, self.head_dim, self.sequence_dim)
         sd = self.sequence_dim
         s = q.shape[sd]
         heads = -3 if sd == -2 else -2
@@ -338,13 +278,13 @@ class RotaryEmbedding(nn.Module):
             raise PosEncError(
                 f"q and k must agree in every dimension but heads, got {tuple(q.shape)} and {tuple(k.shape)}"
             )
-        dq, dk = _table_dtype(q), _table_dtype(k)
+        dq, dk = table_dtype(q), table_dtype(k)
         if self.xpos is not None:  # (cos, sin)·ζ^(+…) for q, ·ζ^(−…) for k
-            xq = self.xpos.rows(s, positions, offset, q.device, _batch(q), dq, q.dtype)
-            xk = self.xpos.rows(s, positions, offset, q.device, _batch(q), dk, k.dtype)
+            xq = self.xpos.rows(s, positions, offset, q.device, batch_size(q), dq, q.dtype)
+            xk = self.xpos.rows(s, positions, offset, q.device, batch_size(q), dk, k.dtype)
             return self._apply_tables(q, xq[..., 0:2, :]), self._apply_tables(k, xk[..., 2:4, :])
-        rows_q = self._rows(s, positions, offset, q.device, _batch(q), dq)
-        rows_k = rows_q if dk == dq else self._rows(s, positions, offset, q.device, _batch(q), dk)
+        rows_q = self._rows(s, positions, offset, q.device, batch_size(q), dq)
+        rows_k = rows_q if dk == dq else self._rows(s, positions, offset, q.device, batch_size(q), dk)
         return self._apply_tables(q, rows_q), self._apply_tables(k, rows_k)
 
     def _apply_tables(self, x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -354,8 +294,8 @@ class RotaryEmbedding(nn.Module):
                 return out
         cos, sin = rows[..., 0, :], rows[..., 1, :]
         batched = cos.dim() == 3
-        return _rotate(
-            x, _broadcast(cos, x, self.sequence_dim, batched), _broadcast(sin, x, self.sequence_dim, batched),
+        return rotate_pairs(
+            x, broadcast_rows(cos, x, self.sequence_dim, batched), broadcast_rows(sin, x, self.sequence_dim, batched),
             self.layout, self.rotary_dim,
         )
 
@@ -375,86 +315,3 @@ class RotaryEmbedding(nn.Module):
             + ("" if self.xpos is None else f", xpos={self.xpos.xpos!r}")
         )
         return text if self.sections is None else f"{text}, sections={self.sections!r}"
-
-
-def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
-    """Positions of a packed batch: 0 … len_j - 1 for each sequence j, ``[total]``.
-
-    ``cu_seqlens`` is flash-attn's ``[n + 1]`` cumulative lengths (0, l0,
-    l0 + l1, …); the result restarts at 0 where each sequence starts.
-
-    >>> positions_from_cu_seqlens(torch.tensor([0, 3, 5])).tolist()
-    [0, 1, 2, 0, 1]
-    """
-    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dtype.is_floating_point or cu_seqlens.is_complex() \
-            or cu_seqlens.dtype == torch.bool or cu_seqlens.dim() != 1 or cu_seqlens.numel() < 1:
-        raise PosEncError(f"cu_seqlens must be a 1-D integer tensor [n + 1], got {cu_seqlens!r}"[:200])
-    cu = cu_seqlens.to(torch.long)
-    lengths = cu[1:] - cu[:-1]
-    if not compiling():
-        if int(cu[0]) != 0 or bool((lengths < 0).any()):
-            raise PosEncError(f"cu_seqlens must start at 0 and never decrease, got {cu_seqlens.tolist()}"[:200])
-    starts = torch.repeat_interleave(cu[:-1], lengths)  # [total]: each token's sequence start
-    return torch.arange(starts.shape[0], device=cu.device) - starts
-
-
-_NUMPY = {torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64}
-
-
-def apply_rope(
-    x: torch.Tensor,
-    positions: Any,
-    *,
-    base: float = 10000.0,
-    scaling: Any = None,
-    layout: str = "half",
-    rotary_dim: int | None = None,
-    seq_len: int | None = None,
-    sequence_dim: int = -2,
-    sections: Any = None,
-    section_layout: str = "contiguous",
-    ladder: str = "shared",
-) -> torch.Tensor:
-    """Functional RoPE, equal to :func:`posenc.apply_rope` bit for bit.
-
-    The cos/sin come from :func:`posenc.rope_cos_sin` on the CPU each call
-    (float64 for float64 x, float32 otherwise): convenient and exact, but
-    use :class:`RotaryEmbedding` (cached rows) inside a model.
-
-    Args:
-        x: ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]`` with ``sequence_dim=-3``).
-        positions: ``[s]`` or ``[b, s]`` (tensor or array-like; non-integers allowed);
-            with sections ``[s, n_axes]`` or ``[b, s, n_axes]``.
-        base, scaling, layout, rotary_dim, seq_len, sections, section_layout, ladder: as
-            :func:`posenc.apply_rope`.
-    """
-    sd = _check_sequence_dim(sequence_dim)
-    if not isinstance(x, torch.Tensor) or x.dtype not in _FLOATS:
-        raise PosEncError(f"x must be a float16/bfloat16/float32/float64 tensor, got {type(x).__name__}")
-    lay = check_layout(layout, ROPE_LAYOUTS)
-    h = x.shape[-1]
-    if isinstance(positions, torch.Tensor):
-        p = positions.detach().cpu()
-        positions = (p.to(torch.float64) if p.is_floating_point() else p).numpy()
-    pos = np.asarray(positions)
-    s = x.shape[sd] if x.dim() >= -sd else -1
-    sec = check_sections(sections, section_layout, ladder)
-    if sec is None and (pos.ndim not in (1, 2) or pos.shape[-1] != s):
-        raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {pos.shape}")
-    if sec is not None and (pos.ndim not in (2, 3) or pos.shape[-2:] != (s, sec.n_axes)):
-        raise PosEncError(f"positions for sections {sec.sizes} must be [s, {sec.n_axes}] or [b, s, {sec.n_axes}] "
-                          f"with s = {s}, got shape {pos.shape}")
-    batch_ndim = 2 if sec is None else 3
-    if pos.ndim == batch_ndim and (x.dim() < 4 or pos.shape[0] not in (1, x.shape[-4])):
-        raise PosEncError(
-            f"batched positions {pos.shape} need x with a batch dimension b = {pos.shape[0]} before the heads "
-            f"([b, n_h, s, h_d] or [b, s, n_h, h_d]), got x of shape {tuple(x.shape)}"
-        )
-    ct = np.float64 if x.dtype == torch.float64 else np.float32
-    cos, sin = rope_cos_sin(pos, h, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len, dtype=ct,
-                            sections=sec)
-    r = cos.shape[-1] * 2
-    batched = cos.ndim == 3
-    c = _broadcast(torch.from_numpy(cos).to(x.device), x, sd, batched)
-    sn = _broadcast(torch.from_numpy(sin).to(x.device), x, sd, batched)
-    return _rotate(x, c, sn, lay, r)
