@@ -1,4 +1,5 @@
-# `make tour`: the main job. `make test`: every test, lint and type check.
+# `make tour`: the main job. `make test`: every test, lint and type check (the page's tests drive the
+# system Chromium: Debian package `chromium`).
 # Each target creates what it needs in .venv first.
 PYTHON ?= python3
 VENV := .venv
@@ -16,14 +17,19 @@ tour: $(STAMP)
 	$(PY) -m posenc tour
 
 test: $(STAMP) lint
+	@command -v chromium >/dev/null 2>&1 || test -x "$$POSENC_CHROMIUM" || { echo "make test: the page's browser \
+	tests need Chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
-	$(PY) -m ruff check src tests
+	$(PY) -m ruff check src tests tools
 	$(PY) -m mypy
 
 bench: $(STAMP)
 	$(PY) -m posenc bench
 
+# every cache the tools leave in the tree: pip/build, pytest, hypothesis, mypy, ruff, Python and numba
+# (numba's cache=True kernels go to __pycache__), and the tour's figures
 clean:
-	rm -rf $(VENV) posenc-tour build src/*.egg-info
+	rm -rf $(VENV) posenc-tour posenc-page build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	find . \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -name '*.py[co]' -type f -exec rm -f {} + \)

@@ -6,6 +6,20 @@ NumPy ufuncs and posenc's numba kernels release the GIL, so splitting a large
 table or tensor into spans and running them on plain threads uses every core.
 Plain threads are used instead of numba's parallel regions because those
 stall when another process holds a core.
+
+What is shared between callers, and how it stays safe (any number of threads
+may call posenc at once; ``tests/torch/test_torch_threads.py`` holds every
+output to the single-threaded one):
+
+- the kernels keep no state (each call has its own scratch), so they need no
+  launch lock; :class:`Memo` compiles each one once, however many threads
+  ask first;
+- memo tables of exact rows (:class:`BoundedCache`, ``functools.lru_cache``)
+  hold read-only arrays;
+- the torch caches (``posenc.torch._cache``) take a lock per cache and
+  replace tables instead of writing into them;
+- :func:`run_spans` called from a pool worker runs its spans inline, so
+  nested parallel work cannot wait on a pool it occupies.
 """
 
 from __future__ import annotations
@@ -16,12 +30,17 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
 
-__all__ = ["BoundedCache", "default_threads", "run_spans", "spans"]
+__all__ = ["BoundedCache", "Memo", "default_threads", "run_spans", "spans"]
 
 V = TypeVar("V")
 
 _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
+_LOCAL = threading.local()  # .worker is True on the pool's own threads
+
+
+def _mark_worker() -> None:
+    _LOCAL.worker = True
 
 
 def default_threads() -> int:
@@ -48,12 +67,16 @@ def run_spans(work: list[tuple[int, int]], fn: Callable[[int, int], object]) -> 
     """Call ``fn(first, last)`` for every span: the last on this thread, the rest on the pool."""
     if not work:
         return
-    if len(work) == 1:
-        fn(*work[0])
+    if len(work) == 1 or getattr(_LOCAL, "worker", False):
+        # one span, or already on a pool thread: waiting on the pool from inside it could deadlock
+        for a, z in work:
+            fn(a, z)
         return
     with _POOL_LOCK:  # created once: starting threads per call costs more than a small table
         if not _POOL:
-            _POOL.append(ThreadPoolExecutor(max_workers=default_threads(), thread_name_prefix="posenc"))
+            _POOL.append(ThreadPoolExecutor(
+                max_workers=default_threads(), thread_name_prefix="posenc", initializer=_mark_worker
+            ))
     futures = [_POOL[0].submit(fn, a, z) for a, z in work[:-1]]
     fn(*work[-1])
     for f in futures:
@@ -90,3 +113,34 @@ class BoundedCache(Generic[V]):
                 self._items.pop(next(iter(self._items)))
             self._items[key] = value
             return value
+
+
+class Memo(Generic[V]):
+    """Values built at most once per key, however many threads ask at once (the others wait for it).
+
+    For compiled kernels: building one takes seconds, so it is built once,
+    under a lock; reads after that take no lock.
+
+    >>> memo = Memo[int]()
+    >>> memo.get("k", lambda: 1), memo.get("k", lambda: 2), memo.peek("k"), memo.peek("other")
+    (1, 1, 1, None)
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[Hashable, V] = {}
+        self._lock = threading.RLock()
+
+    def get(self, key: Hashable, build: Callable[[], V]) -> V:
+        """The value for ``key``, built by the first caller."""
+        try:
+            return self._items[key]
+        except KeyError:
+            pass
+        with self._lock:
+            if key not in self._items:
+                self._items[key] = build()
+            return self._items[key]
+
+    def peek(self, key: Hashable) -> V | None:
+        """The value if it has been built, else None (never builds)."""
+        return self._items.get(key)

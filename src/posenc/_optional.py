@@ -9,21 +9,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ._concurrency import Memo
+
 __all__ = ["compiled", "ready"]
 
-_built: dict[str, Any] = {}
+_built: Memo[Any] = Memo()
 
 
 def compiled(key: str, build: Callable[[], Any]) -> Any:
-    """``build()`` the first time ``key`` is asked for; None if numba is not installed."""
-    if key not in _built:
+    """``build()`` the first time ``key`` is asked for (once, even when threads race); None without numba."""
+
+    def attempt() -> Any:
         try:
-            _built[key] = build()
+            return build()
         except ImportError:
-            _built[key] = None
-    return _built[key]
+            return None
+
+    return _built.get(key, attempt)
 
 
 def ready(key: str) -> bool:
     """True once ``key`` has been built (numba already paid for in this process)."""
-    return _built.get(key) is not None
+    return _built.peek(key) is not None

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_D_MODEL",
     "MAX_POSITION",
     "MIN_FREQUENCY",
+    "SHOW_LIMIT",
     "PosEncError",
     "allocate",
     "as_array",
@@ -74,17 +75,67 @@ class PosEncError(ValueError):
     """Bad input to posenc: the message names the value and what was expected."""
 
 
-def _show(value: Any) -> str:
-    """``repr(value)``, cut to about 60 characters (a huge integer keeps its digit count)."""
+#: The longest a value is shown in a message; longer ones keep their head and tail.
+SHOW_LIMIT = 60
+
+
+def _show(value: Any, limit: int = SHOW_LIMIT) -> str:
+    """``value`` as the user wrote it, at most about ``limit`` characters: the one way messages show a value.
+
+    A command-line argument carries its text (``.text``), shown as typed
+    (``1e300``, ``2pi``); NumPy scalars show as plain numbers, never
+    ``np.float64(1e+300)``; a long value keeps its head and tail and says how
+    long it was (a huge integer, how many digits), so a 100 KB argument gives
+    a one-line message; a hostile ``__repr__`` never replaces the error.
+
+    >>> _show(np.float64(1e300)), _show(np.int64(7)), _show("diagonal")
+    ('1e+300', '7', "'diagonal'")
+    >>> _show("9" * 100_000)
+    "'99999999999999999999999999999999999999…9999999999999999999' (100002 characters)"
+    >>> _show(10**400), _show(np.arange(1000.0))
+    ('10000000000000000000… (401 digits)', '[0.0, 1.0, 2.0, …, 999.0] (shape (1000,))')
+    """
     try:
-        text = repr(value)
-    except Exception:  # a hostile __repr__ must not replace the error being reported
+        text = getattr(value, "text", None)
+        if not isinstance(text, str):
+            text = _plain(value)
+    except Exception:  # a hostile __repr__ (or attribute) must not replace the error being reported
         text = f"<{type(value).__name__} object>"
-    if len(text) <= 60:
+    return _clip(text, limit)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, numbers.Integral):
+        n = int(value)
+        if n.bit_length() > 3000:  # str() of a huge int is slow (and capped by Python): say its size
+            return f"{'-' if n < 0 else ''}an integer of about {int(n.bit_length() * 0.30103) + 1} digits"
+        return str(n)
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        flat = value.ravel()
+        if value.ndim == 0:
+            return _plain(flat[0])
+        items = [_plain(v) for v in flat[:3]] + (["…", _plain(flat[-1])] if flat.size > 4 else
+                                                  [_plain(v) for v in flat[3:]])
+        return "[" + ", ".join(items) + "]" + (f" (shape {value.shape})" if value.ndim > 1 or flat.size > 4 else "")
+    if isinstance(value, (list, tuple)) and len(value) > 4:
+        return "[" + ", ".join(_show(v, 20) for v in value[:3]) + f", …] ({len(value)} values)"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_show(v, 20) for v in value) + "]"
+    return repr(value)
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
         return text
-    if isinstance(value, numbers.Integral) and text.lstrip("-").isdigit():
-        return f"{text[:20]}... ({len(text.lstrip('-'))} digits)"
-    return text[:57] + "..."
+    digits = text.lstrip("-")
+    if digits.isdigit():  # an integer: its head and its size
+        return f"{text[:20]}… ({len(digits)} digits)"
+    head = (limit - 1) * 2 // 3
+    return f"{text[:head]}…{text[head - limit + 1:]} ({len(text)} characters)"
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -93,9 +144,9 @@ def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int
         raise PosEncError(f"{name} must be an integer, got {_show(value)}")
     result = int(value)
     if minimum is not None and result < minimum:
-        raise PosEncError(f"{name} must be >= {minimum}, got {_show(result)}")
+        raise PosEncError(f"{name} must be >= {minimum}, got {_show(value)}")
     if maximum is not None and result > maximum:
-        raise PosEncError(f"{name} must be <= {maximum}, got {_show(result)}")
+        raise PosEncError(f"{name} must be <= {maximum}, got {_show(value)}")
     return result
 
 
@@ -105,10 +156,10 @@ def check_real(value: Any, name: str) -> float:
     >>> check_real(10**400, "x")
     Traceback (most recent call last):
     ...
-    posenc.errors.PosEncError: x must be finite (float64: |x| < 1.8e308), got 10000000000000000000... (401 digits)
+    posenc.errors.PosEncError: x must be finite (float64: |x| < 1.8e308), got 10000000000000000000… (401 digits)
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise PosEncError(f"{name} must be a real number, got {_show(value)}")
+        raise PosEncError(f"{name} must be a real number, got {_show(value)} ({type(value).__name__})")
     try:
         result = float(value)
     except (OverflowError, ValueError, TypeError):  # a huge int or Fraction, a broken Real
@@ -128,7 +179,7 @@ def check_d_model(d_model: Any, name: str = "d_model") -> int:
     if d <= 0 or d % 2:
         raise PosEncError(
             f"{name} must be a positive even integer (channels come in (sin, cos) "
-            f"pairs, one pair per frequency), got {_show(d)}"
+            f"pairs, one pair per frequency), got {_show(d_model)}"
         )
     return check_channels(d, name)
 
@@ -139,7 +190,7 @@ def check_channels(channels: Any, name: str = "d_model") -> int:
     if c > MAX_D_MODEL:
         raise PosEncError(
             f"{name} must be <= {MAX_D_MODEL} (the widest encoding posenc builds and guarantees), "
-            f"got {_show(c)}"
+            f"got {_show(channels)}"
         )
     return c
 
@@ -235,6 +286,19 @@ def allocate(shape: Sequence[int], dtype: Any, what: str, *, zeros: bool = False
         ) from exc
 
 
+def _given(positions: Any, bad: Any) -> Any:
+    """The element of ``positions`` as the caller gave it (its text, for the command) whose value is ``bad``."""
+    items = positions if isinstance(positions, (list, tuple)) else [positions]
+    for item in items:
+        if np.ndim(item) == 0 and hasattr(item, "text"):
+            try:
+                if float(item) == float(bad) or (math.isnan(float(bad)) and math.isnan(float(item))):
+                    return item
+            except (OverflowError, TypeError, ValueError):
+                continue
+    return bad
+
+
 def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
     """Return positions as a float64 array, every value exact.
 
@@ -263,7 +327,7 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
             if abs(worst) >= 2**53:
                 raise PosEncError(
                     f"{name} must satisfy |p| < 2**53 (float64 holds every integer "
-                    f"only below it), got {worst}"
+                    f"only below it), got {_show(_given(positions, worst))}"
                 )
         return arr.astype(np.float64)
     if kind != "f":
@@ -276,12 +340,12 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
         finite = np.isfinite(arr)
         if not finite.all():
             bad = arr[~finite].flat[0]
-            raise PosEncError(f"{name} must be finite, got {bad}")
+            raise PosEncError(f"{name} must be finite, got {_show(_given(positions, bad))}")
         big = np.abs(arr) >= MAX_POSITION
         if big.any():
             raise PosEncError(
                 f"{name} must satisfy |p| < 2**53 (float64 holds every integer only "
-                f"below it), got {float(arr[big].flat[0])!r}"
+                f"below it), got {_show(_given(positions, arr[big].flat[0]))}"
             )
     return arr
 
@@ -325,5 +389,5 @@ def check_context(context: Any, name: str = "context") -> float:
     """A context length: a finite number of positions > 0."""
     c = check_real(context, name)
     if c <= 0:
-        raise PosEncError(f"{name} must be > 0 positions, got {context}")
+        raise PosEncError(f"{name} must be > 0 positions, got {_show(context)}")
     return c

@@ -18,8 +18,7 @@ ENGINES = ["numpy", "numba"]
 
 def build(start, length, d, base, layout, dtype, engine, threads=None):
     out = np.empty((length, d), dtype=dtype)
-    s, c = sin_cos_views(out, d // 2, layout)
-    fill_range(start, length, seed_ladder(d, base), s, c, engine=engine, threads=threads)
+    fill_range(start, length, seed_ladder(d, base), out, layout, engine=engine, threads=threads)
     return out
 
 
@@ -40,7 +39,7 @@ def ulp_gap(a: np.ndarray, b: np.ndarray) -> int:
     length=st.integers(0, 9000),
     d=st.integers(1, 40).map(lambda n: 2 * n),
     base=st.floats(2.0, 1e7),
-    layout=st.sampled_from(["interleaved", "split"]),
+    layout=st.sampled_from(["interleaved", "split", "cos_sin"]),
     dtype=st.sampled_from([np.float32, np.float16]),
     engine=st.sampled_from(ENGINES),
     threads=st.sampled_from([None, 1, 3]),
@@ -67,7 +66,7 @@ def test_rows_do_not_depend_on_the_start(engine):
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("length", [127, 128, 129, 4095, 4096, 4097, 8192 + 65, 3 * 4096 + 64 * 5 + 7])
-def test_block_boundaries(engine, length):
+def test_fast_path_is_exact_across_block_seams(engine, length):
     # the decomposition uses blocks of 64 rows and steps of 4096: cross every seam
     fast = build(-2049, length, 64, 10000.0, "interleaved", np.float32, engine)
     exact = build(-2049, length, 64, 10000.0, "interleaved", np.float32, "exact")
@@ -117,17 +116,25 @@ def test_float64_takes_the_exact_path():
     assert np.array_equal(fast, exact)
 
 
-def test_strided_destinations():
-    # a convention may write into a wider array: non-contiguous views work
-    wide = np.zeros((5000, 21), dtype=np.float32)
-    s, c = wide[:, 1:11], wide[:, 11:21]
-    fill_range(7, 5000, seed_ladder(20, 10000.0), s, c)
-    ref = build(7, 5000, 20, 10000.0, "split", np.float32, "exact")
-    assert ulp_gap(wide[:, 1:], ref) == 0
-    assert np.all(wide[:, 0] == 0)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("layout", ["interleaved", "split", "cos_sin"])
+def test_fill_range_writes_the_layout_into_a_strided_table(engine, layout):
+    # a table may be a view of a wider array (odd d_model conventions): its first 2n channels are written
+    wide = np.zeros((5000, 23), dtype=np.float32)
+    fill_range(7, 5000, seed_ladder(20, 10000.0), wide[:, 1:22], layout, engine=engine)
+    ref = build(7, 5000, 20, 10000.0, "interleaved", np.float32, "exact")
+    s, c = (wide[:, 1:21:2], wide[:, 2:22:2]) if layout == "interleaved" else (wide[:, 1:11], wide[:, 11:21])
+    if layout == "cos_sin":
+        s, c = c, s
+    assert ulp_gap(s, ref[:, 0::2]) == 0 and ulp_gap(c, ref[:, 1::2]) == 0
+    assert np.all(wide[:, [0, 21, 22]] == 0)
 
 
-def test_unknown_engine():
+def test_fill_range_rejects_an_unknown_engine_layout_or_shape():
     out = np.empty((4, 2), np.float32)
     with pytest.raises(ValueError, match="engine"):
-        fill_range(0, 4, seed_ladder(2, 10.0), out[:, :1], out[:, 1:], engine="gpu")
+        fill_range(0, 4, seed_ladder(2, 10.0), out, engine="gpu")
+    with pytest.raises(ValueError, match="layout"):
+        fill_range(0, 4, seed_ladder(2, 10.0), out, "halves")
+    with pytest.raises(ValueError, match="out must be"):
+        fill_range(0, 4, seed_ladder(4, 10.0), out)

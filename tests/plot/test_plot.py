@@ -139,7 +139,8 @@ def test_ladder_marks_the_wrapped_pairs():
     assert artist(ax, "context").get_ydata()[0] == 8192
     assert max(kept[:, 1]) == pytest.approx(60611.477, rel=1e-7)  # λ_max, Ex 7 (the seed's 60650 is an erratum)
     fig100 = plot.plot_ladder(base=100.0)
-    assert len(artist(fig100.axes[0], "unwrapped").get_offsets()) == 0  # base 100: every pair wraps
+    assert len(artist(fig100.axes[0], "wrapped").get_offsets()) == 256  # base 100: every pair wraps,
+    assert [a for a in fig100.axes[0].collections if a.get_gid() == "unwrapped"] == []  # and no empty entry
 
 
 def test_draws_into_a_given_axes():

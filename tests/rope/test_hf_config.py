@@ -44,7 +44,7 @@ PHI3 = {  # the phi-3-mini 128k shape; factor lists shortened to the right lengt
 }
 
 
-def test_llama31():
+def test_llama31_config_is_llama3_scaling_half_layout_128k():
     cfg = from_hf_config(LLAMA31_8B)
     assert (cfg.head_dim, cfg.rotary_dim, cfg.base, cfg.max_position) == (128, 128, 500000.0, 131072)
     assert cfg.scaling == Llama3(8.0, 1.0, 4.0, 8192)

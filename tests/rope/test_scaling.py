@@ -50,7 +50,7 @@ def llama3_reference(d, base, factor, low, high, old):
     return out
 
 
-def test_llama31_8b():
+def test_llama3_keeps_high_divides_low_and_blends_the_band_between():
     f = rope_frequencies(128, base=500000.0, scaling=Llama3(8.0, 1.0, 4.0, 8192))
     want = llama3_reference(128, 500000.0, 8.0, 1.0, 4.0, 8192)
     check(f.inv_freq, want)
@@ -169,7 +169,7 @@ def test_phi3_longrope():
 # --- linear: factor 8 (the LongChat-16k style of config: {"type": "linear", "factor": 8.0})
 
 
-def test_linear():
+def test_linear_divides_every_frequency_by_the_factor():
     f = rope_frequencies(128, base=10000.0, scaling=Linear(8.0))
     check(f.inv_freq, plain(128, 10000.0) / 8)
     assert f.attention_factor == 1.0

@@ -49,7 +49,7 @@ def check(printed: str, ours: float, exact) -> None:
             printed, true_text)
 
 
-def test_intro_frequencies():
+def test_intro_frequencies_are_1_and_one_hundredth():
     f = posenc.frequencies(4)
     check("1", f[0], mpmath.power(10000, mpf(0) / 4) ** -1)
     check("0.01", f[1], 1 / mpmath.power(10000, mpf(2) / 4))
@@ -149,7 +149,7 @@ def test_H_dot_product():
     assert float(posenc.similarity(3, 8, 4)) == float(posenc.similarity(8, 3, 4))
 
 
-def test_self_test():
+def test_self_test_answers_hold():
     assert pe(0).tolist() == [0, 1, 0, 1]
     assert not posenc.aliasing(0, 2 * math.pi, 4).collide
     assert np.allclose(posenc.shift_matrix(5, 4) @ pe(3), pe(8), atol=4e-16)

@@ -15,7 +15,7 @@ layouts = st.sampled_from(["interleaved", "split"])
 
 
 @given(offsets, offsets, d_models, bases, layouts)
-def test_composition(j, k, d, b, lay):
+def test_shift_by_j_then_k_is_shift_by_j_plus_k(j, k, d, b, lay):
     tj = shift_matrix(j, d, base=b, layout=lay)
     tk = shift_matrix(k, d, base=b, layout=lay)
     tjk = shift_matrix(j + k, d, base=b, layout=lay)

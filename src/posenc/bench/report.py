@@ -20,11 +20,13 @@ class Row:
         operation: what is computed, e.g. ``"table 65536x1024 f32"``.
         method: who computes it (``"floor: fill"``, ``"posenc"``, ``"torch tutorial f32"`` …).
         median_ms: median wall time over the repetitions.
-        ratio: ``median_ms`` over the floor's median in the same run.
+        ratio: ``median_ms`` over ``floor_ms``.
         max_ulp: largest float32 ulp error on sampled rows, or None (floors).
             Near zero crossings a wrong value can be billions of ulps away.
         max_abs: largest absolute error on the same rows, or None.
         extra_memory: peak extra memory as a fraction of the output, or None.
+        floor_ms: the median of the floor this row was timed beside (its own group's: the
+            naive formulas run in a group of their own, beside a floor of their own).
     """
 
     operation: str
@@ -34,6 +36,7 @@ class Row:
     max_ulp: float | None = None
     extra_memory: float | None = None
     max_abs: float | None = None
+    floor_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -72,14 +75,28 @@ def machine_line() -> str:
     return ", ".join(parts)
 
 
+def _ms(x: float) -> str:
+    """Milliseconds to 0.01, or to 4 significant digits below 1 ms: enough to redo each ratio."""
+    return f"{x:.2f}" if x >= 1 else f"{x:.4g}"
+
+
 def format_report(report: Report) -> str:
-    """The report as an aligned text table."""
-    head = ("operation", "method", "median ms", "x floor", "max ulp", "max abs err", "extra mem")
+    """The report as an aligned text table; each ratio beside the floor it divides by.
+
+    >>> print(format_report(Report("cpu", (Row("t", "posenc", 0.03, 1.5, 0.0, None, 0.0, 0.02),))))
+    machine: cpu
+    <BLANKLINE>
+    operation  method  median ms  floor ms  x floor  max ulp  max abs err  extra mem
+    ---------  ------  ---------  --------  -------  -------  -----------  ---------
+    t          posenc       0.03      0.02     1.50        0      0.0e+00          -
+    """
+    head = ("operation", "method", "median ms", "floor ms", "x floor", "max ulp", "max abs err", "extra mem")
     body = [
         (
             r.operation,
             r.method,
-            f"{r.median_ms:.2f}",
+            _ms(r.median_ms),
+            "-" if r.floor_ms is None else _ms(r.floor_ms),
             f"{r.ratio:.2f}",
             "-" if r.max_ulp is None else f"{r.max_ulp:.0f}",
             "-" if r.max_abs is None else f"{r.max_abs:.1e}",

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from ..exact import fill_range, geometric_ladder, seed_ladder
-from ..layout import sin_cos_views
 from ..sinusoidal.encoding import encode
 from .measure import peak_extra, time_side_by_side, ulp_gap
 from .report import Report, Row, machine_line
@@ -38,8 +37,7 @@ def _fill_floor(n: int, d: int) -> None:
 
 def _posenc_table(n: int, d: int, engine: str) -> np.ndarray:
     out = np.empty((n, d), dtype=np.float32)
-    s, c = sin_cos_views(out, d // 2, "interleaved")
-    fill_range(0, n, seed_ladder(d, 10000.0), s, c, engine=engine)
+    fill_range(0, n, seed_ladder(d, 10000.0), out, "interleaved", engine=engine)
     return out
 
 
@@ -103,15 +101,16 @@ def _table_rows(n: int, d: int, repeats: int) -> list[Row]:
     # each call, which would tax whatever runs next on a 2-core machine
     ms_ours = time_side_by_side(ours, repeats)
     ms_theirs = time_side_by_side(theirs, repeats)
-    ratio = {k: v / ms_ours["floor: fill"] for k, v in ms_ours.items()}
-    ratio.update({k: v / ms_theirs["floor: fill"] for k, v in ms_theirs.items()})
     ms = {**ms_theirs, **ms_ours}
+    floor_of = {k: ms_theirs["floor: fill"] for k in ms_theirs}
+    floor_of.update({k: ms_ours["floor: fill"] for k in ms_ours})
+    ratio = {k: ms[k] / floor_of[k] for k in ms}
     fns = {**ours, **theirs}
     rng = np.random.default_rng(0)
     sample = np.unique(np.concatenate([rng.integers(0, n, 48), [0, n - 1]]))
     exact = encode(sample, d)
     fair_exact = _fairseq_exact_rows(sample, d) if "fairseq f32" in fns else None
-    rows = [Row(op, "floor: fill", ms["floor: fill"], 1.0)]
+    rows = [Row(op, "floor: fill", ms["floor: fill"], 1.0, floor_ms=floor_of["floor: fill"])]
     for name, f in fns.items():
         if name == "floor: fill":
             continue
@@ -119,7 +118,7 @@ def _table_rows(n: int, d: int, repeats: int) -> list[Row]:
         ref = fair_exact if name == "fairseq f32" and fair_exact is not None else exact
         extra = peak_extra(lambda: _posenc_table(n, d, "auto")) if name == "posenc" else None
         err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64))))
-        rows.append(Row(op, name, ms[name], ratio[name], ulp_gap(got, ref), extra, err))
+        rows.append(Row(op, name, ms[name], ratio[name], ulp_gap(got, ref), extra, err, floor_of[name]))
     return rows
 
 
@@ -140,6 +139,7 @@ def run(
     shapes: tuple[tuple[int, int], ...] | None = None,
     scaling: bool = True,
     extra: list[Callable[[int], list[Row]]] | None = None,
+    grids: bool = True,
 ) -> Report:
     """Run the benchmark.
 
@@ -150,6 +150,8 @@ def run(
         scaling: also time tables of growing size (the linearity curve).
         extra: more row producers ``f(repeats) -> [Row]`` (the torch
             benchmarks register theirs here).
+        grids: also time the grid rows (:mod:`posenc.bench.grid_rows`: a 2-D
+            sinusoid table and M-RoPE cos/sin).
 
     Returns:
         A :class:`Report`.
@@ -158,7 +160,12 @@ def run(
     rows: list[Row] = []
     for n, d in shapes or (QUICK_TABLE_SHAPES if quick else TABLE_SHAPES):
         rows.extend(_table_rows(n, d, reps))
-    for producer in extra or []:
+    producers = list(extra or [])
+    if grids:
+        from .grid_rows import producers as grid_producers
+
+        producers = grid_producers(quick=quick) + producers
+    for producer in producers:
         rows.extend(producer(reps))
     return Report(machine_line(), tuple(rows), _scaling(quick, reps) if scaling else ())
 

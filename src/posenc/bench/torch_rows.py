@@ -28,12 +28,13 @@ def _sinusoidal(b: int, s: int, d: int) -> Callable[[int], list[Row]]:
         op = f"x + PE [{b},{s},{d}] f32"
         x = torch.randn(b, s, d)
         mod = SinusoidalPositionalEncoding(d, max_len=s)
-        t = mod.cache.rows(0, s).clone()
+        t = mod.cache.lookup(s).clone()
         with torch.no_grad():
             ms = time_side_by_side({"floor: x + t": lambda: x + t, "posenc module": lambda: mod(x)}, repeats)
         floor = ms["floor: x + t"]
         mine = ms["posenc module"]
-        return [Row(op, "floor: x + t", floor, 1.0), Row(op, "posenc module", mine, mine / floor)]
+        return [Row(op, "floor: x + t", floor, 1.0, floor_ms=floor),
+                Row(op, "posenc module", mine, mine / floor, floor_ms=floor)]
 
     return produce
 
@@ -60,7 +61,7 @@ def _rope(b: int, h: int, s: int, d: int) -> Callable[[int], list[Row]]:
                 }
                 ms = time_side_by_side(fns, repeats)
                 floor = ms["floor: q.clone(); k.clone()"]
-                rows += [Row(op, name, v, v / floor) for name, v in ms.items()]
+                rows += [Row(op, name, v, v / floor, floor_ms=floor) for name, v in ms.items()]
         return rows
 
     return produce

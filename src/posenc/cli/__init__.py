@@ -6,7 +6,9 @@ Each subcommand lives in the module of its group and registers itself in
 - :mod:`.analysis`: ``encode``, ``ladder``, ``context``, ``shift``, ``dot``, ``alias``
 - :mod:`.tables`: ``table`` (stdout, or ``.npy``/``.csv``/``.json`` streamed in chunks)
 - :mod:`.seed`: ``examples``, ``quiz``, ``tour`` (the seed's worked cases, live)
+- :mod:`.bias`: ``alibi``, ``buckets`` (relative position biases)
 - :mod:`.plotting`: ``plot KIND`` (figures, extra ``posenc[plot]``)
+- :mod:`.page`: ``page`` (the worked examples as one web page, extra ``posenc[plot]``)
 
 Exit status: 0 ok, 1 a failed check (``examples``, ``quiz``, ``shift``,
 ``context --check``), 2 bad input (one ``posenc: error: ...`` line on
@@ -21,13 +23,14 @@ import sys
 from .. import __version__
 from .._files import Interrupted
 from ..errors import PosEncError
-from . import analysis, bench, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
-from ._base import COMMANDS, CommandError, Parser
+from . import analysis, bench, bias, page, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
+from ._base import COMMANDS, CommandError, Parser, one_line
 
 __all__ = ["build_parser", "main"]
 
 # how `posenc --help` lists them; subcommands registered later follow
-_ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "examples", "quiz", "plot", "tour", "bench")
+_ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "alibi", "buckets", "examples", "quiz",
+          "plot", "page", "tour", "bench")
 
 
 def build_parser() -> Parser:
@@ -47,8 +50,7 @@ def build_parser() -> Parser:
 
 
 def _error(message: str) -> int:
-    line = " ".join(str(message).split())  # one line, whatever the message held
-    print(f"posenc: error: {line}", file=sys.stderr)
+    print(f"posenc: error: {one_line(message)}", file=sys.stderr)  # whatever the message held
     return 2
 
 

@@ -14,25 +14,38 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 import numpy as np
+
+from ..errors import SHOW_LIMIT, _show
+from ..layout import LAYOUTS, sin_cos_views
 
 __all__ = [
     "COMMANDS",
     "Command",
     "CommandError",
     "Parser",
+    "WrittenFloat",
+    "WrittenInt",
+    "add_json_option",
     "add_output_options",
+    "at_least",
+    "channel_roles",
     "command",
     "emit_json",
     "fixed",
     "integer",
     "jsonable",
+    "model_options",
+    "one_line",
+    "pos_text",
     "position",
     "real",
     "render_table",
     "short",
+    "sig",
     "vector_text",
 ]
 
@@ -44,11 +57,40 @@ class CommandError(Exception):
     """A usage error: printed as one ``posenc: error: ...`` line, exit status 2."""
 
 
+#: What ``position``, ``integer`` and ``real`` read: a number, optionally times π. argparse must
+#: take a value that starts with ``-`` and matches for a value, not an option (``--by -2pi``, ``-1e300``).
+#: Each part can match only one way, so a 100 KB argument is read in linear time.
+_NUMBER = re.compile(r"^([+-]?)((?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d+)?)?\s*(?:\*\s*)?(pi|π)?$")
+_NEGATIVE = re.compile(r"^-(?:\d|\.\d|pi|π|inf|nan)", re.IGNORECASE)
+#: A word this long in a message is a pasted value, not a path or a name: it is cut to head and tail.
+_LONG_WORD = re.compile(r"\S{301,}")
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, but its errors become :class:`CommandError` (one line, no usage dump)."""
+    """argparse, but its errors become :class:`CommandError` (one line, no usage dump).
+
+    Negative numbers in any form a value takes (``-1e300``, ``-2pi``) are values.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE
 
     def error(self, message: str) -> Any:  # argparse declares NoReturn; raising keeps that promise
         raise CommandError(message)
+
+
+class _Text(str):
+    """A string shown as it is (no quotes) by :func:`posenc.errors._show`."""
+
+    @property
+    def text(self) -> str:
+        return str.__str__(self)
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line, every overlong word (a 100 KB argument) cut to its head and tail."""
+    return _LONG_WORD.sub(lambda m: _show(_Text(m.group()), 2 * SHOW_LIMIT), " ".join(str(message).split()))
 
 
 @dataclass(frozen=True)
@@ -79,49 +121,92 @@ def command(name: str, help: str, setup: Setup) -> Callable[[Run], Run]:
 
 # ---------------------------------------------------------------- argument types
 
-_PI = re.compile(r"^\s*([+-]?)((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)?\s*\*?\s*(?:pi|π)\s*$")
+class WrittenInt(int):
+    """An integer argument that remembers how it was typed (``1e6``), so messages show it so."""
+
+    text: str
+
+
+class WrittenFloat(float):
+    """A real argument that remembers how it was typed (``1e300``, ``2pi``), so messages show it so."""
+
+    text: str
+
+
+def _int(value: int, text: str) -> WrittenInt:
+    out = WrittenInt(value)
+    out.text = text.strip()
+    return out
+
+
+def _float(value: float, text: str) -> WrittenFloat:
+    out = WrittenFloat(value)
+    out.text = text.strip()
+    return out
 
 
 def position(text: str) -> int | float:
     """A position: an integer, a real number, or a multiple of π (``2pi``, ``0.5*π``).
 
     Integers stay Python ints so that the library, not float rounding, judges
-    how large they may be.
+    how large they may be. The value remembers its text for messages.
     """
     try:
-        return int(text)
+        return _int(int(text), text)
     except ValueError:
         pass
-    m = _PI.match(text)
-    if m:
-        sign, factor = m.groups()
+    m = _NUMBER.match(text.strip())
+    if m and m.group(3):
+        sign, factor, _ = m.groups()
         value = math.pi if factor is None else float(factor) * math.pi
-        return -value if sign == "-" else value
+        return _float(-value if sign == "-" else value, text)
     try:
-        return float(text)
+        return _float(float(text), text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number (e.g. 3, -2.5, 1e6, 2pi), got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number (e.g. 3, -2.5, 1e6, 2pi), got {_show(text)}") from None
+
+
+#: Counts above this are no count anyone means; refusing them keeps ``int()`` from building a huge number.
+_MAX_DIGITS = 30
 
 
 def integer(text: str) -> int:
-    """An integer argument."""
+    """An integer argument, written as positions are: ``4096``, ``1e6``, ``1_000_000`` (not ``2.5``).
+
+    >>> integer("1e6"), integer("-3"), integer("2.0E3")
+    (1000000, -3, 2000)
+    """
     try:
-        return int(text)
+        return _int(int(text), text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        pass
+    m = _NUMBER.match(text.strip())
+    if m is None or m.group(2) is None or m.group(3):
+        raise argparse.ArgumentTypeError(f"expected an integer (e.g. 4096, 1e6), got {_show(text)}")
+    exact = Decimal(m.group(1) + m.group(2).replace("_", ""))
+    if exact != exact.to_integral_value():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {_show(text)}")
+    if exact.adjusted() >= _MAX_DIGITS:
+        raise argparse.ArgumentTypeError(f"expected an integer below 1e{_MAX_DIGITS}, got {_show(text)}")
+    return _int(int(exact), text)
 
 
 def real(text: str) -> float:
-    """A real-number argument (the library checks its range)."""
+    """A real-number argument (the library checks its range); it remembers its text for messages."""
     try:
-        return float(text)
+        return _float(float(text), text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {_show(text)}") from None
+
+
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    """``--json``: the same data, full precision (``examples`` and ``quiz``, whose digits are the seed's)."""
+    parser.add_argument("--json", action="store_true", help="print the same data as JSON (full precision)")
 
 
 def add_output_options(parser: argparse.ArgumentParser, digits: int = 6) -> None:
-    """``--json`` and ``--digits``, shared by every analysis subcommand."""
-    parser.add_argument("--json", action="store_true", help="print the same data as JSON (full precision)")
+    """``--json`` and ``--digits``, shared by every subcommand that prints a table of computed values."""
+    add_json_option(parser)
     parser.add_argument("--digits", type=_digits, default=digits, metavar="N",
                         help=f"decimal places in the table (default {digits})")
 
@@ -198,3 +283,46 @@ def jsonable(obj: Any) -> Any:
 def emit_json(obj: Any) -> None:
     """Print ``obj`` as strict JSON (no NaN or Infinity tokens)."""
     print(json.dumps(jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False))
+
+
+def model_options(parser: argparse.ArgumentParser, *, layout: bool = False, dtype: bool = False) -> None:
+    """``--d-model`` (required) and ``--base``; ``--layout``/``--dtype`` where they matter."""
+    parser.add_argument("--d-model", type=integer, required=True, metavar="D",
+                        help="channels (a positive even integer)")
+    parser.add_argument("--base", type=real, default=10000.0, metavar="B", help="ω_i = B^(-2i/D) (default 10000)")
+    if layout:
+        parser.add_argument("--layout", choices=LAYOUTS, default="interleaved",
+                            help="interleaved: sin at 2i, cos at 2i+1 (default); split: all sines, then all cosines")
+    if dtype:
+        parser.add_argument("--dtype", choices=("float16", "float32", "float64"), default="float32",
+                            help="of the values (default float32)")
+
+
+def pos_text(p: float) -> str:
+    """A position as typed: ``1000``, ``-2.5``, ``6.283185307`` (2π)."""
+    if isinstance(p, int) or float(p).is_integer():
+        return str(int(p))
+    return f"{p:.10g}"
+
+
+def channel_roles(d: int, layout: str) -> list[tuple[int, str]]:
+    """``(pair i, "sin"|"cos")`` of every channel in ``layout``."""
+    n = d // 2
+    roles: list[tuple[int, str]] = [(0, "")] * d
+    s, c = sin_cos_views(np.arange(d), n, layout)
+    for i in range(n):
+        roles[int(s[i])] = (i, "sin")
+        roles[int(c[i])] = (i, "cos")
+    return roles
+
+
+def sig(x: float, digits: int) -> str:
+    """``digits`` significant digits, for values spanning magnitudes (ω, λ)."""
+    return f"{x:.{max(digits, 1)}g}"
+
+
+def at_least(x: float, digits: int) -> str:
+    """``x`` to ``digits`` significant digits, rounded up: "use base >= that" must hold."""
+    q = Decimal(x)
+    step = Decimal(1).scaleb(q.adjusted() - max(digits, 1) + 1)
+    return f"{q.quantize(step, rounding=ROUND_CEILING).normalize():f}"

@@ -8,63 +8,35 @@ from __future__ import annotations
 
 import argparse
 import math
-from decimal import ROUND_CEILING, Decimal
 
 import numpy as np
 
 import posenc
 
 from ..errors import check_positions
-from ..layout import LAYOUTS, sin_cos_views
-from ._base import add_output_options, command, emit_json, fixed, integer, position, real, render_table, vector_text
+from ..layout import sin_cos_views
+from ._base import (
+    CommandError,
+    add_output_options,
+    at_least,
+    channel_roles,
+    command,
+    emit_json,
+    fixed,
+    model_options,
+    pos_text,
+    position,
+    real,
+    render_table,
+    sig,
+    vector_text,
+)
+from .grid import context_grid, grid_options, ladder_grid, wants_grid
 from .rope import context_rope, ladder_rope, rope_options, wants_rope
 
 __all__: list[str] = []
 
 _TOL = 1e-14  # T_k·PE(p) against PE(p + k): a few float64 roundings of values <= 1
-
-
-def model_options(parser: argparse.ArgumentParser, *, layout: bool = False, dtype: bool = False) -> None:
-    """``--d-model`` (required) and ``--base``; ``--layout``/``--dtype`` where they matter."""
-    parser.add_argument("--d-model", type=integer, required=True, metavar="D",
-                        help="channels (a positive even integer)")
-    parser.add_argument("--base", type=real, default=10000.0, metavar="B", help="ω_i = B^(-2i/D) (default 10000)")
-    if layout:
-        parser.add_argument("--layout", choices=LAYOUTS, default="interleaved",
-                            help="interleaved: sin at 2i, cos at 2i+1 (default); split: all sines, then all cosines")
-    if dtype:
-        parser.add_argument("--dtype", choices=("float16", "float32", "float64"), default="float32",
-                            help="of the values (default float32)")
-
-
-def pos_text(p: float) -> str:
-    """A position as typed: ``1000``, ``-2.5``, ``6.283185307`` (2π)."""
-    if isinstance(p, int) or float(p).is_integer():
-        return str(int(p))
-    return f"{p:.10g}"
-
-
-def channel_roles(d: int, layout: str) -> list[tuple[int, str]]:
-    """``(pair i, "sin"|"cos")`` of every channel in ``layout``."""
-    n = d // 2
-    roles: list[tuple[int, str]] = [(0, "")] * d
-    s, c = sin_cos_views(np.arange(d), n, layout)
-    for i in range(n):
-        roles[int(s[i])] = (i, "sin")
-        roles[int(c[i])] = (i, "cos")
-    return roles
-
-
-def sig(x: float, digits: int) -> str:
-    """``digits`` significant digits, for values spanning magnitudes (ω, λ)."""
-    return f"{x:.{max(digits, 1)}g}"
-
-
-def _at_least(x: float, digits: int) -> str:
-    """``x`` to ``digits`` significant digits, rounded up: "use base >= that" must hold."""
-    q = Decimal(x)
-    step = Decimal(1).scaleb(q.adjusted() - max(digits, 1) + 1)
-    return f"{q.quantize(step, rounding=ROUND_CEILING).normalize():f}"
 
 
 def _header(args: argparse.Namespace, *extra: str) -> str:
@@ -80,6 +52,13 @@ def _encode_setup(p: argparse.ArgumentParser) -> None:
     add_output_options(p)
 
 
+def _formula(layout: str, d: int) -> str:
+    """Where pair i's sine and cosine sit in ``layout``: the heading of ``encode``."""
+    if layout == "split":
+        return f"PE(pos, i) = sin(ω_i·pos), PE(pos, {d // 2}+i) = cos(ω_i·pos), i < {d // 2}"
+    return "PE(pos, 2i) = sin(ω_i·pos), PE(pos, 2i+1) = cos(ω_i·pos)"
+
+
 @command("encode", "the encoding PE(pos) of each position, channel by channel (Ex 1, 6)", _encode_setup)
 def encode_cmd(args: argparse.Namespace) -> int:
     enc = posenc.encode(args.positions, args.d_model, base=args.base, layout=args.layout, dtype=args.dtype)
@@ -92,8 +71,7 @@ def encode_cmd(args: argparse.Namespace) -> int:
             "positions": list(args.positions), "frequencies": w, "encoding": enc.astype(np.float64),
         })
         return 0
-    print(f"PE(pos): {_header(args, f'layout {args.layout}', args.dtype)}; PE(pos, 2i) = sin(ω_i·pos), "
-          f"PE(pos, 2i+1) = cos(ω_i·pos)")
+    print(f"PE(pos): {_header(args, f'layout {args.layout}', args.dtype)}; {_formula(args.layout, args.d_model)}")
     print()
     heads = ["ch", "i", "fn", "ω_i"] + [f"PE({pos_text(p)})" for p in args.positions]
     rows = [
@@ -115,13 +93,18 @@ def _ladder_setup(p: argparse.ArgumentParser) -> None:
     model_options(p)
     p.add_argument("--context", type=real, metavar="C", help="also count each pair's turns over C positions")
     rope_options(p)
+    grid_options(p)
     add_output_options(p)
 
 
 @command("ladder", "per frequency pair: ω_i, wavelength, turns over a context (Ex 2, 3, 7)", _ladder_setup)
 def ladder_cmd(args: argparse.Namespace) -> int:
+    if wants_grid(args):
+        if args.context is not None:
+            raise CommandError("--context with --grid: the grid's sizes are the context of each axis")
+        return ladder_grid(args)
     if wants_rope(args):
-        return ladder_rope(args, sig, render_table)
+        return ladder_rope(args)
     w = posenc.frequencies(args.d_model, args.base)
     lam = posenc.wavelengths(args.d_model, args.base)
     rep = None if args.context is None else posenc.context_report(args.context, args.d_model, args.base)
@@ -157,18 +140,26 @@ def ladder_cmd(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- context
 
 def _context_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("context", type=real, metavar="C", help="context length in positions")
+    p.add_argument("context", type=real, nargs="?", metavar="C",
+                   help="context length in positions (leave out with --grid)")
     model_options(p)
     p.add_argument("--check", action="store_true", help="exit 1 when the slowest channel wraps (for scripts)")
     rope_options(p)
+    grid_options(p)
     add_output_options(p)
 
 
 @command("context", "does the base suffice for C positions? λ_max and the smallest base that does (Ex 7)",
          _context_setup)
 def context_cmd(args: argparse.Namespace) -> int:
+    if wants_grid(args):
+        if args.context is not None:
+            raise CommandError("give either a context length C or --grid H,W[,T], not both")
+        return context_grid(args)
+    if args.context is None:
+        raise CommandError("the following arguments are required: C (or --grid H,W[,T])")
     if wants_rope(args):
-        return context_rope(args, sig, render_table, _at_least)
+        return context_rope(args)
     r = posenc.context_report(args.context, args.d_model, args.base)
     status = 1 if (args.check and r.wraps) else 0
     n = len(r.loops)
@@ -181,7 +172,7 @@ def context_cmd(args: argparse.Namespace) -> int:
         })
         return status
     d = args.digits
-    mb = _at_least(r.min_base, d) if math.isfinite(r.min_base) else "none (d_model 2: one pair, λ = 2π for every base)"
+    mb = at_least(r.min_base, d) if math.isfinite(r.min_base) else "none (d_model 2: one pair, λ = 2π for every base)"
     print(f"context {r.context:g} positions: {_header(args)}")
     print()
     rows = [
@@ -239,10 +230,10 @@ def shift_cmd(args: argparse.Namespace) -> int:
     check_positions(args.pos, "--pos")
     check_positions(k, "--by")
     src = posenc.encode(args.pos, d, base=args.base, layout=lay, dtype=np.float64)
+    cphi, sphi = _blocks(k, d, args.base, lay)  # checks k as typed before the sum below is formed
     target_pos = args.pos + k
-    check_positions(target_pos, "--pos + --by")
+    check_positions(target_pos, "the target P + K")
     tgt = posenc.encode(target_pos, d, base=args.base, layout=lay, dtype=np.float64)
-    cphi, sphi = _blocks(k, d, args.base, lay)
     ss, sc = sin_cos_views(src, n, lay)
     # the seed's arithmetic, row by row: top = cos φ·sin θ + sin φ·cos θ
     rot_s = cphi * ss + sphi * sc

@@ -20,7 +20,7 @@ import posenc
 
 from ..errors import PosEncError
 from ..rope import ROPE_LAYOUTS
-from ._base import emit_json, integer
+from ._base import at_least, emit_json, integer, render_table, sig
 
 __all__ = [
     "SCALING_NAMES",
@@ -150,7 +150,7 @@ def _describe(args: argparse.Namespace, rotary_dim: int, base: float, attention_
     return ", ".join(parts)
 
 
-def ladder_rope(args: argparse.Namespace, sig: Any, render_table: Any) -> int:
+def ladder_rope(args: argparse.Namespace) -> int:
     """``posenc ladder --rope/--scaling``: ω_i and λ_i after scaling, the stretch, turns over --context."""
     n = args.seq_len if args.seq_len is not None else (None if args.context is None else math.ceil(args.context))
     f = posenc.rope_frequencies(args.d_model, base=args.base, scaling=args.scaling, rotary_dim=args.rotary_dim,
@@ -205,7 +205,7 @@ def ladder_rope(args: argparse.Namespace, sig: Any, render_table: Any) -> int:
     return 0
 
 
-def context_rope(args: argparse.Namespace, sig: Any, render_table: Any, at_least: Any) -> int:
+def context_rope(args: argparse.Namespace) -> int:
     """``posenc context C --rope/--scaling``: does the rotary ladder, after scaling, cover C positions?"""
     rep = posenc.rope_context_report(args.context, args.d_model, base=args.base, scaling=args.scaling,
                                      rotary_dim=args.rotary_dim, seq_len=args.seq_len)

@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 from .. import __version__, plot, seed
-from ..seed import Case, QuizItem
-from ._base import add_output_options, command, emit_json, render_table
+from ..errors import PosEncError, _show
+from ..seed import Case, QuizItem, bias_cases
+from ._base import add_json_option, command, emit_json, render_table
 from .plotting import PLOT_KINDS, save
 
 __all__: list[str] = []
@@ -26,10 +27,10 @@ def _mark(ok: bool) -> str:
     return "✓" if ok else "✗"
 
 
-def _figures_table(figs: tuple[seed.Printed, ...], indent: int) -> str:
-    rows = [[f.label, f.printed, f.true_text, "✓" if f.agrees else f"erratum: the seed prints {f.printed}"]
+def _figures_table(figs: tuple[seed.Printed, ...], indent: int, source: str = "seed") -> str:
+    rows = [[f.label, f.printed, f.true_text, "✓" if f.agrees else f"erratum: the {source} prints {f.printed}"]
             for f in figs]
-    return render_table(["number", "seed", "posenc", ""], rows, "lrrl", indent)
+    return render_table(["number", source, "posenc", ""], rows, "lrrl", indent)
 
 
 def _checks(checks: tuple[seed.Check, ...], indent: int) -> list[str]:
@@ -37,12 +38,25 @@ def _checks(checks: tuple[seed.Check, ...], indent: int) -> list[str]:
     return [f"{pad}{_mark(c.passed)} {c.claim}   [{c.detail}]" for c in checks]
 
 
+def _source(c: Case) -> str:
+    """Whose printed figures a case shows: the seed's, or worked by hand (the grid and bias cases)."""
+    return "seed" if c.cell in seed.CELLS else "worked"
+
+
+def _family(c: Case) -> str:
+    """``Ex 3`` for the seed's cases, ``grid Ex 3`` / ``bias Ex 3`` for a family's."""
+    if c.cell in seed.CELLS:
+        return f"Ex {c.example}"
+    return f"{'bias' if c.cell in bias_cases.CELLS else 'grid'} Ex {c.example}"
+
+
 def print_case(c: Case) -> None:
-    """One worked case: its numbers against the seed's, then its checks."""
-    print(f"{c.cell} · Ex {c.example} · {c.title}")
+    """One worked case: its numbers against the printed ones, then its checks."""
+    ex = _family(c)
+    print(f"{c.cell} · {ex} · {c.title}")
     print(f"    what makes it tricky: {c.tricky}")
     print()
-    print(_figures_table(c.figures, 4))
+    print(_figures_table(c.figures, 4, _source(c)))
     print()
     print("\n".join(_checks(c.checks, 4)))
 
@@ -50,6 +64,7 @@ def print_case(c: Case) -> None:
 def _case_json(c: Case) -> dict[str, object]:
     return {
         "cell": c.cell, "example": c.example, "title": c.title, "tricky": c.tricky, "passed": c.passed,
+        "source": _source(c),
         "figures": [{"label": f.label, "printed": f.printed, "value": f.value, "true_text": f.true_text,
                      "agrees": f.agrees, "erratum": f.erratum} for f in c.figures],
         "checks": [{"claim": k.claim, "passed": k.passed, "detail": k.detail} for k in c.checks],
@@ -63,31 +78,71 @@ def _summary(cs: list[Case]) -> str:
     verified = sum(c.passed for c in cs)
     text = f"{verified} of {len(cs)} cases verified: {good} of {len(checks)} checks passed"
     if wrong:
-        text += f"; {wrong} of the seed's printed figures are errata (true values shown beside them)"
+        text += f"; {wrong} of the figures the seed prints in these cases are errata (true values shown beside them)"
     return text
 
 
+def _sets(cells: list[str]) -> list[list[Case]]:
+    """The cases asked for, by set: the seed's (A–H), the grid cases (N1–N6), the bias cases (ALIBI, T5,
+    XPOS); all three when none are named.
+
+    ``seed``, ``grid`` and ``bias`` name a whole set; a name of no set is an error, raised before any work.
+    """
+    seed_names: list[str] = []
+    grid_names: list[str] = []
+    bias_names: list[str] = []
+    for given in cells or ["seed", "grid", "bias"]:
+        n = given.upper() if isinstance(given, str) else given
+        if n == "SEED":
+            seed_names += seed.CELLS
+        elif n == "GRID":
+            grid_names += seed.GRID_CELLS
+        elif n == "BIAS":
+            bias_names += bias_cases.CELLS
+        elif n in seed.GRID_CELLS:
+            grid_names.append(n)
+        elif n in bias_cases.CELLS:
+            bias_names.append(n)
+        elif n in seed.CELLS:
+            seed_names.append(n)
+        else:
+            raise PosEncError(f"cell must be one of {', '.join(seed.CELLS)}, {', '.join(seed.GRID_CELLS)}, "
+                              f"{', '.join(bias_cases.CELLS)}, 'seed', 'grid' or 'bias', got {_show(given)}")
+    out = []
+    if seed_names:
+        out.append(seed.cases(seed_names))
+    if grid_names:
+        out.append(seed.grid_cases(grid_names))
+    if bias_names:
+        out.append(bias_cases.cases(bias_names))
+    return out
+
+
 def run_examples(cells: list[str]) -> bool:
-    """Print the cases (all eight by default); True when every check passed."""
-    cs = seed.cases(cells)
-    for j, c in enumerate(cs):
-        if j:
+    """Print the cases (the seed's eight, the grid cases, the bias cases, by default); True when every check passed."""
+    ok = True
+    for cs in _sets(cells):
+        for c in cs:
+            print_case(c)
             print(_RULE)
-        print_case(c)
-    print(_RULE)
-    print(_summary(cs))
-    return all(c.passed for c in cs)
+        print(_summary(cs))
+        print()
+        ok = ok and all(c.passed for c in cs)
+    return ok
 
 
 def _examples_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("cells", nargs="*", metavar="CELL", help=f"cells to show ({' '.join(seed.CELLS)}; default all)")
-    add_output_options(p)
+    p.add_argument("cells", nargs="*", metavar="CELL",
+                   help=f"cells to show ({' '.join(seed.CELLS)}; {' '.join(seed.GRID_CELLS)}; "
+                        f"{' '.join(c.lower() for c in bias_cases.CELLS)}; or a set, seed, grid or bias; default all)")
+    add_json_option(p)
 
 
-@command("examples", "the seed's eight worked cases (A–H), computed live, every claim checked", _examples_setup)
+@command("examples", "the seed's eight worked cases (A–H), the grid cases (N1–N6) and the bias cases (ALiBi, T5, "
+         "xPos), computed live, every claim checked", _examples_setup)
 def examples_cmd(args: argparse.Namespace) -> int:
     if args.json:
-        cs = seed.cases(args.cells)
+        cs = [c for group in _sets(args.cells) for c in group]
         emit_json({"cases": [_case_json(c) for c in cs], "passed": all(c.passed for c in cs),
                    "errata": [e for c in cs for e in c.errata]})
         return 0 if all(c.passed for c in cs) else 1
@@ -131,7 +186,7 @@ def run_quiz(interactive: bool) -> bool:
 
 def _quiz_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-input", action="store_true", help="print every answer without waiting for Enter")
-    add_output_options(p)
+    add_json_option(p)
 
 
 @command("quiz", "the seed's self-test: a question, Enter, the answer with the live number behind it", _quiz_setup)
@@ -152,7 +207,8 @@ def quiz_cmd(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- tour
 
 def _tour_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="posenc-tour", metavar="DIR", help="where the figures go (default posenc-tour/)")
+    p.add_argument("--out", default="posenc-tour", metavar="DIR",
+                   help="where the figures and the page go (default posenc-tour/); skipped without matplotlib")
 
 
 def _section(title: str) -> None:
@@ -166,31 +222,57 @@ def _section(title: str) -> None:
 TOUR_FIGURES = ("wave", "rotation", "heatmap", "kernel", "ladder")
 
 
-@command("tour", "everything: the eight cases, the self-test's answers, and the five figures in DIR", _tour_setup)
-def tour_cmd(args: argparse.Namespace) -> int:
-    plot.require()  # say which extra is missing before any work
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    print(f"posenc {__version__}: the seed's worked examples, every number computed live by the library")
-    _section("The eight worked cases (A–H)")
-    ok = run_examples([])
+def _print_errata(in_cases: int) -> None:
+    """Every misprint of the seed, counted where the reader met it."""
     errata = seed.errata()
-    if errata:
-        print()
-        print("The seed's errata (its printed figure, then the true value):")
-        for e in errata:
-            print(f"  {e}")
-    _section("The self-test, answered")
-    ok = run_quiz(False) and ok
-    _section(f"The figures, in {out}/")
+    if not errata:
+        return
+    print()
+    print(f"The seed's {len(errata)} misprinted figures, {in_cases} in the cases above and "
+          f"{len(errata) - in_cases} in the self-test below (the seed's figure, then the true value):")
+    for e in errata:
+        print(f"  {e}")
+
+
+def _figures(out: Path) -> None:
     written = []
     for kind in (PLOT_KINDS[name] for name in TOUR_FIGURES):
         path = out / f"{kind.name}.png"
         save(kind.figure(), path)
         written.append(path)
         print(f"  {kind.name:<9} {kind.help}")
+    from ..page import write_page
+
+    written.append(write_page(out))
+    print(f"  {'page':<9} index.html, the worked examples as one page: cases, figures, explorer, self-test")
     print()
     print("Files written:")
     for path in written:
         print(f"  {path}")
+
+
+@command("tour", "the eight cases, the self-test answered, the seed's five figures and the page in DIR "
+         "(with posenc[plot])",
+         _tour_setup)
+def tour_cmd(args: argparse.Namespace) -> int:
+    try:
+        plot.require()
+        missing = None
+    except ImportError as exc:  # the cases and the answers need NumPy alone: show them, skip the figures
+        missing = str(exc)
+    out = Path(args.out)
+    if missing is None:
+        out.mkdir(parents=True, exist_ok=True)  # an unwritable DIR fails before any work
+    print(f"posenc {__version__}: the seed's worked examples, every number computed live by the library")
+    _section("The eight worked cases (A–H)")
+    ok = run_examples(["seed"])
+    _print_errata(sum(len(c.errata) for c in seed.cases()))
+    _section("The self-test, answered")
+    ok = run_quiz(False) and ok
+    if missing is None:
+        _section(f"The figures, in {out}/")
+        _figures(out)
+    else:
+        _section("The figures: skipped")
+        print(f"  skipped {len(TOUR_FIGURES)} figures ({', '.join(TOUR_FIGURES)}) and the page: {missing}")
     return 0 if ok else 1

@@ -26,8 +26,7 @@ import posenc
 
 from .._files import atomic_file
 from ..errors import check_length
-from ._base import CommandError, add_output_options, command, emit_json, fixed, integer
-from .analysis import channel_roles, model_options
+from ._base import CommandError, add_output_options, channel_roles, command, emit_json, fixed, integer, model_options
 
 __all__ = ["CHUNK_BYTES"]
 

@@ -15,7 +15,7 @@ from ..errors import allocate, check_angle
 from .core import build_fill, reduce_core, refold, sincos_core, split
 from .ladder import Ladder
 
-__all__ = ["fill_sincos", "sincos"]
+__all__ = ["fill_sincos", "prefer_compiled", "sincos"]
 
 def _reduce(p: np.ndarray, plo: np.ndarray | None, lad: Ladder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """θ = (p + plo)·ω reduced: θ = k·π/2 + (x + y), |x| <= ~π/4.
@@ -108,6 +108,18 @@ def fill_sincos(
 
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _JIT_MIN = 1 << 16  # elements: below this the NumPy engine answers in about a millisecond
+
+
+def prefer_compiled(values: int) -> bool:
+    """Load the compiled engine (the ``fast`` extra) when an output of ``values`` values is on its way.
+
+    For callers that compute small exact tables and then broadcast or gather
+    them into a large output (grids, multi-axis RoPE): the small tables then
+    take numba, as one large table would. Returns True when numba is loaded
+    (then ``engine="numba"`` may be asked for float32 tables); without numba,
+    or below the size that pays for loading it, False.
+    """
+    return values >= _JIT_MIN and compiled("exact.fill", build_fill) is not None
 
 
 def _fill_jit(

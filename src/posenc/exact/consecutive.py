@@ -29,9 +29,9 @@ it takes the exact path for every value.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled
@@ -41,7 +41,7 @@ from .angles import fill_sincos
 from .core import FAST_EPS, build_fill
 from .ladder import Ladder
 
-__all__ = ["ENGINES", "fill_range"]
+__all__ = ["CHANNELS", "ENGINES", "fill_range"]
 
 #: How :func:`fill_range` combines rows: ``"auto"`` uses numba when it is
 #: installed (the ``fast`` extra) and the table is large, else NumPy.
@@ -80,32 +80,28 @@ def _offset_rows(ladder: Ladder) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     return bc, bs, mc, ms
 
 
-def _interleaved_view(sin_out: np.ndarray, cos_out: np.ndarray) -> np.ndarray | None:
-    """One ``[m, 2n]`` view when sin/cos are the even/odd channels of one array."""
-    item = sin_out.dtype.itemsize
-    if (
-        sin_out.dtype == cos_out.dtype
-        and sin_out.shape == cos_out.shape
-        and sin_out.strides == cos_out.strides
-        and sin_out.strides[1] == 2 * item
-        and cos_out.__array_interface__["data"][0] - sin_out.__array_interface__["data"][0] == item
-    ):
-        m, n = sin_out.shape
-        return as_strided(sin_out, shape=(m, 2 * n), strides=(sin_out.strides[0], item), writeable=True)
-    return None
+#: Where :func:`fill_range` puts sin and cos of pair i in a row of ``out``:
+#: ``"interleaved"`` sin at 2i, cos at 2i+1; ``"split"`` sin at i, cos at
+#: n+i; ``"cos_sin"`` cos at i, sin at n+i (RoPE's ``[.., 2, n]`` (cos, sin) rows).
+CHANNELS = ("interleaved", "split", "cos_sin")
+
+
+def _channels(layout: str, n: int) -> tuple[int, int, int]:
+    """(first sin channel, first cos channel, stride between pairs)."""
+    return {"interleaved": (0, 1, 2), "split": (0, n, 1), "cos_sin": (n, 0, 1)}[layout]
 
 
 def fill_range(
     start: int,
     length: int,
     ladder: Ladder,
-    sin_out: np.ndarray,
-    cos_out: np.ndarray,
+    out: np.ndarray,
+    layout: str = "interleaved",
     *,
     threads: int | None = None,
     engine: str = "auto",
 ) -> None:
-    """Write sin/cos for the consecutive positions ``start … start+length-1``.
+    """Write sin/cos for the consecutive positions ``start … start+length-1`` into ``out``.
 
     The entry point for whole tables (the torch caches use it too). Same
     guarantee as :func:`posenc.exact.fill_sincos`: within 1 ulp for float32
@@ -117,41 +113,38 @@ def fill_range(
             has ``|p| < 2**53``.
         length: number of rows.
         ladder: the frequencies ``[n]``.
-        sin_out: ``[length, n]`` destination of any float dtype (views allowed).
-        cos_out: like ``sin_out``.
-        threads: worker threads of the NumPy path (default: every CPU this
-            process may use; NumPy releases the GIL in the multiplies).
+        out: ``[length, >= 2n]`` destination of any float dtype, written whole
+            (its first ``2n`` channels; any strides).
+        layout: where sin and cos of pair i go, one of :data:`CHANNELS`.
+        threads: worker threads (default: every CPU this process may use;
+            NumPy and the kernel release the GIL).
         engine: one of :data:`ENGINES`; ``"exact"`` skips angle addition.
 
     >>> from fractions import Fraction
     >>> from posenc.exact import geometric_ladder
     >>> out = np.empty((3, 2), np.float32)
-    >>> fill_range(999, 3, geometric_ladder(1, 10.0, Fraction(1)), out[:, :1], out[:, 1:])
+    >>> fill_range(999, 3, geometric_ladder(1, 10.0, Fraction(1)), out)
     >>> [round(float(v), 5) for v in out[1]]
     [0.82688, 0.56238]
     """
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     n = len(ladder)
-    if length <= 0 or n == 0:
+    if not _check_args(engine, layout, out, length, n):
         return
     if ladder.fastest > 1.0:  # scaled frequencies: see posenc.errors.MAX_ANGLE
         check_angle(max(abs(start), abs(start + length - 1)), ladder.fastest)
-    if engine == "exact" or sin_out.dtype.itemsize > 4 or length < 2 * _B2:
-        rows = max(1, (1 << 16) // n)
-        for r in range(0, length, rows):
-            z = min(length, r + rows)
-            pos = np.arange(start + r, start + z, dtype=np.float64)
-            fill_sincos(pos, ladder, sin_out[r:z], cos_out[r:z], block=4096)
+    s0, c0, st = _channels(layout, n)
+    sin_out = out[:length, s0 : s0 + st * (n - 1) + 1 : st]
+    cos_out = out[:length, c0 : c0 + st * (n - 1) + 1 : st]
+    if engine == "exact" or out.dtype.itemsize > 4 or length < 2 * _B2:
+        _fill_exact(start, length, ladder, sin_out, cos_out)
         return
 
     step = _B1 * _B2
-    n_a = -(-length // step)
-    a_s, a_c = _start_rows(ladder, start, n_a)
+    a_s, a_c = _start_rows(ladder, start, -(-length // step))
     bc, bs, mc, ms = _offset_rows(ladder)
     big = length * n >= _PARALLEL_MIN
     use_jit = engine == "numba" or (engine == "auto" and big)
-    kern = _jit.kernels() if use_jit and sin_out.dtype == np.float32 else None
+    kern = _jit.kernel() if use_jit and out.dtype == np.float32 else None
     if engine == "numba" and kern is None:
         raise ValueError("engine='numba' needs numba on float32 output: pip install 'posenc[fast]'")
     workers = (threads if threads is not None else default_threads()) if big else 1
@@ -160,25 +153,50 @@ def fill_range(
     if kern is not None:
         compiled("exact.fill", build_fill)  # numba is loaded now: let the exact re-checks use it too
         counts = np.zeros(length, dtype=np.int64)
-        joint = _interleaved_view(sin_out, cos_out)
-        if joint is not None and joint.strides[1] == 4 and joint.flags.c_contiguous:
-            run_spans(work_spans, lambda a, z: kern[0](a_s, a_c, bc, bs, mc, ms, step, _B2, a, z, joint, counts))
-        else:
-            apart, so, co = kern[1], sin_out, cos_out
-            run_spans(work_spans, lambda a, z: apart(a_s, a_c, bc, bs, mc, ms, step, _B2, a, z, so, co, counts))
+        run_spans(work_spans, lambda a, z: kern(a_s, a_c, bc, bs, mc, ms, step, _B2, a, z, out, s0, c0, st, counts))
         _redo_rows(start, np.flatnonzero(counts), ladder, sin_out, cos_out)
         return
+    run_spans(work_spans, _numpy_rows(start, ladder, out, layout, (a_s, a_c), sin_out, cos_out))
 
-    za = a_s + 1j * a_c  # sin + i cos
+
+def _check_args(engine: str, layout: str, out: np.ndarray, length: int, n: int) -> bool:
+    """Reject a bad engine, layout or destination; False when there is nothing to write."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if layout not in CHANNELS:
+        raise ValueError(f"layout must be one of {CHANNELS}, got {layout!r}")
+    if length <= 0 or n == 0:
+        return False
+    if out.ndim != 2 or out.shape[0] < length or out.shape[1] < 2 * n:
+        raise ValueError(f"out must be [length, >= 2n] = [{length}, >= {2 * n}], got {list(out.shape)}")
+    return True
+
+
+def _fill_exact(start: int, length: int, ladder: Ladder, sin_out: np.ndarray, cos_out: np.ndarray) -> None:
+    """The per-position exact path over the rows, in slices of ~64K values (float64 tables, short ones)."""
+    rows = max(1, (1 << 16) // len(ladder))
+    for r in range(0, length, rows):
+        z = min(length, r + rows)
+        pos = np.arange(start + r, start + z, dtype=np.float64)
+        fill_sincos(pos, ladder, sin_out[r:z], cos_out[r:z], block=4096)
+
+
+def _numpy_rows(
+    start: int, ladder: Ladder, out: np.ndarray, layout: str, a_rows: tuple[np.ndarray, np.ndarray],
+    sin_out: np.ndarray, cos_out: np.ndarray,
+) -> Callable[[int, int], None]:
+    """The NumPy engine as ``work(first, last)`` over rows (first a multiple of _B2)."""
+    n = len(ladder)
+    step = _B1 * _B2
+    bc, bs, mc, ms = _offset_rows(ladder)
+    za = a_rows[0] + 1j * a_rows[1]  # sin + i cos
     wb = bc - 1j * bs  # cos - i sin: multiplying rotates forward by the angle
     wm = mc - 1j * ms
-    joint = _interleaved_view(sin_out, cos_out)
     # b-blocks per multiply: ~3 temporaries of this size per thread, a few % of the output
-    chunk_bytes = min(_CHUNK_BYTES, max(16 * n, length * n * sin_out.dtype.itemsize // 64))
+    chunk_bytes = min(_CHUNK_BYTES, max(16 * n, sin_out.shape[0] * n * out.dtype.itemsize // 64))
     per_chunk = max(1, chunk_bytes // (16 * n * _B2))
 
     def work(first: int, last: int) -> None:
-        """Rows [first, last); first is a multiple of _B2."""
         r = first
         while r < last:
             ia, rem = r // step, r % step
@@ -187,20 +205,19 @@ def fill_range(
             kb1 = min(_B1, kb0 + per_chunk, kb0 + -(-(last - r) // _B2))
             z = min(last, r + (kb1 - kb0) * _B2)
             t = ((za[ia] * wb[kb0:kb1])[:, None, :] * wm[None, :, :]).reshape(-1, n)[: z - r]
-            v = t.view(np.float64)
-            lo = (v - FAST_EPS).astype(sin_out.dtype)
-            unsure = np.flatnonzero((lo != (v + FAST_EPS).astype(sin_out.dtype)).any(axis=1))
-            lo2 = lo.reshape(z - r, n, 2)
-            if joint is not None:
-                joint[r:z] = lo
+            v = t.view(np.float64)  # [rows, 2n]: (sin, cos) of each pair, interleaved
+            lo = (v - FAST_EPS).astype(out.dtype)
+            unsure = np.flatnonzero((lo != (v + FAST_EPS).astype(out.dtype)).any(axis=1))
+            if layout == "interleaved":
+                out[r:z, : 2 * n] = lo
             else:
-                sin_out[r:z] = lo2[..., 0]
-                cos_out[r:z] = lo2[..., 1]
+                sin_out[r:z] = lo[:, 0::2]
+                cos_out[r:z] = lo[:, 1::2]
             if unsure.size:
                 _redo_rows(start + r, unsure, ladder, sin_out[r:z], cos_out[r:z])
             r = z
 
-    run_spans(work_spans, work)
+    return work
 
 
 def _redo_rows(

@@ -5,7 +5,9 @@ on float64 — no libm, no fused multiply-add — so it gives the same bits on
 every machine, applied elementwise to NumPy arrays (:mod:`.angles`) or
 compiled by numba for one element at a time (:func:`build_fill`, the
 optional ``fast`` engine). The numba kernel is assembled from these very
-functions, so the two engines cannot drift apart.
+functions, so the two engines cannot drift apart. The page's explorer runs a
+JavaScript twin of them (``posenc/page/exact.js``): a change here must be made
+there too, and tests/page/test_page_exact.py fails until the bits agree again.
 
 References: T. J. Dekker, "A floating-point technique for extending the
 available precision", Numer. Math. 18 (1971) (two-sum, two-product,

@@ -14,16 +14,22 @@ new figure, and returns the figure; save it with ``fig.savefig("file.png")``.
 """
 
 from ._canvas import MISSING, require
+from .bias import plot_alibi, plot_buckets, plot_xpos
+from .grid import plot_grid
 from .rope import plot_rope
 from .sinusoidal import plot_heatmap, plot_kernel, plot_ladder, plot_rotation, plot_wave
 
 __all__ = [
     "MISSING",
+    "plot_alibi",
+    "plot_buckets",
+    "plot_grid",
     "plot_heatmap",
     "plot_kernel",
     "plot_ladder",
     "plot_rope",
     "plot_rotation",
     "plot_wave",
+    "plot_xpos",
     "require",
 ]

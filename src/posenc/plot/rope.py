@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_base, check_int, check_positions
+from ..errors import PosEncError, _show, check_base, check_int, check_positions
 from ..rope.apply import apply_rope
 from ..rope.frequencies import rope_frequencies
 from ._canvas import BLUE, GREY, ORANGE, RED, require
@@ -58,30 +58,37 @@ def plot_rope(
     n = f.rotary_dim // 2
     m = check_int(positions, "positions", minimum=2)
     if m > 200:
-        raise PosEncError(f"positions must be <= 200 (each point is drawn), got {m}")
+        raise PosEncError(f"positions must be <= 200 (each point is drawn), got {_show(positions)}")
     i = int(np.argmin(np.abs(f.inv_freq * m - 1.8 * math.pi))) if pair is None else check_int(pair, "pair", minimum=0)
     if i >= n:
-        raise PosEncError(f"pair must be < head_dim/2 = {n}, got {i}")
+        raise PosEncError(f"pair must be < head_dim/2 = {n}, got {_show(pair)}")
     span = check_int(max_offset, "max_offset", minimum=1)
     if span > 100_000:
-        raise PosEncError(f"max_offset must be <= 100000, got {span}")
+        raise PosEncError(f"max_offset must be <= 100000, got {_show(max_offset)}")
     ps = check_positions(list(refs), "refs")
     if ps.ndim != 1 or not 1 <= ps.size <= 4:
-        raise PosEncError(f"refs must be 1 to 4 positions, got {refs!r}")
+        raise PosEncError(f"refs must be 1 to 4 positions, got {_show(refs)}")
     offsets = np.arange(-span, span + 1)
     check_positions(ps[:, None] + offsets[None, :], "refs + offsets")
     kw = {"base": base, "scaling": scaling, "layout": layout}
-
-    # left: q = ones rotated to 0 … m-1; the pair's two channels per the layout
-    q = np.ones((m, head_dim))
-    rot = apply_rope(q, np.arange(m), **kw)
-    a, b = (i, i + n) if layout == "half" else (2 * i, 2 * i + 1)
-    x, y = rot[:, a], rot[:, b]
 
     fig = require()(figsize=(13.0, 5.6), dpi=100, layout="constrained")
     left, right = fig.subplots(1, 2, width_ratios=(1.0, 1.45))
     left.set_gid("pair")
     right.set_gid("score")
+    _pair_panel(fig, left, f, i, m, kw)
+    _score_panel(right, ps, offsets, head_dim, kw)
+    return fig
+
+
+def _pair_panel(fig: Any, left: Any, f: Any, i: int, m: int, kw: dict[str, Any]) -> None:
+    """Left: q = ones rotated to positions 0 … m-1, pair i's two channels (per the layout) as points."""
+    head_dim, layout, n = f.head_dim, kw["layout"], f.rotary_dim // 2
+    q = np.ones((m, head_dim))
+    rot = apply_rope(q, np.arange(m), **kw)
+    a, b = (i, i + n) if layout == "half" else (2 * i, 2 * i + 1)
+    x, y = rot[:, a], rot[:, b]
+
     radius = float(np.hypot(x[0], y[0]))
     t = np.linspace(0.0, 2 * math.pi, 721)
     left.plot(radius * np.cos(t), radius * np.sin(t), color=GREY, lw=0.8, zorder=0)
@@ -98,12 +105,16 @@ def plot_rope(
     left.set_xlim(-lim, lim)
     left.set_ylim(-lim, lim)
     left.set_aspect("equal")
-    left.set_xlabel(f"channel {a} of R(p)q")
-    left.set_ylabel(f"channel {b} of R(p)q")
-    left.set_title(f"pair i = {i}: q = (1, 1) turns by ω_{i} = {f.inv_freq[i]:.4g} rad per position\n"
-                   f"(λ_{i} = {f.wavelengths[i]:.4g} positions; {layout} layout)", fontsize=10)
+    left.set_xlabel(rf"channel {a} of $R(p)\,q$")
+    left.set_ylabel(rf"channel {b} of $R(p)\,q$")
+    left.set_title(rf"pair $i = {i}$: $q = (1, 1)$ turns by $\omega_{{{i}}} = {f.inv_freq[i]:.4g}$ rad per position"
+                   "\n"
+                   rf"($\lambda_{{{i}}} = {f.wavelengths[i]:.4g}$ positions; {layout} layout)", fontsize=10)
 
-    # right: score of q = k at p and p + Δ, for each reference p
+
+def _score_panel(right: Any, ps: np.ndarray, offsets: np.ndarray, head_dim: int, kw: dict[str, Any]) -> None:
+    """Right: the score of q = k at p and p + Δ for each reference p (and without the scaling, dashed)."""
+    base, scaling, layout = kw["base"], kw["scaling"], kw["layout"]
     unit = np.ones((1, head_dim)) / math.sqrt(head_dim)
     styles = [("-", 5.0, 0.35), ("--", 2.2, 1.0), (":", 2.4, 1.0), ("-.", 1.6, 1.0)]
     colors = [BLUE, ORANGE, "tab:green", "tab:purple"]
@@ -122,8 +133,7 @@ def plot_rope(
     right.set_xlabel(r"offset $\Delta$ (key at $p + \Delta$)")
     right.set_ylabel(r"$\langle R(p)\,q,\ R(p+\Delta)\,k \rangle$,  $q = k = \mathbf{1}/\sqrt{h_d}$")
     what = "" if scaling is None else f", {type(scaling).__name__}"
-    right.set_title(f"the score depends only on Δ: the curves coincide (h_d = {head_dim}, base {float(base):g}{what})",
-                    fontsize=10)
+    right.set_title(rf"the score depends only on $\Delta$: the curves coincide ($h_d = {head_dim}$, "
+                    f"base {float(base):g}{what})", fontsize=10)
     right.legend(title="query position", fontsize=9)
     right.grid(alpha=0.3)
-    return fig

@@ -11,11 +11,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import PosEncError, check_base, check_context, check_d_model, check_int, check_layout, check_positions
+from ..errors import (
+    PosEncError,
+    _show,
+    check_base,
+    check_context,
+    check_d_model,
+    check_int,
+    check_layout,
+    check_positions,
+)
 from ..layout import sin_cos_views
 from ..sinusoidal.encoding import encode, table
 from ..sinusoidal.frequencies import context_report, frequencies, wavelengths
@@ -47,7 +57,7 @@ def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax
     b = check_base(base)
     m = check_int(positions, "positions", minimum=2)
     if m > 64:
-        raise PosEncError(f"positions must be <= 64 (each dot is labelled), got {m}")
+        raise PosEncError(f"positions must be <= 64 (each dot is labelled), got {_show(positions)}")
     period = float(wavelengths(d, b)[0])
     right = max(m - 1, period) + 0.5
     xs = np.linspace(0.0, right, 600)
@@ -61,10 +71,15 @@ def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax
     ax.scatter(ints, dots, color=ORANGE, s=50, zorder=3, edgecolor="black", linewidth=0.6,
                label=f"integer positions 0 … {m - 1}", gid="positions")
     if m <= 16:
+        reach = 62 / (680 / (right + 0.3))  # a label and its gap in positions: ~62 px of the ~680 px wide axes
         for x, y, up in zip(ints.tolist(), dots.tolist(), (slope > 0).tolist(), strict=True):
-            # label on the side the curve leaves empty: below-right when rising, above-right when falling
+            # on the side the curve leaves empty: right of the dot (below when rising, above when falling),
+            # or left of it (above when rising) where the right would cross the period line or the edge
+            left = x == m - 1 or x < period < x + reach
+            below = up != left
             ax.annotate("0" if y == 0 else f"{y:.4f}", (x, y), textcoords="offset points",
-                        xytext=(7, -15 if up else 7), ha="left", fontsize=9, zorder=4,
+                        xytext=(-7 if left else 7, -15 if below else 7), ha="right" if left else "left",
+                        fontsize=9, zorder=4,
                         bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
     ax.axvline(period, color=RED, ls="--", lw=1.5, label=rf"one full period $2\pi \approx {period:.2f}$",
                gid="period")
@@ -73,7 +88,7 @@ def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax
     ax.set_xlabel(r"position pos  (= the angle in radians, since $\omega_0 = 1$)")
     ax.set_ylabel(r"$PE(\mathrm{pos}, 0) = \sin(\omega_0 \cdot \mathrm{pos})$")
     ax.set_title(rf"Figure s02: the fastest channel ($i = 0$, $\omega_0 = 1$) of $d_{{model}} = {d}$")
-    ax.legend(loc="lower left", fontsize=9)
+    ax.legend(loc="best", fontsize=9)  # clear of the curve, the dots and their labels
     ax.grid(alpha=0.3)
     return fig
 
@@ -104,49 +119,17 @@ def plot_rotation(
     n = d // 2
     i = n - 1 if pair is None else check_int(pair, "pair", minimum=0)
     if i >= n:
-        raise PosEncError(f"pair must be < d_model/2 = {n}, got {i}")
+        raise PosEncError(f"pair must be < d_model/2 = {n}, got {_show(pair)}")
     check_positions(p + k, "pos + by")
     ends = encode([p, p + k], d, base=b, dtype=np.float64)
     path = encode(np.linspace(p, p + k, 200), d, base=b, dtype=np.float64)
     sin_e, cos_e = (v[:, i] for v in _pair_views(ends, d))
     sin_p, cos_p = (v[:, i] for v in _pair_views(path, d))
     omega = float(frequencies(d, b)[i])
-    phi = omega * k  # for the title only; the drawing uses the library's sin/cos
+    # phi for the labels only; the drawing uses the library's sin/cos
+    turn = _Turn(p, k, sin_e, cos_e, sin_p, cos_p, omega * k, abs(omega * k) < 0.6)
     fig, ax = canvas(ax, (7.5, 7.0))
-
-    small = abs(phi) < 0.6  # the arrows are a few degrees apart: an inset magnifies their tips
-
-    def draw(a: Axes, lw: float, zoom: float | None) -> None:
-        """The circle, both arrows and the arc; ``zoom``: the inset's half-width (None for the main view)."""
-        t = np.linspace(0.0, 2 * math.pi, 721)
-        a.plot(np.cos(t), np.sin(t), color=GREY, lw=0.8, zorder=0)  # the unit circle, a backdrop only
-        a.axhline(0.0, color=GREY, lw=0.6, zorder=0)
-        a.axvline(0.0, color=GREY, lw=0.6, zorder=0)
-        tag = "" if zoom is None else "-inset"
-        for j, (color, name) in enumerate(((BLUE, "source"), (ORANGE, "target"))):
-            tip = np.array([cos_e[j], sin_e[j]])
-            if zoom is None:
-                tail = np.zeros(2)
-            else:
-                # the shaft from the origin is clipped by the inset; the head starts inside it
-                a.plot([0.0, tip[0]], [0.0, tip[1]], color=color, lw=lw)
-                tail = tip * (1 - 0.3 * zoom)
-                a.annotate(f"pos {(p, p + k)[j]:g}", (tip[0], tip[1]), textcoords="offset points", xytext=(8, -4),
-                           color=color, fontsize=10, fontweight="bold")
-            ann = a.annotate("", xy=(tip[0], tip[1]), xytext=(tail[0], tail[1]),
-                             arrowprops={"arrowstyle": "-|>", "color": color, "lw": lw, "mutation_scale": 18})
-            ann.set_gid(name + tag)
-        # a small turn is drawn on the circle, joining the tips; a large one inside it, as an angle mark
-        r = 1.0 if small else 0.3
-        a.plot(r * cos_p, r * sin_p, color=RED, lw=lw, gid="arc" + tag)
-        if zoom is not None or not small:
-            a.annotate("", xy=(r * cos_p[-1], r * sin_p[-1]), xytext=(r * cos_p[-6], r * sin_p[-6]),
-                       arrowprops={"arrowstyle": "-|>", "color": RED, "lw": lw, "mutation_scale": 16})
-            mid = len(cos_p) // 2
-            a.annotate(rf"$\varphi = {phi:.4g}$ rad", (r * cos_p[mid], r * sin_p[mid]), textcoords="offset points",
-                       xytext=(-10, 0), ha="right", va="center", color=RED, fontsize=10)
-
-    draw(ax, 2.5, None)
+    _draw_turn(ax, turn, 2.5, None)
     ax.set_xlim(-1.2, 1.2)
     ax.set_ylim(-1.2, 1.2)
     ax.set_aspect("equal")
@@ -154,34 +137,90 @@ def plot_rotation(
     ax.set_ylabel(rf"y = $\sin(\omega_{{{i}}} \cdot \mathrm{{pos}})$  (the seed's top entry)")
     way = "counter-clockwise" if k >= 0 else "clockwise"
     ax.set_title(f"Figure s03: shift by k = {k:g} = rotation by "
-                 rf"$\varphi = \omega_{{{i}}} k = {phi:.4g}$ rad ({way})" "\n"
+                 rf"$\varphi = \omega_{{{i}}} k = {turn.phi:.4g}$ rad ({way})" "\n"
                  rf"pair $i = {i}$ of $d_{{model}} = {d}$, base {b:g}", fontsize=11)
+    _legend_and_inset(ax, turn)
+    return fig
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """What Figure s03 draws: the pair at pos and pos + by, the path between, and the angle."""
+
+    pos: float
+    by: float
+    sin_e: np.ndarray  # the two ends, [2]
+    cos_e: np.ndarray
+    sin_p: np.ndarray  # the path, [200]
+    cos_p: np.ndarray
+    phi: float  # ω_i·by, for the labels
+    small: bool  # the arrows are a few degrees apart: an inset magnifies their tips
+
+
+def _draw_turn(a: Axes, t: _Turn, lw: float, zoom: float | None) -> None:
+    """The circle, both arrows and the arc; ``zoom``: the inset's half-width (None for the main view)."""
+    circle = np.linspace(0.0, 2 * math.pi, 721)
+    a.plot(np.cos(circle), np.sin(circle), color=GREY, lw=0.8, zorder=0)  # the unit circle, a backdrop only
+    a.axhline(0.0, color=GREY, lw=0.6, zorder=0)
+    a.axvline(0.0, color=GREY, lw=0.6, zorder=0)
+    tag = "" if zoom is None else "-inset"
+    for j, (color, name) in enumerate(((BLUE, "source"), (ORANGE, "target"))):
+        tip = np.array([t.cos_e[j], t.sin_e[j]])
+        if zoom is None:
+            tail = np.zeros(2)
+        else:
+            # the shaft from the origin is clipped by the inset; the head starts inside it
+            a.plot([0.0, tip[0]], [0.0, tip[1]], color=color, lw=lw)
+            tail = tip * (1 - 0.3 * zoom)
+            a.annotate(f"pos {(t.pos, t.pos + t.by)[j]:g}", (tip[0], tip[1]), textcoords="offset points",
+                       xytext=(8, -4), color=color, fontsize=10, fontweight="bold")
+        ann = a.annotate("", xy=(tip[0], tip[1]), xytext=(tail[0], tail[1]),
+                         arrowprops={"arrowstyle": "-|>", "color": color, "lw": lw, "mutation_scale": 18})
+        ann.set_gid(name + tag)
+    # a small turn is drawn on the circle, joining the tips; a large one inside it, as an angle mark
+    r = 1.0 if t.small else 0.3
+    a.plot(r * t.cos_p, r * t.sin_p, color=RED, lw=lw, gid="arc" + tag)
+    if zoom is not None or not t.small:
+        a.annotate("", xy=(r * t.cos_p[-1], r * t.sin_p[-1]), xytext=(r * t.cos_p[-6], r * t.sin_p[-6]),
+                   arrowprops={"arrowstyle": "-|>", "color": RED, "lw": lw, "mutation_scale": 16})
+        mid = len(t.cos_p) // 2
+        a.annotate(rf"$\varphi = {t.phi:.4g}$ rad", (r * t.cos_p[mid], r * t.sin_p[mid]), textcoords="offset points",
+                   xytext=(-10, 0), ha="right", va="center", color=RED, fontsize=10)
+
+
+def _legend_and_inset(ax: Axes, t: _Turn) -> None:
+    """The legend, and for a small turn an inset magnifying the tips, in the half the arrows leave empty."""
     from matplotlib.lines import Line2D
 
     handles = [
         Line2D([], [], color=BLUE, lw=2.5,
-               label=f"pos {p:g}: (sin, cos) = ({sin_e[0]:.6f}, {cos_e[0]:.6f})"),
+               label=f"pos {t.pos:g}: (sin, cos) = ({t.sin_e[0]:.6f}, {t.cos_e[0]:.6f})"),
         Line2D([], [], color=ORANGE, lw=2.5,
-               label=f"pos {p + k:g}: (sin, cos) = ({sin_e[1]:.6f}, {cos_e[1]:.6f})"),
-        Line2D([], [], color=RED, lw=2.5, label=rf"rotation by $\varphi = {phi:.4g}$ rad"),
+               label=f"pos {t.pos + t.by:g}: (sin, cos) = ({t.sin_e[1]:.6f}, {t.cos_e[1]:.6f})"),
+        Line2D([], [], color=RED, lw=2.5, label=rf"rotation by $\varphi = {t.phi:.4g}$ rad"),
     ]
-    mid = math.atan2(float(sin_p[len(sin_p) // 2]), float(cos_p[len(cos_p) // 2]))
-    right, top = math.cos(mid) > 0, math.sin(mid) > 0
-    # legend and inset go to the half the arrows leave empty
+    mid = math.atan2(float(t.sin_p[len(t.sin_p) // 2]), float(t.cos_p[len(t.cos_p) // 2]))
+    right = math.cos(mid) > 0
+    # legend (top) and inset (bottom) go to the half the arrows leave empty, one above the other
     ax.legend(handles=handles, loc="upper left" if right else "upper right", fontsize=9)
-    if small:
-        inset = ax.inset_axes((0.05 if right else 0.53, 0.06 if top or not right else 0.52, 0.42, 0.42))
-        xs = np.concatenate([cos_e, cos_p])
-        ys = np.concatenate([sin_e, sin_p])
+    if t.small:
+        # inside the main axes with room for the inset's own tick labels (left and below it), clear of the
+        # main axis's tick labels; a few ticks, so the labels stay apart
+        inset = ax.inset_axes((0.14 if right else 0.55, 0.1, 0.38, 0.38))
+        xs = np.concatenate([t.cos_e, t.cos_p])
+        ys = np.concatenate([t.sin_e, t.sin_p])
         half = max(float(np.ptp(xs)), float(np.ptp(ys)), 0.002) * 0.8
         cx, cy = float(xs.mean()), float(ys.mean())
-        draw(inset, 2.0, half)
+        _draw_turn(inset, t, 2.0, half)
         inset.set_xlim(cx - half, cx + half)
         inset.set_ylim(cy - half, cy + half)
         inset.set_aspect("equal")
         inset.tick_params(labelsize=8)
+        from matplotlib.ticker import MaxNLocator
+
+        for axis in (inset.xaxis, inset.yaxis):
+            axis.set_major_locator(MaxNLocator(nbins=3))
         ax.indicate_inset_zoom(inset, edgecolor="0.3")
-    return fig
 
 
 def plot_heatmap(
@@ -202,7 +241,8 @@ def plot_heatmap(
     d = check_d_model(d_model)
     lay = check_layout(layout)
     if n * d > MAX_CELLS:
-        raise PosEncError(f"length × d_model must be <= {MAX_CELLS} cells to draw, got {n} × {d}")
+        raise PosEncError(
+            f"length × d_model must be <= {MAX_CELLS} cells to draw, got {_show(length)} × {_show(d_model)}")
     data = table(n, d, start=start, base=base, layout=lay, dtype=np.float64)
     fig, ax = canvas(ax)
     s0 = int(start)
@@ -235,10 +275,10 @@ def plot_kernel(
     b = check_base(base)
     m = check_int(max_offset, "max_offset", minimum=1)
     if m > 100_000:
-        raise PosEncError(f"max_offset must be <= 100000, got {m}")
+        raise PosEncError(f"max_offset must be <= 100000, got {_show(max_offset)}")
     ps = check_positions(list(refs), "refs")
     if ps.ndim != 1 or ps.size == 0:
-        raise PosEncError(f"refs must be a non-empty list of positions, got {refs!r}")
+        raise PosEncError(f"refs must be a non-empty list of positions, got {_show(refs)}")
     offsets = np.arange(-m, m + 1)
     check_positions(ps[:, None] + offsets[None, :], "refs + offsets")
     fig, ax = canvas(ax)
@@ -280,19 +320,28 @@ def plot_ladder(
     idx = np.arange(len(lam))
     fig, ax = canvas(ax)
     size = 36 if len(lam) <= 64 else 14
-    ax.scatter(idx[~wraps], lam[~wraps], color=BLUE, s=size, marker="o",
-               label=f"does not wrap over the context: {int(np.count_nonzero(~wraps))} pairs", gid="unwrapped")
-    ax.scatter(idx[wraps], lam[wraps], color=RED, s=size + 6, marker="x",
-               label=f"wraps (λ < context): {int(np.count_nonzero(wraps))} pairs", gid="wrapped")
+    if (~wraps).any():  # a legend names only what is drawn: no "0 pairs" entry
+        ax.scatter(idx[~wraps], lam[~wraps], color=BLUE, s=size, marker="o",
+                   label=f"does not wrap over the context: {int(np.count_nonzero(~wraps))} pairs", gid="unwrapped")
+    if wraps.any():
+        ax.scatter(idx[wraps], lam[wraps], color=RED, s=size + 6, marker="x",
+                   label=f"wraps (λ < context): {int(np.count_nonzero(wraps))} pairs", gid="wrapped")
     ax.axhline(c, color="black", ls="--", lw=1.2, label=f"context = {c:g} positions", gid="context")
     ax.set_yscale("log")
+    # the label sits left of the slowest pair, in the empty space above the ladder, on the side of
+    # its point away from the context line (below it when the context is higher), an arrow to the point
+    below = c >= lam[-1]
     ax.annotate(rf"$\lambda_{{max}} = {lam[-1]:.1f}$", (idx[-1], lam[-1]), textcoords="offset points",
-                xytext=(-10, 10), ha="right", fontsize=9)
-    ax.set_ylim(top=max(float(lam[-1]), c) * 4)  # room for the λ_max label
+                xytext=(-60, -4 if below else 4), ha="right", va="top" if below else "bottom", fontsize=9,
+                arrowprops={"arrowstyle": "->", "color": "0.3", "lw": 0.8, "shrinkB": 4}, gid="lambda_max")
+    ax.set_ylim(top=max(float(lam[-1]), c) * 4)
     verdict = "wraps: raise the base" if rep.wraps else "does not wrap: the base suffices"
     ax.set_title(rf"Wavelength ladder, $d_{{model}} = {d}$, base {b:g}" "\n"
                  f"over {c:g} positions the slowest pair {verdict}", fontsize=11)
     ax.set_xlabel(r"pair $i$ (channels $2i$, $2i+1$)")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # pairs are whole: no tick at pair 0.5
     ax.set_ylabel(r"wavelength $\lambda_i = 2\pi / \omega_i$ (positions, log scale)")
     ax.legend(loc="lower right", fontsize=9)  # the ladder rises left to right: that corner stays empty
     ax.grid(alpha=0.3, which="both")

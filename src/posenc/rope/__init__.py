@@ -4,17 +4,21 @@
 :mod:`~posenc.rope.scaling`), :mod:`~posenc.rope.cos_sin` the exact cos/sin
 tables, :mod:`~posenc.rope.apply` the rotation of q and k,
 :mod:`~posenc.rope.permute` the conversion of weights between layouts,
+:mod:`~posenc.rope.sections` multi-axis RoPE (M-RoPE, axial),
+:mod:`~posenc.rope.xpos` xPos (RoPE with a decay),
 :mod:`~posenc.rope.hf_config` the reading of a Hugging Face config, and
 :mod:`~posenc.rope.context` what a scaled ladder covers.
 """
 
 from .apply import apply_rope
-from .context import RopeContextReport, rope_context_report
+from .context import RopeContextReport, rope_context_report, rope_grid_report
 from .cos_sin import rope_cos_sin, rope_table
 from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from .hf_config import RopeConfig, from_hf_config
 from .permute import permute_qk_weights, qk_permutation
 from .scaling import NTK, SCALINGS, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
+from .sections import Sections
+from .xpos import XPos, xpos_decay, xpos_scale
 
 __all__ = [
     "NTK",
@@ -27,6 +31,8 @@ __all__ = [
     "RopeConfig",
     "RopeContextReport",
     "RopeFrequencies",
+    "Sections",
+    "XPos",
     "YaRN",
     "apply_rope",
     "from_hf_config",
@@ -35,5 +41,8 @@ __all__ = [
     "rope_context_report",
     "rope_cos_sin",
     "rope_frequencies",
+    "rope_grid_report",
     "rope_table",
+    "xpos_decay",
+    "xpos_scale",
 ]

@@ -6,10 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, as_array, check_d_model, check_dtype, check_layout, check_positions
+from ..errors import PosEncError, as_array, check_d_model, check_dtype, check_int, check_layout, check_positions
 from ..layout import sin_cos_views
-from .cos_sin import cos_sin_tables, default_seq_len
+from .cos_sin import check_axes, cos_sin_tables, default_seq_len
 from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims, check_scaling, rope_frequencies
+from .sections import Sections, check_sections
+from .xpos import check_xpos, xpos_cos_sin
 
 __all__ = ["apply_rope", "rotate"]
 
@@ -38,8 +40,13 @@ def apply_rope(
     layout: str = "half",
     rotary_dim: int | None = None,
     seq_len: int | None = None,
+    sections: Any = None,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
+    xpos: Any = None,
+    role: str | None = None,
 ) -> np.ndarray:
-    """Rotate queries or keys by their positions.
+    """Rotate queries or keys by their positions (and decay them, with xPos).
 
     Shapes: b batch, n_h heads, s sequence, h_d head_dim.
 
@@ -49,6 +56,16 @@ def apply_rope(
             (``[b, 1, s]`` for per-row positions of ``[b, n_h, s, h_d]``).
         base, scaling, rotary_dim, seq_len: as :func:`rope_cos_sin`.
         layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J).
+        sections, section_layout, ladder: multi-axis RoPE (M-RoPE, axial), as
+            :func:`rope_cos_sin`; positions are then ``[..., n_axes]``, their
+            leading shape broadcasting to ``x.shape[:-1]`` (``[s, 3]`` for
+            Qwen2-VL's (t, h, w); HF's ``[3, b, s]`` moved to ``[b, 1, s, 3]``
+            for ``[b, n_h, s, h_d]``).
+        xpos: None, or a :class:`posenc.XPos`: pair i is also multiplied by
+            ζ_i^(±(p − c)/scale_base), c = seq_len//2 with ``center``
+            (``seq_len`` default max(positions) + 1: pass the same one for q
+            and k). See :mod:`posenc.rope.xpos`.
+        role: with xpos, ``"q"`` (factor ζ^(+…)) or ``"k"`` (ζ^(−…)).
 
     Returns:
         Same shape and dtype as x. The math is float64 for float64 input and
@@ -62,6 +79,30 @@ def apply_rope(
     >>> apply_rope(q, [2], base=100.0, layout="interleaved").round(4).tolist()
     [[-0.4161, 0.9093, 0.0, 0.0]]
     """
+    arr = _check_x(x)
+    h, r = check_dims(arr.shape[-1], rotary_dim)
+    lay = check_layout(layout, ROPE_LAYOUTS)
+    pos = check_positions(positions)
+    sec = check_sections(sections, section_layout, ladder)
+    xp = check_xpos(xpos, role)
+    if xp is not None and sec is not None:
+        raise PosEncError("xpos with sections (multi-axis RoPE) is not defined: pass one or the other")
+    length = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1)
+    _check_broadcast(pos, sec, arr.shape)
+    check_scaling(scaling)
+    if seq_len is None:
+        seq_len = default_seq_len(scaling, pos)
+    freqs = rope_frequencies(h, base=base, scaling=scaling, rotary_dim=r, seq_len=seq_len, sections=sec)
+    ct = np.dtype(np.float64) if arr.dtype == np.float64 else np.dtype(np.float32)
+    if xp is not None:
+        cos, sin = xpos_cos_sin(pos, freqs, xp, str(role), length, ct, arr.dtype)
+    else:
+        cos, sin = cos_sin_tables(pos, freqs, ct)
+    return rotate(arr, cos, sin, lay, r)
+
+
+def _check_x(x: Any) -> np.ndarray:
+    """x as an array ``[..., s, h_d]`` of float16/32/64."""
     arr = as_array(x, "x")
     if arr.dtype.kind != "f":
         raise PosEncError(f"x must be a float16/32/64 array, got dtype {arr.dtype}")
@@ -69,22 +110,20 @@ def apply_rope(
     if arr.ndim < 2:
         raise PosEncError(f"x must be [..., s, h_d] (at least 2 dimensions), got shape {arr.shape}")
     check_d_model(arr.shape[-1], "x.shape[-1] (head_dim)")
-    h, r = check_dims(arr.shape[-1], rotary_dim)
-    lay = check_layout(layout, ROPE_LAYOUTS)
-    pos = check_positions(positions)
+    return arr
+
+
+def _check_broadcast(pos: np.ndarray, sec: Sections | None, x_shape: tuple[int, ...]) -> None:
+    """Positions (less their trailing axis with sections) must broadcast to ``x.shape[:-1]``."""
+    check_axes(pos, sec)
+    lead = pos.shape if sec is None else pos.shape[:-1]
     try:
-        shape = np.broadcast_shapes(pos.shape, arr.shape[:-1])
+        shape = np.broadcast_shapes(lead, x_shape[:-1])
     except ValueError:
         shape = None
-    if shape != arr.shape[:-1]:
+    if shape != x_shape[:-1]:
+        axes = "" if sec is None else f" (after the trailing axis of {sec.n_axes})"
         raise PosEncError(
-            f"positions of shape {pos.shape} must broadcast to x.shape[:-1] = {arr.shape[:-1]} "
+            f"positions of shape {pos.shape} must broadcast to x.shape[:-1] = {x_shape[:-1]}{axes} "
             f"(x is [..., s, h_d]; use [s] or e.g. [b, 1, s] for [b, n_h, s, h_d])"
         )
-    check_scaling(scaling)
-    if seq_len is None:
-        seq_len = default_seq_len(scaling, pos)
-    freqs = rope_frequencies(h, base=base, scaling=scaling, rotary_dim=r, seq_len=seq_len)
-    ct = np.dtype(np.float64) if arr.dtype == np.float64 else np.dtype(np.float32)
-    cos, sin = cos_sin_tables(pos, freqs, ct)
-    return rotate(arr, cos, sin, lay, r)

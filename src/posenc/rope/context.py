@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_context
+from ..errors import PosEncError, check_context, check_layout
 from ..sinusoidal.frequencies import min_base
-from .frequencies import rope_frequencies
+from ..sinusoidal.grid_analysis import GridReport, axis_ladder, check_sizes
+from .frequencies import ROPE_LAYOUTS, rope_frequencies
 
-__all__ = ["RopeContextReport", "rope_context_report"]
+__all__ = ["RopeContextReport", "rope_context_report", "rope_grid_report"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,3 +107,55 @@ def rope_context_report(
         max_wavelength=float(f.wavelengths.max()),
         min_base=mb,
     )
+
+
+def rope_grid_report(
+    sizes: Any,
+    head_dim: int,
+    *,
+    sections: Any,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
+    base: float = 10000.0,
+    scaling: Any = None,
+    rotary_dim: int | None = None,
+    layout: str = "half",
+) -> GridReport:
+    """Multi-axis RoPE on a grid: which pairs (and head channels) turn with each axis, and whether they wrap.
+
+    Each axis's pairs turn size/λ times over its positions 0 … size-1: with
+    Qwen2-VL's contiguous sections the last axis (w) gets only the slowest
+    frequencies, with Qwen3-VL's interleaved ones every axis spans the ladder.
+
+    Args:
+        sizes: the grid's size along each position axis, in the sections' order
+            (e.g. (t, h, w)).
+        head_dim, base, scaling, rotary_dim, sections, section_layout, ladder: as
+            :func:`posenc.rope_frequencies`; ``seq_len`` is max(sizes).
+        layout: ``"half"`` or ``"interleaved"``: which head channels form a pair.
+
+    >>> r = rope_grid_report((16, 64, 64), 128, sections=(16, 24, 24), base=1e6)
+    >>> [(a.axis, len(a.omega), a.wrapped_pairs) for a in r.axes]  # h, w get no pair that turns over 64
+    [(0, 16, 5), (1, 24, 0), (2, 24, 0)]
+    >>> r = rope_grid_report((16, 64, 64), 128, sections=(24, 20, 20), section_layout="interleaved", base=1e6)
+    >>> [(a.axis, len(a.omega), a.wrapped_pairs) for a in r.axes]
+    [(0, 24, 2), (1, 20, 4), (2, 20, 3)]
+    """
+    ns = check_sizes(sizes)
+    lay = check_layout(layout, ROPE_LAYOUTS)
+    f = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=max(ns),
+                         sections=sections, section_layout=section_layout, ladder=ladder)
+    sec = f.sections
+    if sec is None:
+        raise PosEncError("rope_grid_report needs sections (pairs per axis), e.g. sections=(16, 24, 24)")
+    if len(ns) != sec.n_axes:
+        raise PosEncError(f"sizes {ns} must give one size per axis of sections {sec.sizes}")
+    half = f.rotary_dim // 2
+    axes = []
+    for a in range(sec.n_axes):
+        pairs = np.flatnonzero(sec.pair_axes() == a)
+        chans = [(int(i), int(i) + half) if lay == "half" else (2 * int(i), 2 * int(i) + 1) for i in pairs]
+        axes.append(axis_ladder(a, ns[a], chans, f.inv_freq[pairs], f.wavelengths[pairs]))
+    what = "M-RoPE" if sec.ladder == "shared" else "axial RoPE"
+    desc = f"{what} sections {sec.sizes} {sec.layout}, head_dim {f.head_dim}, base {f.base:g}, layout {lay}"
+    return GridReport(ns, f.head_dim, desc, tuple(axes))

@@ -9,8 +9,21 @@ import numpy as np
 from ..errors import PosEncError, allocate, check_dtype, check_int, check_positions, check_size
 from ..exact import fill_range, fill_sincos
 from .frequencies import RopeFrequencies, check_dims, check_scaling, rope_frequencies
+from .sections import Sections, check_sections, fill_sections
 
-__all__ = ["cos_sin_tables", "default_seq_len", "rope_cos_sin", "rope_table"]
+__all__ = ["check_axes", "cos_sin_tables", "default_seq_len", "rope_cos_sin", "rope_table"]
+
+
+def check_axes(pos: np.ndarray, sections: Sections | None) -> None:
+    """Multi-axis positions carry a trailing axis of length ``n_axes``."""
+    if sections is None:
+        return
+    n = sections.n_axes
+    if pos.ndim == 0 or pos.shape[-1] != n:
+        raise PosEncError(
+            f"positions for sections {sections.sizes} must be [..., {n}] (one position per axis, last), got shape "
+            f"{pos.shape}; Hugging Face's position_ids [{n}, b, s] become np.moveaxis(position_ids, 0, -1)"
+        )
 
 
 def default_seq_len(scaling: Any, pos: np.ndarray) -> int | None:
@@ -23,6 +36,9 @@ def default_seq_len(scaling: Any, pos: np.ndarray) -> int | None:
 def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """cos/sin ``[*pos.shape, r/2]`` times the attention factor, rounded once into dtype.
 
+    With sections (multi-axis RoPE) ``pos`` is ``[..., n_axes]`` and the
+    tables ``[..., r/2]``, pair i at the position of its axis.
+
     Each value depends on its position alone: a position gives the same bits
     whatever else is asked (which the torch caches, grown piece by piece,
     rely on). A run of consecutive integers takes the fast table path
@@ -30,21 +46,37 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     :func:`posenc.exact.fill_sincos` bit for bit).
     """
     n = freqs.rotary_dim // 2
+    sec = freqs.sections
+    lead = pos.shape if sec is None else pos.shape[:-1]
+    multi = None
+    if sec is not None:
+        multi = pos.reshape(-1, sec.n_axes)
+        if bool(np.all(multi == multi[:, :1])):  # text tokens, every axis at one position: exactly 1-D RoPE
+            pos = multi[:, 0]
+            multi = None
     flat = pos.reshape(-1)
     af = freqs.attention_factor
     # one rounding from the float64 value: write straight into dtype unless af must multiply first
     work = dtype if af == 1.0 else np.dtype(np.float64)
-    cos = allocate((flat.shape[0], n), work, "cos table")
-    sin = allocate((flat.shape[0], n), work, "sin table")
-    first = flat[0] if flat.shape[0] > 1 else 0.5
-    if first == np.floor(first) and flat[-1] - first == flat.shape[0] - 1 and np.all(np.diff(flat) == 1.0):
-        fill_range(int(first), flat.shape[0], freqs.ladder, sin, cos)
+    rows = flat.shape[0] if multi is None else multi.shape[0]
+    if multi is not None:
+        # two contiguous tables: the multi-axis placement writes whole rows of each
+        cos = allocate((rows, n), work, "cos table")
+        sin = allocate((rows, n), work, "sin table")
+        fill_sections(multi, freqs.axis_pairs, sin, cos)
     else:
-        fill_sincos(flat, freqs.ladder, sin, cos)
+        check_size((rows, n), work, "cos table")  # the message names the (rows, r/2) table the caller gets
+        both = allocate((rows, 2 * n), work, "cos and sin tables")  # [cos | sin] per row
+        cos, sin = both[:, :n], both[:, n:]
+        first = flat[0] if flat.shape[0] > 1 else 0.5
+        if first == np.floor(first) and flat[-1] - first == flat.shape[0] - 1 and np.all(np.diff(flat) == 1.0):
+            fill_range(int(first), flat.shape[0], freqs.ladder, both, "cos_sin")
+        else:
+            fill_sincos(flat, freqs.ladder, sin, cos)
     if af != 1.0:
         cos = (cos * af).astype(dtype, copy=False)
         sin = (sin * af).astype(dtype, copy=False)
-    shape = (*pos.shape, n)
+    shape = (*lead, n)
     return cos.reshape(shape), sin.reshape(shape)
 
 
@@ -67,7 +99,7 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
     dt = check_dtype(dtype)
     if freqs.attention_factor == 1.0:
         out = allocate((n, 2, freqs.rotary_dim // 2), dt, "rope_table")
-        fill_range(first, n, freqs.ladder, out[:, 1], out[:, 0])  # straight into the rows, one rounding
+        fill_range(first, n, freqs.ladder, out.reshape(n, freqs.rotary_dim), "cos_sin")  # straight in, one rounding
         return out
     check_size((n, 2, freqs.rotary_dim // 2), np.float64, "rope_table")  # before the positions are listed
     cos, sin = cos_sin_tables(np.arange(first, first + n, dtype=np.float64), freqs, dt)
@@ -83,6 +115,9 @@ def rope_cos_sin(
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     dtype: Any = np.float32,
+    sections: Any = None,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact cos(ω_i p) and sin(ω_i p) tables, times the attention factor.
 
@@ -92,25 +127,35 @@ def rope_cos_sin(
     HF multiplies its cos and sin by the same factor.
 
     Args:
-        positions: integers or floats, any shape ``[...]`` (|p| < 2**53).
+        positions: integers or floats, any shape ``[...]`` (|p| < 2**53); with
+            sections ``[..., n_axes]``, one position per axis (HF's
+            ``position_ids`` ``[3, b, s]`` is ``np.moveaxis(position_ids, 0, -1)``).
         head_dim, base, scaling, rotary_dim: as :func:`rope_frequencies`.
         seq_len: for DynamicNTK/LongRoPE; default max(positions) + 1, as HF.
         dtype: float16, float32 or float64.
+        sections, section_layout, ladder: multi-axis RoPE, as
+            :func:`rope_frequencies`; pair i turns with the position of its axis.
 
     Returns:
-        (cos, sin), each ``[..., rotary_dim/2]`` in ``dtype``.
+        (cos, sin), each ``[..., rotary_dim/2]`` in ``dtype`` (the positions'
+        shape without the axis dimension, with sections).
 
     >>> c, s = rope_cos_sin([0, 1000], 4, base=10000.0, dtype=np.float64)
     >>> c.round(5).tolist()
     [[1.0, 1.0], [0.56238, -0.83907]]
     >>> s.round(5).tolist()
     [[0.0, 0.0], [0.82688, -0.54402]]
+    >>> c, s = rope_cos_sin([[3, 0, 5]], 8, sections=(2, 1, 1), dtype=np.float64)  # (t, h, w) = (3, 0, 5)
+    >>> c.round(5).tolist()  # pairs 0, 1 turn with t = 3; pair 2 with h = 0; pair 3 with w = 5
+    [[-0.98999, 0.95534, 1.0, 0.99999]]
     """
     check_dims(head_dim, rotary_dim)
     dt = check_dtype(dtype)
     pos = check_positions(positions)
     check_scaling(scaling)
+    check_axes(pos, check_sections(sections, section_layout, ladder))
     if seq_len is None:
         seq_len = default_seq_len(scaling, pos)
-    freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len)
+    freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
+                             sections=sections, section_layout=section_layout, ladder=ladder)
     return cos_sin_tables(pos, freqs, dt)

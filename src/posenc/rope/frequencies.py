@@ -39,12 +39,14 @@ from .._concurrency import BoundedCache
 from ..errors import PosEncError, check_base, check_d_model, check_int
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
 from .scaling import SCALINGS, Scaled
+from .sections import AxisPairs, Sections, axis_pairs, check_sections, per_axis_frequencies
 
 __all__ = [
     "PAIR_LAYOUT",
     "ROPE_LAYOUTS",
     "RopeFrequencies",
     "check_dims",
+    "check_multi_axis",
     "check_scaling",
     "rope_frequencies",
 ]
@@ -68,6 +70,9 @@ class RopeFrequencies:
         wavelengths: float64 ``[r/2]``, 2π/ω_i correctly rounded.
         attention_factor: what HF multiplies into cos and sin (1 for most).
         ladder: ω to ~160 bits, for :mod:`posenc.exact`.
+        sections: multi-axis RoPE (:mod:`posenc.rope.sections`): which
+            position axis each pair serves, on which ladder; None for 1-D.
+        axis_pairs: the pairs grouped by axis, with their frequencies (multi-axis only).
     """
 
     head_dim: int
@@ -77,6 +82,13 @@ class RopeFrequencies:
     wavelengths: np.ndarray = field(repr=False)
     attention_factor: float
     ladder: Ladder = field(repr=False)
+    sections: Sections | None = None
+    axis_pairs: tuple[AxisPairs, ...] = field(default=(), repr=False)
+
+    @property
+    def pair_axes(self) -> np.ndarray | None:
+        """The position axis each pair turns with, int ``[r/2]`` (None for 1-D RoPE)."""
+        return None if self.sections is None else self.sections.pair_axes()
 
 
 def check_scaling(scaling: Any) -> None:
@@ -98,9 +110,13 @@ def check_dims(head_dim: Any, rotary_dim: Any) -> tuple[int, int]:
 _CACHE = BoundedCache["RopeFrequencies"](256)
 
 
-def _build(head_dim: int, rotary_dim: int, base: float, scaling: Any, seq_len: int | None) -> RopeFrequencies:
+def _build(
+    head_dim: int, rotary_dim: int, base: float, scaling: Any, seq_len: int | None, sections: Sections | None
+) -> RopeFrequencies:
     b = Decimal(base)
-    if scaling is None:
+    if sections is not None and sections.ladder == "per_axis":
+        scaled = Scaled(per_axis_frequencies(sections, b), b, 1.0)
+    elif scaling is None:
         with localcontext() as ctx:
             ctx.prec = DECIMAL_PREC
             ln = b.ln()
@@ -121,7 +137,24 @@ def _build(head_dim: int, rotary_dim: int, base: float, scaling: Any, seq_len: i
         wavelengths=lam,
         attention_factor=scaled.attention_factor,
         ladder=ladder,
+        sections=sections,
+        axis_pairs=() if sections is None else axis_pairs(sections.pair_axes(), ladder),
     )
+
+
+def check_multi_axis(sections: Sections | None, rotary_dim: int, scaling: Any) -> None:
+    """Sections must cover the rotary pairs exactly; per-axis ladders take no scaling."""
+    if sections is None:
+        return
+    if sections.pairs != rotary_dim // 2:
+        raise PosEncError(
+            f"sections {sections.sizes} hold {sections.pairs} pairs; the rotary dimension {rotary_dim} has "
+            f"{rotary_dim // 2} (sections count pairs: they sum to rotary_dim / 2)"
+        )
+    if sections.ladder == "per_axis" and scaling is not None:
+        raise PosEncError(
+            f"ladder='per_axis' takes no scaling (each axis has its own ladder), got {scaling!r}"[:300]
+        )
 
 
 def rope_frequencies(
@@ -131,6 +164,9 @@ def rope_frequencies(
     scaling: Any = None,
     rotary_dim: int | None = None,
     seq_len: int | None = None,
+    sections: Any = None,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
 ) -> RopeFrequencies:
     """The rotary frequencies ω_i (i < rotary_dim/2) and the attention factor.
 
@@ -142,6 +178,14 @@ def rope_frequencies(
             even, <= head_dim; default head_dim.
         seq_len: the sequence length, for the variants that depend on it
             (DynamicNTK, LongRoPE); None means "within the original length".
+        sections: multi-axis RoPE: pairs per position axis, e.g. ``(16, 24, 24)``
+            for Qwen2-VL's (t, h, w), summing to rotary_dim/2; or a
+            :class:`~posenc.rope.sections.Sections`. None: 1-D RoPE.
+        section_layout: ``"contiguous"`` (Qwen2-VL) or ``"interleaved"``
+            (Qwen3-VL): where each axis's pairs sit.
+        ladder: ``"shared"`` (M-RoPE: ω_i = θ^(-2i/r), each pair its own) or
+            ``"per_axis"`` (axial: each axis a ladder over its own share, as the
+            Qwen2-VL vision tower; no scaling).
 
     Returns:
         A :class:`RopeFrequencies`; equal arguments give the same object.
@@ -152,12 +196,17 @@ def rope_frequencies(
     >>> f = rope_frequencies(4, base=100.0)
     >>> f.inv_freq.tolist(), f.attention_factor
     ([1.0, 0.1], 1.0)
+    >>> axial = rope_frequencies(8, base=100.0, sections=(2, 2), ladder="per_axis")
+    >>> axial.inv_freq.tolist(), axial.pair_axes.tolist()
+    ([1.0, 0.1, 1.0, 0.1], [0, 0, 1, 1])
     """
     h, r = check_dims(head_dim, rotary_dim)
     b = check_base(base)
     check_scaling(scaling)
     n = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1)
+    sec = check_sections(sections, section_layout, ladder)
+    check_multi_axis(sec, r, scaling)
     # Keyed on what of seq_len matters (the effective length or base), so one
     # entry never serves two rotations and equal rotations share one entry.
-    key = (h, r, b, scaling, None if scaling is None else scaling.cache_key(n))
-    return _CACHE.get(key, lambda: _build(h, r, b, scaling, n))
+    key = (h, r, b, scaling, None if scaling is None else scaling.cache_key(n), sec)
+    return _CACHE.get(key, lambda: _build(h, r, b, scaling, n, sec))

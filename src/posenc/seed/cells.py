@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import PosEncError
+from ..errors import PosEncError, _show
 from ..sinusoidal.encoding import encode
 from ..sinusoidal.frequencies import context_report, frequencies, max_wavelength, wavelengths
 from ..sinusoidal.shift import shift, shift_matrix
@@ -239,7 +239,7 @@ def case(cell: str) -> Case:
     """
     key = cell.upper() if isinstance(cell, str) else cell
     if key not in _BUILDERS:
-        raise PosEncError(f"cell must be one of {', '.join(CELLS)}, got {cell!r}")
+        raise PosEncError(f"cell must be one of {', '.join(CELLS)}, got {_show(cell)}")
     return _BUILDERS[key]()
 
 
@@ -248,5 +248,5 @@ def cases(cells: list[str] | tuple[str, ...] | None = None) -> list[Case]:
     keys = list(CELLS if not cells else cells)
     for k in keys:
         if not isinstance(k, str) or k.upper() not in _BUILDERS:
-            raise PosEncError(f"cell must be one of {', '.join(CELLS)}, got {k!r}")
+            raise PosEncError(f"cell must be one of {', '.join(CELLS)}, got {_show(k)}")
     return [case(k) for k in keys]

@@ -50,6 +50,11 @@ class Printed:
         return f"{self.value:.{self.decimals}f}"
 
     @property
+    def cited(self) -> str:
+        """The true value as an answer quotes it, a misprint marked: ``60611; the seed misprints it as 60650``."""
+        return self.true_text if self.agrees else f"{self.true_text}; the seed misprints it as {self.printed}"
+
+    @property
     def erratum(self) -> str | None:
         """``None``, or a sentence naming the seed's wrong figure and the true one."""
         if self.agrees:

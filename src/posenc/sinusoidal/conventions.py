@@ -117,7 +117,7 @@ class Convention:
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
         hi, lo = _shift(p.reshape(-1), plan.origin)
-        out = _render(plan, dt, hi.shape[0], lambda s, c: fill_sincos(hi, plan.ladder, s, c, lo))
+        out = _render(plan, dt, hi.shape[0], lambda t, s, c: fill_sincos(hi, plan.ladder, s, c, lo))
         if plan.zero_at is not None:
             zero = hi == plan.zero_at
             if lo is not None:
@@ -138,7 +138,7 @@ class Convention:
         last = max(n - 1, 0)
         check_positions(np.array([s0, s0 + last], dtype=object), "positions start … start+length-1")
         check_positions(np.array([a0, a0 + last], dtype=object), f"positions + origin ({plan.origin})")
-        out = _render(plan, dt, n, lambda s, c: fill_range(a0, n, plan.ladder, s, c))
+        out = _render(plan, dt, n, lambda t, s, c: fill_range(a0, n, plan.ladder, t, plan.layout))
         if plan.zero_at is not None and a0 <= plan.zero_at < a0 + n:
             out[plan.zero_at - a0] = 0
         return out
@@ -162,7 +162,7 @@ def _render(plan: Plan, dtype: np.dtype, rows: int, fill: Any) -> np.ndarray:
     width = max(2 * n, plan.d_model)
     out = allocate((rows, width), dtype, "encoding", zeros=width > 2 * n)
     s, c = sin_cos_views(out, n, plan.layout)
-    fill(s, c)
+    fill(out, s, c)
     if width > plan.d_model:
         # odd d_model in keras / positional-encodings / Marian: the last cosine is cut
         out = np.ascontiguousarray(out[:, : plan.d_model])

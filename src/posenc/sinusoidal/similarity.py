@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -43,8 +44,10 @@ def _exact_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _offset(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """p - q as an unevaluated double-double (exact for any floats)."""
     hi, lo = _exact_sum(p, -q)
-    if np.any(np.abs(hi) >= 2.0**53):
-        raise PosEncError("p - q must satisfy |p - q| < 2**53")
+    big = np.abs(hi) >= 2.0**53
+    if np.any(big):
+        gap = Decimal(float(hi[big].flat[0])) + Decimal(float(lo[big].flat[0]))  # exact: |p|, |q| < 2**53
+        raise PosEncError(f"p - q must satisfy |p - q| < 2**53, got p - q = {gap}")
     return hi, lo
 
 

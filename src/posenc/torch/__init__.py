@@ -17,12 +17,16 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
     ) from exc
 
 from ._cache import TableCache
-from .rope import RotaryEmbedding, apply_rope, positions_from_cu_seqlens
+from .bias import AlibiBias, T5RelativeBias
+from .rope import RotaryEmbedding
+from .rope_functional import apply_rope, positions_from_cu_seqlens
 from .sinusoidal import SinusoidalPositionalEncoding, encode
 
 __all__ = [
+    "AlibiBias",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
+    "T5RelativeBias",
     "TableCache",
     "apply_rope",
     "encode",

@@ -1,4 +1,7 @@
-"""Rotary position embeddings for PyTorch: a module with an exact cached table, and a functional form.
+"""Rotary position embeddings for PyTorch: the module, with an exact cached cos/sin table.
+
+The functional form (:func:`apply_rope`, :func:`positions_from_cu_seqlens`)
+lives in :mod:`posenc.torch.rope_functional` and is re-exported here.
 
 Shapes: ``b`` batch, ``n_h`` query heads, ``n_kv`` key/value heads, ``s``
 sequence length, ``h_d`` head_dim, ``r`` rotary_dim. By default q and k are
@@ -12,6 +15,12 @@ rules of the sinusoidal module: not in ``state_dict``, never cast by
 ``.to(dtype)``, rebuilt after meta-device init, grown on demand in eager
 mode). The forward is elementwise work on those rows: no table build, no
 float64, nothing that breaks a ``torch.compile(fullgraph=True)`` graph.
+
+Multi-axis RoPE (``sections=``, :mod:`posenc.rope.sections`): row p of the
+table holds every pair's cos/sin at position p (its own ω_i), the rows of a
+text token. A token at (t, h, w) reads the rows of t, h and w in one lookup
+(the same cache and lookup as 1-D) and takes each pair from its own axis's
+row: the values of :func:`posenc.rope_cos_sin` with sections, bit for bit.
 """
 
 from __future__ import annotations
@@ -23,11 +32,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import MAX_POSITION, PosEncError, check_int, check_layout
-from ..rope.cos_sin import rope_cos_sin, rope_table
+from ..errors import PosEncError, check_int, check_layout
+from ..rope.cos_sin import cos_sin_tables, rope_table
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
+from ..rope.sections import Sections, check_sections
+from ..rope.xpos import check_xpos
 from . import _fused
-from ._cache import TableCache, compiling, drop_keys, position_bounds
+from ._cache import DEFAULT_ROWS, TableCache, drop_keys
+from ._rotation import batch_size, broadcast_rows, check_qk, check_sequence_dim, rotate_pairs, table_dtype
+from .rope_functional import apply_rope, positions_from_cu_seqlens
+from .xpos import XPosTable
 
 __all__ = ["RotaryEmbedding", "apply_rope", "positions_from_cu_seqlens"]
 
@@ -35,69 +49,25 @@ __all__ = ["RotaryEmbedding", "apply_rope", "positions_from_cu_seqlens"]
 # posenc recomputes them, so they are dropped on load
 _LEGACY = ("inv_freq", "original_inv_freq", "cos_cached", "sin_cached", "cached_freqs", "freqs", "cache", "theta")
 
-_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-
-
 @dataclass(frozen=True, eq=False)
 class _Rows:
-    """The module's table builder (picklable): rows ``[length, 2, r/2]`` of (cos, sin)."""
+    """The module's rows ``[count, 2, r/2]`` of (cos, sin): a picklable :class:`~posenc.torch._cache.RowBuilder`.
+
+    Consecutive rows come from :func:`posenc.rope_table` (the fast path),
+    scattered ones from the exact per-position path; the same bits either way.
+    """
 
     freqs: RopeFrequencies
 
-    def __call__(self, start: int, length: int) -> np.ndarray:
-        return rope_table(self.freqs, start, length, np.float32)
+    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray:
+        return rope_table(self.freqs, start, length, dtype)
 
-
-def _check_sequence_dim(sequence_dim: Any) -> int:
-    if sequence_dim not in (-2, -3):
-        raise PosEncError(
-            f"sequence_dim must be -2 (q/k [b, n_h, s, h_d]) or -3 ([b, s, n_h, h_d]), got {sequence_dim!r}"
-        )
-    return int(sequence_dim)
-
-
-def _check_qk(name: str, x: Any, head_dim: int, sequence_dim: int) -> None:
-    if not isinstance(x, torch.Tensor) or x.dtype not in _FLOATS:
-        what = f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
-        raise PosEncError(f"{name} must be a float16/bfloat16/float32/float64 tensor, got {what}")
-    if x.dim() < -sequence_dim or x.shape[-1] != head_dim:
-        want = "[..., s, h_d]" if sequence_dim == -2 else "[..., s, n_h, h_d]"
-        raise PosEncError(f"{name} must be {want} with h_d = {head_dim}, got shape {tuple(x.shape)}")
-
-
-def _broadcast(table: torch.Tensor, x: torch.Tensor, sequence_dim: int, batched: bool) -> torch.Tensor:
-    """cos or sin ``[s, n]`` / ``[b, s, n]`` shaped to broadcast against x's pairs."""
-    if sequence_dim == -3:
-        table = table.unsqueeze(-2)  # [(b,) s, 1, n]
-    elif batched:
-        table = table.unsqueeze(-3)  # [b, 1, s, n]
-    if batched and x.dim() < table.dim():
-        raise PosEncError(f"[b, s] positions need a batch dimension in x, got shape {tuple(x.shape)}")
-    return table
-
-
-def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, rotary_dim: int) -> torch.Tensor:
-    """(x1·cos - x2·sin, x2·cos + x1·sin) per pair, in float32 (float64 for float64 x), back in x.dtype."""
-    ct = torch.float64 if x.dtype == torch.float64 else torch.float32
-    c = cos.to(ct)
-    s = sin.to(ct)
-    n = rotary_dim // 2
-    if layout == "half":
-        x1, x2 = x[..., :n], x[..., n:rotary_dim]
-    else:
-        x1, x2 = x[..., 0:rotary_dim:2], x[..., 1:rotary_dim:2]
-    a = x1.to(ct)
-    b = x2.to(ct)
-    o1 = a * c - b * s
-    o2 = b * c + a * s
-    if layout == "half":
-        out = torch.cat([o1, o2], dim=-1)
-    else:
-        out = torch.stack([o1, o2], dim=-1).flatten(-2)
-    out = out.to(x.dtype)
-    if rotary_dim < x.shape[-1]:
-        out = torch.cat([out, x[..., rotary_dim:]], dim=-1)
-    return out
+    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        p = positions.astype(np.float64)
+        if self.freqs.sections is not None:  # a row is a text token's: every axis at p
+            p = np.repeat(p[:, None], self.freqs.sections.n_axes, axis=1)
+        cos, sin = cos_sin_tables(p, self.freqs, dtype)
+        return np.stack([cos, sin], axis=1)
 
 
 class RotaryEmbedding(nn.Module):
@@ -109,19 +79,36 @@ class RotaryEmbedding(nn.Module):
         scaling: None or a :mod:`posenc.rope.scaling` variant (HF's rope types).
         layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J).
         rotary_dim: channels rotated (default h_d); the rest pass through.
-        max_len: rows computed now (positions 0 … max_len-1); more are
-            computed on demand in eager mode. Call :meth:`reserve` before
-            ``torch.compile``.
+        max_len: rows computed now (positions 0 … max_len-1; default 4096,
+            see :data:`~posenc.torch._cache.DEFAULT_ROWS`). More are computed
+            on demand, also under ``torch.compile`` when it may break the
+            graph; under ``fullgraph=True`` positions must lie in the rows
+            held (``max_len`` or :meth:`reserve`).
         sequence_dim: where s sits in q and k: -2 for ``[b, n_h, s, h_d]``,
             -3 for ``[b, s, n_h, h_d]`` or packed ``[total, n_h, h_d]``.
         seq_len: for DynamicNTK / LongRoPE: the length that fixes the
             effective base (or factor set). None: max(position) + 1 of each
             eager call, as HF; a change of regime rebuilds the table (one
             table never mixes rotations), so a KV cache filled before it is
-            stale: fix ``seq_len`` for a whole generation.
+            stale: fix ``seq_len`` for a whole generation. With ``xpos`` it
+            also fixes the centre N//2 (see :mod:`posenc.torch.xpos`).
+        sections, section_layout, ladder: multi-axis RoPE, as
+            :func:`posenc.rope_frequencies` (Qwen2-VL's M-RoPE: ``sections=(16,
+            24, 24)``; Qwen3-VL: add ``section_layout="interleaved"``; the
+            Qwen2-VL vision tower: ``ladder="per_axis"``). ``positions`` then
+            carry a trailing axis, ``[s, n_axes]`` or ``[b, s, n_axes]``
+            (HF's ``position_ids`` ``[3, b, s]`` is
+            ``position_ids.permute(1, 2, 0)``); an ``offset`` gives text
+            tokens, every axis at the same position.
+        xpos: None, or a :class:`posenc.XPos`: q is also scaled by
+            ζ^((p − c)/scale_base) and k by its inverse, as
+            :func:`posenc.apply_rope` with ``xpos=``, bit for bit (1-D
+            positions only).
 
-    Outputs are in the input dtypes; the math is float32 (float64 for
-    float64 inputs) on float32 cos/sin rows within 1 ulp of the true values.
+    Outputs are in the input dtypes; the math is float32 on float32 cos/sin
+    rows within 1 ulp of the true values, and float64 on float64 rows for
+    float64 inputs (then equal to :func:`posenc.apply_rope` in float64).
+    Safe to call from many threads.
 
     >>> rope = RotaryEmbedding(4, base=100.0, layout="interleaved")
     >>> q = torch.tensor([[[[1.0, 0.0, 0.0, 0.0]]]])          # [b=1, n_h=1, s=1, h_d=4]
@@ -138,94 +125,123 @@ class RotaryEmbedding(nn.Module):
         scaling: Any = None,
         layout: str = "half",
         rotary_dim: int | None = None,
-        max_len: int = 0,
+        max_len: int = DEFAULT_ROWS,
         sequence_dim: int = -2,
         seq_len: int | None = None,
+        sections: Any = None,
+        section_layout: str = "contiguous",
+        ladder: str = "shared",
+        xpos: Any = None,
     ) -> None:
         super().__init__()
-        freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len)
+        self.sections = check_sections(sections, section_layout, ladder)
+        freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
+                                 sections=self.sections)
         self.head_dim = freqs.head_dim
         self.rotary_dim = freqs.rotary_dim
         self.base = float(base)
         self.scaling = scaling
         self.layout = check_layout(layout, ROPE_LAYOUTS)
-        self.sequence_dim = _check_sequence_dim(sequence_dim)
+        self.sequence_dim = check_sequence_dim(sequence_dim)
         self.seq_len = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1)
         self.freqs = freqs
         self._regime = None if scaling is None else scaling.cache_key(seq_len)
         rows = check_int(max_len, "max_len", minimum=0)
-        self.cache = TableCache(_Rows(freqs), (2, freqs.rotary_dim // 2), stop=rows)
+        if xpos is not None and self._regime is not None:
+            raise PosEncError(f"xpos with a length-dependent scaling ({scaling!r}) is not supported")
+        if xpos is not None and self.sections is not None:
+            raise PosEncError("xpos with multi-axis sections is not supported: xPos decays along one position axis")
+        self.cache = TableCache(_Rows(freqs), (2, freqs.rotary_dim // 2), stop=0 if xpos is not None else rows)
+        self.xpos = None if xpos is None else XPosTable(freqs, xpos, self.seq_len, rows)
+        # multi-axis: which axis's row each pair reads. A plain CPU tensor made from the sections, not a
+        # buffer: nothing to save, and nothing a meta-device init could leave uninitialised
+        self._pair_axes = None if self.sections is None else torch.tensor(
+            self.sections.pair_axes(), dtype=torch.long, device="cpu")
 
     @property
     def attention_factor(self) -> float:
         """The factor in the cos/sin rows (YaRN, LongRoPE); 1 for most."""
         return self.freqs.attention_factor
 
-    def reserve(self, max_len: int, start: int = 0) -> None:
-        """Compute rows for positions ``start … max_len-1`` now (do this before torch.compile)."""
-        self.cache.reserve(max_len, start)
+    def reserve(self, max_len: int, start: int = 0, *, dtype: torch.dtype = torch.float32) -> None:
+        """Hold rows for positions ``start … max_len-1`` now (before ``torch.compile(fullgraph=True)``)."""
+        self.cache.reserve(max_len, start, dtype=dtype)
 
-    def _follow_length(self, stop: int) -> None:
-        """Length-dependent scalings: rebuild the table when the regime changes (eager only)."""
+    def _follow_length(self, lo: int, hi: int) -> None:
+        """Length-dependent scalings: rebuild the table when the regime changes (eager, under the cache lock)."""
         if self.scaling is None or self.scaling.cache_key(None) is None:
             return
-        seq = self.seq_len if self.seq_len is not None else max(stop, 1)
+        seq = self.seq_len if self.seq_len is not None else max(hi, 1)
         regime = self.scaling.cache_key(seq)
         if regime != self._regime:
             self.freqs = rope_frequencies(
-                self.head_dim, base=self.base, scaling=self.scaling, rotary_dim=self.rotary_dim, seq_len=seq
+                self.head_dim, base=self.base, scaling=self.scaling, rotary_dim=self.rotary_dim, seq_len=seq,
+                sections=self.sections,
             )
             self._regime = regime
             self.cache.reset(_Rows(self.freqs))
 
+    def _rows(
+        self, s: Any, positions: Any, offset: Any, device: Any, batch: int | None, dtype: torch.dtype
+    ) -> torch.Tensor:
+        """``[s, 2, r/2]`` or ``[b, s, 2, r/2]``: cos and sin side by side, read-only."""
+        if self.sections is not None and positions is not None:
+            return self._axis_rows(self.sections, s, positions, device, batch, dtype)
+        return self.cache.lookup(
+            s, positions=positions, offset=offset, batch=batch, device=device, dtype=dtype, before=self._follow_length
+        )
+
+    def _axis_rows(
+        self, sections: Sections, s: Any, positions: Any, device: Any, batch: int | None, dtype: torch.dtype
+    ) -> torch.Tensor:
+        """Multi-axis positions ``[s, n]`` / ``[b, s, n]``: one lookup of every axis's rows, each pair from its axis."""
+        n = sections.n_axes
+        if not isinstance(positions, torch.Tensor) or positions.dim() not in (2, 3) \
+                or tuple(positions.shape[-2:]) != (s, n):
+            shape = list(positions.shape) if isinstance(positions, torch.Tensor) else type(positions).__name__
+            raise PosEncError(
+                f"positions for sections {sections.sizes} must be [s, {n}] or [b, s, {n}] with s = {s} (one "
+                f"position per axis, last; HF's position_ids [{n}, b, s] is position_ids.permute(1, 2, 0)), "
+                f"got {shape}"
+            )
+        flat = positions.reshape(*positions.shape[:-2], s * n)  # [(b,) s·n]: every axis's position, token by token
+        rows = self.cache.lookup(s * n, positions=flat, batch=batch, device=device, dtype=dtype,
+                                 before=self._follow_length)
+        rows = rows.reshape(*rows.shape[:-3], s, n, 2, rows.shape[-1])  # [(b,) s, n, 2, r/2]
+        axes = torch.as_tensor(self._pair_axes, device=rows.device)
+        pick = axes.view(*([1] * (rows.dim() - 1)), -1).expand(*rows.shape[:-3], 1, 2, -1)
+        return torch.gather(rows, -3, pick).squeeze(-3)
+
     def cos_sin(
         self, s: int, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0,
-        device: torch.device | None = None,
+        device: torch.device | None = None, dtype: torch.dtype = torch.float32,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The float32 (cos, sin) rows for s tokens: ``[s, r/2]`` or ``[b, s, r/2]`` each."""
-        eager = not compiling()
-        if positions is not None and (isinstance(offset, torch.Tensor) or offset != 0):
-            raise PosEncError(f"pass either positions or offset, not both (got offset={offset!r})")
-        if positions is None and isinstance(offset, torch.Tensor):
-            positions = self._offset_positions(s, offset, device)
-        if positions is None:
-            if eager:
-                off = check_int(offset, "offset")
-                if max(abs(off), abs(off + s)) >= MAX_POSITION:
-                    raise PosEncError(f"positions offset … offset+s-1 must satisfy |p| < 2**53, got offset={off}")
-                self._follow_length(off + s)
-                self.cache.ensure(off, off + s, device)
-            rows = self.cache.rows(offset, s)  # type: ignore[arg-type]
-        else:
-            if not isinstance(positions, torch.Tensor):
-                raise PosEncError(f"positions must be a torch.Tensor, got {type(positions).__name__}")
-            if positions.dim() not in (1, 2) or positions.shape[-1] != s:
-                raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {tuple(positions.shape)}")
-            if eager:
-                lo, hi = position_bounds(positions)
-                self._follow_length(hi)
-                self.cache.ensure(lo, hi, device)
-            rows = self.cache.take(positions)
-        return rows[..., 0, :], rows[..., 1, :]
+        """The (cos, sin) rows for s tokens: ``[s, r/2]`` or ``[b, s, r/2]`` each, float32 or float64.
 
-    @staticmethod
-    def _offset_positions(s: int, offset: torch.Tensor, device: torch.device | None) -> torch.Tensor:
-        if offset.dtype == torch.bool or offset.is_complex() or offset.is_floating_point():
-            raise PosEncError(f"a tensor offset must hold integers, got dtype {offset.dtype}")
-        if offset.dim() == 1:
-            offset = offset[:, None]
-        elif offset.dim() != 0:
-            raise PosEncError(f"a tensor offset must have shape [] or [b], got {tuple(offset.shape)}")
-        return torch.arange(s, device=offset.device) + offset.to(torch.long)
+        Copies: writing into them never reaches the module's table.
+        """
+        batch = None  # no q here to pair with: [b, s] positions and [b] offsets set it
+        if isinstance(positions, torch.Tensor) and positions.dim() == 2:
+            batch = int(positions.shape[0])
+        elif isinstance(offset, torch.Tensor) and offset.dim() == 1:
+            batch = int(offset.shape[0])
+        rows = self._rows(s, positions, offset, device, batch, dtype)
+        return rows[..., 0, :].clone(), rows[..., 1, :].clone()
 
     def rotate(
-        self, x: torch.Tensor, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0
+        self, x: torch.Tensor, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0,
+        role: str | None = None,
     ) -> torch.Tensor:
-        """Rotate one tensor (q or k), ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]``)."""
-        _check_qk("x", x, self.head_dim, self.sequence_dim)
+        """Rotate one tensor (q or k), ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]``); with xpos, ``role`` "q" or "k"."""
+        check_qk("x", x, self.head_dim, self.sequence_dim)
+        if self.xpos is not None or role is not None:
+            check_xpos(None if self.xpos is None else self.xpos.xpos, role)
         s = x.shape[self.sequence_dim]
-        cos, sin = self.cos_sin(s, positions=positions, offset=offset, device=x.device)
-        return self._apply_tables(x, cos, sin)
+        if self.xpos is not None:
+            rows = self.xpos.rows(s, positions, offset, x.device, batch_size(x), table_dtype(x), x.dtype)
+            return self._apply_tables(x, rows[..., 0:2, :] if role == "q" else rows[..., 2:4, :])
+        rows = self._rows(s, positions, offset, x.device, batch_size(x), table_dtype(x))
+        return self._apply_tables(x, rows)
 
     def forward(
         self,
@@ -244,27 +260,42 @@ class RotaryEmbedding(nn.Module):
                 (left padding: ``cumsum(mask) - 1``; packed sequences:
                 :func:`positions_from_cu_seqlens`). Default offset … offset+s-1.
             offset: first position when ``positions`` is None: an int (KV-cache
-                length), or an integer tensor ``[]`` or ``[b]``.
+                length; NumPy integers too), or an integer tensor ``[]`` or ``[b]``.
+
+        Returns:
+            New tensors (never views of the table).
 
         Raises:
-            PosEncError: bad shapes, dtypes, positions (value checks in eager mode).
+            PosEncError: bad shapes (naming them), dtypes, positions (value
+                checks in eager mode).
         """
-        _check_qk("q", q, self.head_dim, self.sequence_dim)
-        _check_qk("k", k, self.head_dim, self.sequence_dim)
-        s = q.shape[self.sequence_dim]
-        if k.shape[self.sequence_dim] != s:
-            raise PosEncError(f"q and k must have the same sequence length, got {tuple(q.shape)} and {tuple(k.shape)}")
-        cos, sin = self.cos_sin(s, positions=positions, offset=offset, device=q.device)
-        return self._apply_tables(q, cos, sin), self._apply_tables(k, cos, sin)
+        check_qk("q", q, self.head_dim, self.sequence_dim)
+        check_qk("k", k, self.head_dim, self.sequence_dim)
+        sd = self.sequence_dim
+        s = q.shape[sd]
+        heads = -3 if sd == -2 else -2
+        if q.dim() != k.dim() or q.shape[:heads] + q.shape[heads + 1 :] != k.shape[:heads] + k.shape[heads + 1 :]:
+            raise PosEncError(
+                f"q and k must agree in every dimension but heads, got {tuple(q.shape)} and {tuple(k.shape)}"
+            )
+        dq, dk = table_dtype(q), table_dtype(k)
+        if self.xpos is not None:  # (cos, sin)·ζ^(+…) for q, ·ζ^(−…) for k
+            xq = self.xpos.rows(s, positions, offset, q.device, batch_size(q), dq, q.dtype)
+            xk = self.xpos.rows(s, positions, offset, q.device, batch_size(q), dk, k.dtype)
+            return self._apply_tables(q, xq[..., 0:2, :]), self._apply_tables(k, xk[..., 2:4, :])
+        rows_q = self._rows(s, positions, offset, q.device, batch_size(q), dq)
+        rows_k = rows_q if dk == dq else self._rows(s, positions, offset, q.device, batch_size(q), dk)
+        return self._apply_tables(q, rows_q), self._apply_tables(k, rows_k)
 
-    def _apply_tables(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    def _apply_tables(self, x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         if self.sequence_dim == -2:
-            out = _fused.rotate(x, cos, sin, self.layout, self.rotary_dim)
+            out = _fused.rotate(x, rows, self.layout, self.rotary_dim)
             if out is not None:
                 return out
+        cos, sin = rows[..., 0, :], rows[..., 1, :]
         batched = cos.dim() == 3
-        return _rotate(
-            x, _broadcast(cos, x, self.sequence_dim, batched), _broadcast(sin, x, self.sequence_dim, batched),
+        return rotate_pairs(
+            x, broadcast_rows(cos, x, self.sequence_dim, batched), broadcast_rows(sin, x, self.sequence_dim, batched),
             self.layout, self.rotary_dim,
         )
 
@@ -278,74 +309,9 @@ class RotaryEmbedding(nn.Module):
         )
 
     def extra_repr(self) -> str:
-        return (
+        text = (
             f"head_dim={self.head_dim}, rotary_dim={self.rotary_dim}, base={self.base}, "
             f"scaling={self.scaling!r}, layout={self.layout!r}, sequence_dim={self.sequence_dim}"
+            + ("" if self.xpos is None else f", xpos={self.xpos.xpos!r}")
         )
-
-
-def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
-    """Positions of a packed batch: 0 … len_j - 1 for each sequence j, ``[total]``.
-
-    ``cu_seqlens`` is flash-attn's ``[n + 1]`` cumulative lengths (0, l0,
-    l0 + l1, …); the result restarts at 0 where each sequence starts.
-
-    >>> positions_from_cu_seqlens(torch.tensor([0, 3, 5])).tolist()
-    [0, 1, 2, 0, 1]
-    """
-    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dtype.is_floating_point or cu_seqlens.is_complex() \
-            or cu_seqlens.dtype == torch.bool or cu_seqlens.dim() != 1 or cu_seqlens.numel() < 1:
-        raise PosEncError(f"cu_seqlens must be a 1-D integer tensor [n + 1], got {cu_seqlens!r}"[:200])
-    cu = cu_seqlens.to(torch.long)
-    lengths = cu[1:] - cu[:-1]
-    if not compiling():
-        if int(cu[0]) != 0 or bool((lengths < 0).any()):
-            raise PosEncError(f"cu_seqlens must start at 0 and never decrease, got {cu_seqlens.tolist()}"[:200])
-    starts = torch.repeat_interleave(cu[:-1], lengths)  # [total]: each token's sequence start
-    return torch.arange(starts.shape[0], device=cu.device) - starts
-
-
-_NUMPY = {torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64}
-
-
-def apply_rope(
-    x: torch.Tensor,
-    positions: Any,
-    *,
-    base: float = 10000.0,
-    scaling: Any = None,
-    layout: str = "half",
-    rotary_dim: int | None = None,
-    seq_len: int | None = None,
-    sequence_dim: int = -2,
-) -> torch.Tensor:
-    """Functional RoPE, equal to :func:`posenc.apply_rope` bit for bit.
-
-    The cos/sin come from :func:`posenc.rope_cos_sin` on the CPU each call
-    (float64 for float64 x, float32 otherwise): convenient and exact, but
-    use :class:`RotaryEmbedding` (cached rows) inside a model.
-
-    Args:
-        x: ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]`` with ``sequence_dim=-3``).
-        positions: ``[s]`` or ``[b, s]`` (tensor or array-like; non-integers allowed).
-        base, scaling, layout, rotary_dim, seq_len: as :func:`posenc.apply_rope`.
-    """
-    sd = _check_sequence_dim(sequence_dim)
-    if not isinstance(x, torch.Tensor) or x.dtype not in _FLOATS:
-        raise PosEncError(f"x must be a float16/bfloat16/float32/float64 tensor, got {type(x).__name__}")
-    lay = check_layout(layout, ROPE_LAYOUTS)
-    h = x.shape[-1]
-    if isinstance(positions, torch.Tensor):
-        p = positions.detach().cpu()
-        positions = (p.to(torch.float64) if p.is_floating_point() else p).numpy()
-    pos = np.asarray(positions)
-    s = x.shape[sd] if x.dim() >= -sd else -1
-    if pos.ndim not in (1, 2) or pos.shape[-1] != s:
-        raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {pos.shape}")
-    ct = np.float64 if x.dtype == torch.float64 else np.float32
-    cos, sin = rope_cos_sin(pos, h, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len, dtype=ct)
-    r = cos.shape[-1] * 2
-    batched = pos.ndim == 2
-    c = _broadcast(torch.from_numpy(cos).to(x.device), x, sd, batched)
-    sn = _broadcast(torch.from_numpy(sin).to(x.device), x, sd, batched)
-    return _rotate(x, c, sn, lay, r)
+        return text if self.sections is None else f"{text}, sections={self.sections!r}"

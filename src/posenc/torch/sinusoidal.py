@@ -14,9 +14,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import MAX_POSITION, PosEncError, check_int, check_real
+from ..errors import PosEncError, check_int, check_real
 from ..sinusoidal.conventions import Convention, resolve
-from ._cache import TableCache, compiling, drop_keys, position_bounds
+from ._cache import DEFAULT_ROWS, TableCache, drop_keys
 
 __all__ = ["SinusoidalPositionalEncoding", "encode"]
 
@@ -31,19 +31,23 @@ _LEGACY_ATOL = 2e-3  # float32 tables of other frameworks are this close below _
 
 @dataclass(frozen=True)
 class _Rows:
-    """The module's table builder: rows of ``convention`` at ``d_model`` (picklable).
+    """The module's rows: ``convention`` at ``d_model`` (a picklable :class:`~posenc.torch._cache.RowBuilder`).
 
-    Rows come from the convention's ``table`` (the fast angle-addition
-    path), which equals :func:`posenc.encode` bit for bit whatever the
-    start, so a cache that grows in pieces, or is built shard by shard on
-    several ranks, holds one value per position.
+    Consecutive rows come from the convention's ``table`` (the fast
+    angle-addition path), scattered ones from its ``encode`` (the exact
+    per-position path); the two agree bit for bit whatever the start, so a
+    cache that grows in pieces, or is built shard by shard on several ranks,
+    holds one value per position.
     """
 
     convention: Convention
     d_model: int
 
-    def __call__(self, start: int, length: int) -> np.ndarray:
-        return self.convention.table(length, self.d_model, start=start, dtype=np.float32)
+    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray:
+        return self.convention.table(length, self.d_model, start=start, dtype=dtype)
+
+    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        return self.convention.encode(positions, self.d_model, dtype=dtype)
 
 
 class SinusoidalPositionalEncoding(nn.Module):
@@ -60,16 +64,19 @@ class SinusoidalPositionalEncoding(nn.Module):
             ``"positional-encodings"``, ``"vaswani"``) to reproduce a
             framework's table; it carries its own base and layout.
         dropout: dropout probability applied to ``x + PE`` in training.
-        max_len: rows computed at construction (positions 0 … max_len-1).
-            More are computed on demand in eager mode; under ``torch.compile``
-            call :meth:`reserve` first.
+        max_len: rows computed at construction (positions 0 … max_len-1;
+            default 4096, see :data:`~posenc.torch._cache.DEFAULT_ROWS`).
+            More are computed on demand, also under ``torch.compile`` when
+            it may break the graph; under ``fullgraph=True`` positions must
+            lie in the rows held (``max_len`` or :meth:`reserve`).
 
     The table is float32, exact to 1 ulp, stored as a non-persistent
     buffer: it is not in ``state_dict``, follows ``.to(device)`` but is
     never cast by ``.to(dtype)``, and is recomputed after meta-device
     construction (``to_empty``). For float32 ``x`` the forward is a slice
     (or gather) and one add; for float16 / bfloat16 ``x`` the sum is formed
-    in float32 and rounded once to ``x.dtype``.
+    in float32 and rounded once to ``x.dtype``; float64 ``x`` gets float64
+    rows (:func:`posenc.encode` in float64). Safe to call from many threads.
 
     >>> pe = SinusoidalPositionalEncoding(4)
     >>> [round(v, 5) for v in pe(torch.zeros(2, 4), offset=1000)[0].tolist()]   # seed, Ex 6
@@ -87,7 +94,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         layout: str = "interleaved",
         convention: Any = None,
         dropout: float = 0.0,
-        max_len: int = 0,
+        max_len: int = DEFAULT_ROWS,
     ) -> None:
         super().__init__()
         conv = resolve(convention, base=base, layout=layout)
@@ -100,9 +107,9 @@ class SinusoidalPositionalEncoding(nn.Module):
         rows = check_int(max_len, "max_len", minimum=0)
         self.cache = TableCache(_Rows(conv, self.d_model), (self.d_model,), stop=rows)
 
-    def reserve(self, max_len: int, start: int = 0) -> None:
-        """Compute the rows for positions ``start … max_len-1`` now (do this before torch.compile)."""
-        self.cache.reserve(max_len, start)
+    def reserve(self, max_len: int, start: int = 0, *, dtype: torch.dtype = torch.float32) -> None:
+        """Hold the rows for positions ``start … max_len-1`` now (before ``torch.compile(fullgraph=True)``)."""
+        self.cache.reserve(max_len, start, dtype=dtype)
 
     def forward(
         self, x: torch.Tensor, *, positions: torch.Tensor | None = None, offset: int | torch.Tensor = 0
@@ -116,79 +123,38 @@ class SinusoidalPositionalEncoding(nn.Module):
                 decoding, left-padded batches (e.g. ``cumsum(mask) - 1``) and
                 packed sequences. Default: ``offset … offset+s-1``.
             offset: the position of the first token when ``positions`` is
-                None: an int, or an integer tensor ``[]`` or ``[b]`` (one
-                offset per row; a tensor also keeps torch.compile from
-                specialising on its value).
+                None: an int (NumPy integers too), or an integer tensor ``[]``
+                or ``[b]`` (one offset per row; a tensor also keeps
+                torch.compile from specialising on its value).
 
         Returns:
-            ``x``'s shape and dtype.
+            ``x``'s shape and dtype: a new tensor (never a view of the table).
 
         Raises:
-            PosEncError: before any work, for a bad shape or dtype of ``x`` or
-                ``positions``, NaN or non-integer positions, or ``|p| >= 2**53``
-                (the value checks run in eager mode only; under torch.compile
-                positions must lie in the reserved rows).
+            PosEncError: before any work, for a bad shape or dtype of ``x``,
+                ``positions`` or ``offset`` (naming both shapes), NaN or
+                non-integer positions, or ``|p| >= 2**53`` (the value checks
+                run in eager mode only; under torch.compile tensor positions
+                must lie in the rows held).
         """
-        eager = not compiling()
         if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() not in (2, 3):
             what = f"{x.dtype} tensor of shape {tuple(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__
             raise PosEncError(f"x must be a floating tensor [b, s, d] or [s, d], got {what}")
         if x.shape[-1] != self.d_model:
             raise PosEncError(f"x must have last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
-        s = x.shape[-2]
-        if positions is not None and (isinstance(offset, torch.Tensor) or offset != 0):
-            raise PosEncError(f"pass either positions or offset, not both (got offset={offset!r})")
-        if positions is None and isinstance(offset, torch.Tensor):
-            positions = self._offset_positions(x, offset)
-        if positions is None:
-            if eager:
-                off = check_int(offset, "offset")
-                if max(abs(off), abs(off + s)) >= MAX_POSITION:
-                    raise PosEncError(f"positions offset … offset+s-1 must satisfy |p| < 2**53, got offset={off}")
-                self.cache.ensure(off, off + s, x.device)
-            pe = self.cache.rows(offset, s)  # type: ignore[arg-type]
-        else:
-            self._check_positions_shape(x, positions)
-            if eager:
-                lo, hi = position_bounds(positions)
-                self.cache.ensure(lo, hi, x.device)
-            pe = self.cache.take(positions)
-        # float32 table: float32 x adds directly; float64 x promotes exactly; for float16 /
-        # bfloat16 x the sum is formed in float32 and rounded once (as torch.compile's fused
-        # kernels do), so eager and compiled results agree bit for bit
+        pe = self.cache.lookup(
+            x.shape[-2], positions=positions, offset=offset, batch=x.shape[0] if x.dim() == 3 else None,
+            device=x.device, dtype=torch.float64 if x.dtype == torch.float64 else torch.float32,
+        )
+        # float32 table: float32 x adds directly; for float16 / bfloat16 x the sum is formed in
+        # float32 and rounded once (as torch.compile's fused kernels do), so eager and compiled
+        # results agree bit for bit; float64 x adds the float64 rows
         out = x + pe
         if out.dtype != x.dtype:
             out = out.to(x.dtype)
         if self.dropout > 0.0 and self.training:
             out = torch.nn.functional.dropout(out, self.dropout, True)
         return out
-
-    @staticmethod
-    def _check_positions_shape(x: torch.Tensor, positions: Any) -> None:
-        if not isinstance(positions, torch.Tensor):
-            raise PosEncError(f"positions must be a torch.Tensor, got {type(positions).__name__}")
-        if positions.dtype == torch.bool or positions.is_complex():
-            raise PosEncError(f"positions must hold integers, got dtype {positions.dtype}")
-        s = x.shape[-2]
-        ok = positions.shape == (s,) or (x.dim() == 3 and positions.shape in ((x.shape[0], s), (1, s)))
-        if not ok:
-            want = "[s]" if x.dim() == 2 else "[s] or [b, s]"
-            raise PosEncError(
-                f"positions must have shape {want} matching x {tuple(x.shape)}, got {tuple(positions.shape)}"
-            )
-
-    @staticmethod
-    def _offset_positions(x: torch.Tensor, offset: torch.Tensor) -> torch.Tensor:
-        if offset.dtype == torch.bool or offset.is_complex() or offset.is_floating_point():
-            raise PosEncError(f"a tensor offset must hold integers, got dtype {offset.dtype}")
-        if offset.dim() == 1 and x.dim() == 3 and offset.shape[0] == x.shape[0]:
-            offset = offset[:, None]
-        elif offset.dim() != 0:
-            raise PosEncError(
-                f"a tensor offset must have shape [] or [b] = [{x.shape[0] if x.dim() == 3 else '-'}], "
-                f"got {tuple(offset.shape)}"
-            )
-        return torch.arange(x.shape[-2], device=x.device) + offset.to(device=x.device, dtype=torch.long)
 
     def _load_from_state_dict(
         self, state_dict: dict[str, Any], prefix: str, local_metadata: Any, strict: bool,
@@ -213,7 +179,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         n = min(int(rows.shape[0]), _LEGACY_ROWS)
         origin = self.convention.plan(self.d_model).origin
         # legacy row r holds angle r, i.e. token position r - origin
-        ours = torch.from_numpy(_Rows(self.convention, self.d_model)(-origin, n))
+        ours = torch.from_numpy(_Rows(self.convention, self.d_model).rows(-origin, n, np.dtype(np.float32)))
         diff = float((rows[:n].to("cpu", torch.float32) - ours).abs().max()) if n else 0.0
         if not diff <= _LEGACY_ATOL:
             raise PosEncError(

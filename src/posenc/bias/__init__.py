@@ -1,0 +1,39 @@
+"""Relative position biases: position enters the attention scores, not the tokens.
+
+- :mod:`.alibi`: ALiBi's per-head linear penalty (the paper, BLOOM, MPT).
+- :mod:`.t5`: T5's relative-position buckets (the learned table lives in
+  :class:`posenc.torch.T5RelativeBias`).
+
+xPos, a rotation with a decay, lives with RoPE (:mod:`posenc.rope`).
+"""
+
+from .alibi import (
+    ALIBI_CONVENTIONS,
+    AlibiConvention,
+    Bloom,
+    Mpt,
+    Press,
+    alibi_bias,
+    alibi_convention,
+    alibi_distance,
+    alibi_slopes,
+    alibi_table,
+)
+from .t5 import T5Buckets, t5_bucket, t5_bucket_edges, t5_buckets
+
+__all__ = [
+    "ALIBI_CONVENTIONS",
+    "AlibiConvention",
+    "Bloom",
+    "Mpt",
+    "Press",
+    "T5Buckets",
+    "alibi_bias",
+    "alibi_convention",
+    "alibi_distance",
+    "alibi_slopes",
+    "alibi_table",
+    "t5_bucket",
+    "t5_bucket_edges",
+    "t5_buckets",
+]

@@ -1,0 +1,388 @@
+"""ALiBi: attention with linear biases (Press, Smith & Lewis 2021, arXiv:2108.12409).
+
+No vector is added to the tokens; each head h adds ``m_h·(j − i)`` (that is
+``−m_h·(i − j)``) to the score of query i and key j, a penalty growing
+linearly with the distance. Three conventions of the same idea, each a frozen
+dataclass, selected by name (``"press"``, ``"bloom"``, ``"mpt"``) or passed
+as an instance (``Mpt(alibi_bias_max=16)``):
+
+==========  ==================================  ====================================
+convention  bias of query i, key j (slope m)    source
+==========  ==================================  ====================================
+``press``   ``−m·(i − j)``  (``−m·|i − j|``      the paper (ofirpress/attention_with_
+            without ``causal``)                  linear_biases); x-transformers
+``bloom``   ``m·j``, j the key's position       HF ``modeling_bloom.build_alibi_tensor``
+            (``cumsum(mask) − 1``)
+``mpt``     ``m·(j − (k_len − 1))``             HF ``modeling_mpt.build_mpt_alibi_tensor``
+==========  ==================================  ====================================
+
+**Which agree.** Under a causal mask the three differ, row by row, by a
+constant (``m·i`` for bloom, ``m·(i − (k_len − 1))`` for mpt), and softmax
+ignores a constant added to a row: the attention weights are equal, the
+tensors are not. Without the mask bloom and mpt still agree after softmax
+(they differ by ``m·(k_len − 1)``, constant over the whole tensor), but the
+symmetric press form ``−m·|i − j|`` is a different model.
+
+**Slopes.** For n a power of two, ``m_k = 2**(−8k/n)``, k = 1 … n. Otherwise,
+with p = 2**floor(log2 n), the paper's ``get_slopes`` (and BLOOM's
+``_get_alibi_slopes``) takes the p slopes of the power-of-two rule and then
+the odd-numbered ones of the 2p rule, ``2**(−8k/2p)`` for k = 1, 3, 5, …: a
+second geometric series whose values interleave the first. MPT computes
+``2**(−k·alibi_bias_max/P)``, k = 1 … P with P = 2**ceil(log2 n), and for
+n < P keeps ``concat(s[1::2], s[::2])[:n]``: the even-numbered slopes (which
+are the p-series) first, then the odd ones. With the default
+``alibi_bias_max=8`` that is the paper's list, exactly; other values change
+the slopes, not the order.
+
+Slopes here are the true values correctly rounded to float64 (computed with
+:mod:`decimal`). BLOOM raises a float32 base to the k-th power with
+``torch.pow`` in float32, which drifts from the true slope as k grows: up to
+32 float32 steps for n <= 256 (none for 1, 2, 4 or 8 heads, whose slopes are
+powers of two). In bfloat16, BLOOM's usual dtype, its bias and posenc's agree
+on 95–100% of entries, the rest one bfloat16 step apart. MPT's float32
+slopes are within one step of the true ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import PosEncError, allocate, check_dtype, check_int, check_positions, check_real, check_size
+
+__all__ = [
+    "ALIBI_CONVENTIONS",
+    "AlibiConvention",
+    "Bloom",
+    "Mpt",
+    "Press",
+    "alibi_bias",
+    "alibi_convention",
+    "alibi_distance",
+    "alibi_rows_at",
+    "alibi_slopes",
+    "alibi_table",
+]
+
+
+with localcontext() as _ctx:
+    _ctx.prec = 60
+    _LN2 = Decimal(2).ln()
+
+
+@lru_cache(maxsize=8192)
+def _pow2(exponent: Fraction) -> float:
+    """2**(-exponent), correctly rounded to float64 (50 digits, then one rounding)."""
+    if exponent.denominator == 1:
+        return math.ldexp(1.0, -exponent.numerator)  # a power of two: exact
+    with localcontext() as ctx:
+        ctx.prec = 50
+        x = Decimal(exponent.numerator) / Decimal(exponent.denominator)
+        return float((-x * _LN2).exp())
+
+
+def _geometric(n: int) -> list[Fraction]:
+    """Exponents of the paper's power-of-two rule: 8k/n, k = 1 … n."""
+    return [Fraction(8 * k, n) for k in range(1, n + 1)]
+
+
+@lru_cache(maxsize=256)
+def _press_slopes(n_heads: int) -> tuple[float, ...]:
+    p = 1 << (n_heads.bit_length() - 1)  # 2**floor(log2 n)
+    exps = _geometric(p)
+    if p != n_heads:
+        exps += _geometric(2 * p)[0::2][: n_heads - p]  # k = 1, 3, 5, … of the 2p rule
+    return tuple(_pow2(e) for e in exps)
+
+
+@lru_cache(maxsize=256)
+def _mpt_slopes(n_heads: int, bias_max: float) -> tuple[float, ...]:
+    big = 1 << (n_heads - 1).bit_length()  # 2**ceil(log2 n)
+    step = Fraction(bias_max) / big  # a float is a dyadic rational: exact
+    exps = [step * k for k in range(1, big + 1)]
+    if big != n_heads:
+        exps = (exps[1::2] + exps[0::2])[:n_heads]
+    return tuple(_pow2(e) for e in exps)
+
+
+def _check_heads(n_heads: Any) -> int:
+    return check_int(n_heads, "n_heads", minimum=1)
+
+
+@dataclass(frozen=True)
+class Press:
+    """The paper's ALiBi: ``−m·(i − j)`` for the keys j ≤ i of query i.
+
+    Slopes from the paper's ``get_slopes`` (ofirpress/attention_with_linear_biases,
+    ``fairseq/models/transformer.py``). Without ``causal`` the bias is the
+    symmetric ``−m·|i − j|``, as x-transformers' ``AlibiPositionalBias``
+    and bidirectional encoders using ALiBi (MosaicBERT) apply it.
+
+    >>> Press().slopes(4).tolist()
+    [0.25, 0.0625, 0.015625, 0.00390625]
+    """
+
+    name: ClassVar[str] = "press"
+
+    def slopes(self, n_heads: int) -> np.ndarray:
+        """float64 ``[n_heads]``, head 0 first."""
+        return np.array(_press_slopes(_check_heads(n_heads)))
+
+    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
+        """t with bias = m·t, broadcastable to ``[..., q, k]``.
+
+        Query positions ``[..., q, 1]``, key positions ``[..., 1, k]``, the last
+        key's ``[..., 1, 1]``: NumPy arrays or torch tensors (operators only).
+        """
+        diff = k_pos - q_pos
+        return diff if causal else -abs(diff)
+
+    def reach(self, lo: float, hi: float) -> float:
+        """The largest |t| when every position lies in [lo, hi]."""
+        return hi - lo
+
+
+@dataclass(frozen=True)
+class Bloom(Press):
+    """BLOOM's ALiBi: ``m·j``, j the key's position, whatever the query.
+
+    HF ``models/bloom/modeling_bloom.py``: ``build_alibi_tensor`` multiplies
+    the slopes by ``(attention_mask.cumsum(-1) − 1) * attention_mask``, the
+    position of each key counting real tokens only (so a left-padded row
+    starts at 0 at its first token); shape ``[b·n_h, 1, k_len]``, broadcast
+    over the queries. It equals the paper's form under softmax, row by row.
+    Slopes: the paper's (``_get_alibi_slopes``).
+
+    >>> Bloom().slopes(2).tolist()
+    [0.0625, 0.00390625]
+    """
+
+    name: ClassVar[str] = "bloom"
+
+    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
+        return k_pos
+
+    def reach(self, lo: float, hi: float) -> float:
+        return max(abs(lo), abs(hi))
+
+
+@dataclass(frozen=True)
+class Mpt:
+    """MPT's ALiBi: ``m·(j − (k_len − 1))``, the key's position relative to the last key.
+
+    HF ``models/mpt/modeling_mpt.py``: ``build_mpt_alibi_tensor(num_heads,
+    sequence_length, alibi_bias_max=8)`` (copied from mosaicml/llm-foundry):
+    slopes ``1 / 2**(k·alibi_bias_max/P)``, k = 1 … P = 2**ceil(log2 n),
+    reordered ``concat(s[1::2], s[::2])[:n]`` when n < P. With explicit
+    positions, posenc measures from the last key's position.
+
+    >>> Mpt().slopes(2).tolist(), Mpt(alibi_bias_max=4).slopes(2).tolist()
+    ([0.0625, 0.00390625], [0.25, 0.0625])
+    """
+
+    name: ClassVar[str] = "mpt"
+    alibi_bias_max: float = 8.0  # the largest exponent: the last slope of a power-of-two head count is 2**-this
+
+    def __post_init__(self) -> None:
+        b = check_real(self.alibi_bias_max, "alibi_bias_max")
+        if not 0 < b <= 1000:
+            # past ~1074 the slopes underflow to zero in float64
+            raise PosEncError(f"alibi_bias_max must be > 0 and <= 1000, got {self.alibi_bias_max!r}")
+        object.__setattr__(self, "alibi_bias_max", b)
+
+    def slopes(self, n_heads: int) -> np.ndarray:
+        """float64 ``[n_heads]``, head 0 first."""
+        return np.array(_mpt_slopes(_check_heads(n_heads), self.alibi_bias_max))
+
+    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
+        return k_pos - k_last
+
+    def reach(self, lo: float, hi: float) -> float:
+        return hi - lo
+
+
+AlibiConvention = Press | Bloom | Mpt
+
+#: The conventions by name; ``Mpt(alibi_bias_max=…)`` for other MPT settings.
+ALIBI_CONVENTIONS: Mapping[str, AlibiConvention] = {"press": Press(), "bloom": Bloom(), "mpt": Mpt()}
+
+
+def alibi_convention(convention: Any) -> AlibiConvention:
+    """The convention named (``"press"``, ``"bloom"``, ``"mpt"``) or given as an instance."""
+    if isinstance(convention, (Press, Mpt)):
+        return convention
+    if isinstance(convention, str) and convention in ALIBI_CONVENTIONS:
+        return ALIBI_CONVENTIONS[convention]
+    names = ", ".join(repr(n) for n in ALIBI_CONVENTIONS)
+    raise PosEncError(f"convention must be one of {names} or a Press/Bloom/Mpt instance, got {convention!r}"[:200])
+
+
+def alibi_slopes(n_heads: int, *, convention: Any = "press") -> np.ndarray:
+    """The per-head slopes m_h of ALiBi, float64 ``[n_heads]``, correctly rounded.
+
+    Args:
+        n_heads: attention heads, >= 1.
+        convention: ``"press"`` or ``"bloom"`` (the paper's slopes, which
+            BLOOM uses), ``"mpt"`` (``alibi_bias_max=8``), or an instance
+            such as ``Mpt(alibi_bias_max=16)``.
+
+    Raises:
+        PosEncError: n_heads < 1 or an unknown convention.
+
+    >>> alibi_slopes(8).tolist()
+    [0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625]
+    >>> alibi_slopes(12)[8:].round(6).tolist()    # 2**-0.5, 2**-1.5, …: the second series
+    [0.707107, 0.353553, 0.176777, 0.088388]
+    """
+    conv = alibi_convention(convention)
+    return conv.slopes(n_heads)
+
+
+def alibi_distance(n_heads: int, penalty: float = 1.0, *, convention: Any = "press") -> np.ndarray:
+    """The distance at which each head's penalty m_h·d reaches ``penalty``: float64 ``[n_heads]``.
+
+    A key that far back has its attention weight multiplied by exp(−penalty)
+    relative to the query's own position (e**-1 ≈ 0.37 for the default).
+
+    >>> alibi_distance(8, 1.0).tolist()
+    [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]
+    """
+    slopes = alibi_slopes(n_heads, convention=convention)
+    p = check_real(penalty, "penalty")
+    if not p > 0:
+        raise PosEncError(f"penalty must be > 0, got {penalty!r}")
+    return p / slopes
+
+
+def _product(m: Any, t: np.ndarray) -> np.ndarray:
+    """m·t in float64: the correctly rounded slope times the exact distance (the caller rounds once more)."""
+    return m * t
+
+
+def alibi_table(
+    n_heads: int, start: int, length: int, *, convention: Any = "press", dtype: Any = np.float32
+) -> np.ndarray:
+    """Rows ``m_h·t`` for t = start … start+length-1: ``[length, n_heads]`` in ``dtype``.
+
+    The values of :func:`alibi_bias`, bit for bit, indexed by the distance
+    term t (``j − i`` for press, ``j`` for bloom, ``j − (k_len − 1)`` for
+    mpt): the rows behind :class:`posenc.torch.AlibiBias`.
+
+    >>> alibi_table(2, -2, 3).tolist()
+    [[-0.125, -0.0078125], [-0.0625, -0.00390625], [0.0, 0.0]]
+    """
+    first = check_int(start, "start")
+    n = check_int(length, "length", minimum=0)
+    check_positions([first, first + max(n - 1, 0)])
+    return alibi_rows_at(n_heads, np.arange(first, first + n), convention=convention, dtype=dtype)
+
+
+def alibi_rows_at(n_heads: int, t: Any, *, convention: Any = "press", dtype: Any = np.float32) -> np.ndarray:
+    """Rows ``m_h·t`` at any distance terms t ``[m]``: ``[m, n_heads]`` in ``dtype``."""
+    slopes = alibi_slopes(n_heads, convention=convention)
+    dt = check_dtype(dtype)
+    terms = check_positions(t, "t").reshape(-1, 1)
+    return _product(slopes[None, :], terms).astype(dt)
+
+
+def _check_placement(q: int, k: int, offset: int, causal: bool, positions: Any) -> None:
+    if (causal or positions is not None) and not (0 <= offset and offset + q <= k):
+        why = ("with causal=True query r is key r + offset, which must exist" if causal
+               else "queries take positions[..., offset + r]")
+        raise PosEncError(
+            f"offset + q_len must be <= k_len with 0 <= offset ({why}; q_len > k_len is meaningless there), "
+            f"got q_len={q}, k_len={k}, offset={offset}"
+        )
+
+
+def _key_positions(positions: Any, k: int) -> np.ndarray:
+    pos = check_positions(positions)
+    if pos.ndim not in (1, 2) or pos.shape[-1] != k:
+        raise PosEncError(f"positions must be [k_len] or [b, k_len] with k_len = {k}, got shape {pos.shape}")
+    return pos
+
+
+def alibi_bias(
+    q_len: int,
+    k_len: int,
+    n_heads: int,
+    *,
+    offset: int = 0,
+    positions: Any = None,
+    convention: Any = "press",
+    causal: bool = True,
+    dtype: Any = np.float32,
+) -> np.ndarray:
+    """The ALiBi bias to add to attention scores ``[…, n_heads, q_len, k_len]``.
+
+    Query r sits at key index ``offset + r`` (``offset`` = tokens already in
+    the KV cache when decoding); key j at index j. Positions are the indices,
+    or ``positions[..., j]`` when given (left-padded batches: BLOOM's
+    ``(cumsum(mask) − 1)·mask``), the query taking its key's position.
+
+    Args:
+        q_len, k_len: queries and keys, >= 1.
+        n_heads: heads, >= 1.
+        offset: the first query's key index (any integer without ``causal``
+            or ``positions``).
+        positions: None, or real ``[k_len]`` / ``[b, k_len]`` key positions.
+        convention: ``"press"``, ``"bloom"``, ``"mpt"`` or an instance.
+        causal: mask keys after the query with ``-inf``.
+        dtype: float16, float32 or float64.
+
+    Returns:
+        ``[n_heads, q_len, k_len]``, or ``[b, n_heads, q_len, k_len]`` for
+        ``[b, k_len]`` positions: each value the float64 product of the
+        correctly rounded slope and the distance, rounded once to ``dtype``
+        (exact when the slope is a power of two); ``-inf`` where masked.
+
+    Raises:
+        PosEncError: before any work, for bad arguments, for a query that is
+        not a key under ``causal`` (``offset + q_len > k_len``), and for a
+        bias too large for ``dtype``.
+
+    >>> alibi_bias(3, 3, 1).tolist()                      # slope 2**-8, causal
+    [[[0.0, -inf, -inf], [-0.00390625, 0.0, -inf], [-0.0078125, -0.00390625, 0.0]]]
+    >>> alibi_bias(1, 3, 1, offset=2, convention="bloom").tolist()   # decoding: m·j
+    [[[0.0, 0.00390625, 0.0078125]]]
+    """
+    q = check_int(q_len, "q_len", minimum=1)
+    k = check_int(k_len, "k_len", minimum=1)
+    slopes = alibi_slopes(n_heads, convention=convention)
+    conv = alibi_convention(convention)
+    off = check_int(offset, "offset")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise PosEncError(f"causal must be True or False, got {causal!r}")
+    dt = check_dtype(dtype)
+    _check_placement(q, k, off, bool(causal), positions)
+    if positions is None:
+        check_positions([off, off + q - 1])
+        kp = np.arange(k, dtype=np.float64)
+        qp = np.arange(off, off + q, dtype=np.float64)
+    else:
+        kp = _key_positions(positions, k)
+        qp = kp[..., off:off + q]
+    batch = kp.shape[:-1]
+    check_size((*batch, slopes.shape[0], q, k), dt, "ALiBi bias")
+    lo, hi = min(kp.min(), qp.min()), max(kp.max(), qp.max())
+    top = float(slopes.max()) * conv.reach(float(lo), float(hi))
+    if top > float(np.finfo(dt).max):
+        raise PosEncError(
+            f"the bias reaches {top:.4g} over positions {lo:g} … {hi:g}, beyond {dt.name}'s largest "
+            f"{float(np.finfo(dt).max):.4g}; ask for float32"
+        )
+    t = conv.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], bool(causal))
+    out = allocate((*batch, slopes.shape[0], q, k), dt, "ALiBi bias")
+    for h, m in enumerate(slopes):
+        out[..., h, :, :] = _product(m, t)
+    if causal:
+        future = np.arange(k)[None, :] > np.arange(off, off + q)[:, None]
+        out[..., future] = -np.inf
+    return out

@@ -1,0 +1,279 @@
+"""Multi-axis RoPE: which rotary pair turns with which position axis, on which ladder.
+
+Vision and multimodal models give each token several positions — (t, h, w)
+for Qwen2-VL's M-RoPE, (h, w) for its vision tower — and split a head's
+rotary pairs among them. Pair i turns by ω_i·p_a(i), where a(i) is the axis
+that pair serves. :class:`Sections` says which axis each pair serves and which
+ladder it uses:
+
+- ``layout="contiguous"`` (Qwen2-VL, Qwen2.5-VL): the first ``sizes[0]``
+  pairs serve axis 0, the next ``sizes[1]`` axis 1, and so on
+  (transformers ``Qwen2VLRotaryEmbedding.recomposition_frequencies``: the
+  ``mrope_section`` chunks of the d/2 frequencies, chunk i from axis i % 3).
+- ``layout="interleaved"`` (Qwen3-VL): axis a >= 1 takes pairs
+  a, a + n, a + 2n, … (``sizes[a]`` of them, n axes), axis 0 every other
+  pair (transformers ``Qwen3VLTextRotaryEmbedding.recomposition_frequencies``:
+  pairs ``slice(offset, 3·section[offset], 3)`` come from h (offset 1) and w
+  (offset 2), the rest from t). This spreads every axis over fast and slow
+  frequencies, where the contiguous layout gives w only the slowest.
+- ``ladder="shared"`` (M-RoPE): one ladder ω_i = θ^(-2i/r) over the whole
+  rotary dimension, each pair keeping its own ω_i.
+- ``ladder="per_axis"`` (axial RoPE, the Qwen2-VL vision tower's
+  ``Qwen2VLVisionRotaryEmbedding``): the j-th pair of axis a turns at
+  θ^(-2j/(2·sizes[a])), a full ladder over the axis's own share.
+
+Positions carry a trailing axis: ``[..., s, n_axes]``. Hugging Face passes
+``position_ids`` as ``[n_axes, b, s]`` (``[3, b, s]`` for M-RoPE); posenc
+takes ``np.moveaxis(position_ids, 0, -1)`` (``position_ids.permute(1, 2, 0)``
+in torch). For text tokens every axis holds the same position, and the
+rotation is exactly plain RoPE with the same ladder.
+
+Exactness: the angles come from :mod:`posenc.exact`, one axis's pairs at a
+time (:func:`axis_pairs`); an axis whose positions are few distinct integers (a
+grid's rows, a run of text) is computed once per distinct position by the
+consecutive-position path and gathered, so a table costs about what writing
+it costs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from typing import Any
+
+import numpy as np
+
+from ..errors import PosEncError, check_int
+from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos
+from ..exact.angles import prefer_compiled
+from ._gather import gather_rows
+
+__all__ = [
+    "LADDERS",
+    "SECTION_LAYOUTS",
+    "AxisPairs",
+    "Sections",
+    "axis_pairs",
+    "check_sections",
+    "fill_sections",
+    "per_axis_frequencies",
+]
+
+#: Where each axis's pairs sit: ``"contiguous"`` (Qwen2-VL) or ``"interleaved"`` (Qwen3-VL).
+SECTION_LAYOUTS = ("contiguous", "interleaved")
+
+#: ``"shared"``: one ladder over the rotary dimension (M-RoPE); ``"per_axis"``: each axis its own (axial).
+LADDERS = ("shared", "per_axis")
+
+
+@dataclass(frozen=True)
+class Sections:
+    """How a head's rotary pairs are split among position axes.
+
+    Attributes:
+        sizes: pairs per axis, e.g. ``(16, 24, 24)`` for Qwen2-VL's (t, h, w)
+            (HF ``mrope_section``, counted in pairs, i.e. rotary_dim/2 in all).
+        layout: ``"contiguous"`` or ``"interleaved"`` (see the module docstring).
+        ladder: ``"shared"`` or ``"per_axis"``.
+
+    >>> Sections((2, 1, 1), "interleaved").pair_axes().tolist()
+    [0, 1, 2, 0]
+    >>> Sections((2, 1, 1)).pair_axes().tolist()
+    [0, 0, 1, 2]
+    """
+
+    sizes: tuple[int, ...]
+    layout: str = "contiguous"  # "contiguous" (Qwen2-VL) or "interleaved" (Qwen3-VL)
+    ladder: str = "shared"  # "shared" (M-RoPE) or "per_axis" (axial: the Qwen2-VL vision tower)
+
+    def __post_init__(self) -> None:
+        raw = self.sizes
+        if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
+            raise PosEncError(f"sections must be a sequence of pair counts, one per axis (e.g. (16, 24, 24)), "
+                              f"got {raw!r}"[:200])
+        sizes = tuple(check_int(v, f"sections[{k}]", minimum=1) for k, v in enumerate(raw))
+        if not sizes:
+            raise PosEncError("sections must name at least one axis, e.g. (16, 24, 24)")
+        object.__setattr__(self, "sizes", sizes)
+        if self.layout not in SECTION_LAYOUTS:
+            raise PosEncError(f"section_layout must be one of {SECTION_LAYOUTS}, got {self.layout!r}")
+        if self.ladder not in LADDERS:
+            raise PosEncError(f"ladder must be one of {LADDERS}, got {self.ladder!r}")
+        if self.layout == "interleaved":
+            n, total = len(sizes), sum(sizes)
+            for a, s in enumerate(sizes[1:], start=1):
+                if a + n * (s - 1) >= total:
+                    raise PosEncError(
+                        f"interleaved sections {sizes}: axis {a} takes pairs {a}, {a + n}, … {a + n * (s - 1)}, "
+                        f"past the last pair {total - 1}; axis 0 must hold at least as many pairs as any other"
+                    )
+
+    @property
+    def n_axes(self) -> int:
+        """Position axes (the trailing dimension of the positions)."""
+        return len(self.sizes)
+
+    @property
+    def pairs(self) -> int:
+        """Rotary pairs in all: rotary_dim / 2."""
+        return sum(self.sizes)
+
+    def pair_axes(self) -> np.ndarray:
+        """The axis each pair serves, int ``[pairs]``."""
+        n = self.n_axes
+        if self.layout == "contiguous":
+            return np.repeat(np.arange(n), self.sizes)
+        axes = np.zeros(self.pairs, dtype=np.int64)
+        for a, s in enumerate(self.sizes[1:], start=1):
+            axes[a : a + n * s : n] = a
+        return axes
+
+
+def check_sections(sections: Any, section_layout: Any = "contiguous", ladder: Any = "shared") -> Sections | None:
+    """The :class:`Sections` an entry point's (sections, section_layout, ladder) arguments mean.
+
+    ``sections`` is None (plain RoPE), a sequence of pair counts, or a
+    :class:`Sections` (then leave the other two at their defaults).
+    """
+    if sections is None:
+        if section_layout != "contiguous" or ladder != "shared":
+            raise PosEncError(
+                f"section_layout={section_layout!r} and ladder={ladder!r} need sections (pairs per axis)"
+            )
+        return None
+    if isinstance(sections, Sections):
+        if section_layout != "contiguous" or ladder != "shared":
+            raise PosEncError("pass section_layout and ladder inside the Sections, not beside it")
+        return sections
+    return Sections(sections, section_layout, ladder)
+
+
+def per_axis_frequencies(sections: Sections, base: Decimal) -> list[Decimal]:
+    """ω of every pair with per-axis ladders: the j-th pair of axis a gets base^(-j/sizes[a]).
+
+    That is base^(-2j/d_a) over the axis's share d_a = 2·sizes[a] channels,
+    as ``Qwen2VLVisionRotaryEmbedding`` (``inv_freq = 1/θ^(arange(0, dim, 2)/dim)``,
+    dim = head_dim/2 per axis).
+    """
+    with localcontext() as ctx:
+        ctx.prec = DECIMAL_PREC
+        ln = base.ln()
+        seen = [0] * sections.n_axes
+        out = []
+        for a in sections.pair_axes().tolist():
+            out.append((-(ln * seen[a]) / sections.sizes[a]).exp())
+            seen[a] += 1
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class AxisPairs:
+    """The pairs that turn with one axis, in pair order, and their frequencies.
+
+    Attributes:
+        axis: the position axis.
+        pairs: int ``[k]``, the pair indices (ascending).
+        ladder: their frequencies ``[k]``.
+        runs: ``(pairs, columns)`` slice pairs covering them: pairs at a constant
+            step in the output, and the matching columns of the axis's own table
+            (one run per axis when contiguous, at most two when interleaved).
+    """
+
+    axis: int
+    pairs: np.ndarray
+    ladder: Ladder
+    runs: tuple[tuple[slice, slice], ...]
+
+
+def axis_pairs(pair_axes: np.ndarray, ladder: Ladder) -> tuple[AxisPairs, ...]:
+    """Group the pairs by axis, with their frequencies and their runs at a constant step.
+
+    >>> from posenc.exact import seed_ladder
+    >>> [(a.axis, a.pairs.tolist(), a.runs) for a in axis_pairs(Sections((3, 1, 1), "interleaved").pair_axes(),
+    ...                                                          seed_ladder(10, 1e4))][0]
+    (0, [0, 3, 4], ((slice(0, 4, 3), slice(0, 2, None)), (slice(4, 5, 1), slice(2, 3, None))))
+    """
+    out = []
+    for a in sorted(set(pair_axes.tolist())):
+        idx = np.flatnonzero(pair_axes == a)
+        parts = [np.ascontiguousarray(w[idx]) for w in (ladder.w0, ladder.w1, ladder.w2)]
+        for w in (idx, *parts):
+            w.setflags(write=False)
+        found, k, pos = [], 0, idx.tolist()
+        while k < len(pos):
+            step = pos[k + 1] - pos[k] if k + 1 < len(pos) else 1
+            z = k + 1
+            while z < len(pos) and pos[z] - pos[z - 1] == step:
+                z += 1
+            found.append((slice(pos[k], pos[z - 1] + 1, step), slice(k, z)))
+            k = z
+        out.append(AxisPairs(a, idx, Ladder(*parts), tuple(found)))
+    return tuple(out)
+
+
+def fill_sections(
+    pos: np.ndarray, axes: tuple[AxisPairs, ...], sin_out: np.ndarray, cos_out: np.ndarray
+) -> None:
+    """Write sin/cos of ω_i·pos[:, a(i)] for validated float64 positions ``[m, n_axes]``.
+
+    ``sin_out`` and ``cos_out`` are ``[m, pairs]`` of any float dtype; each
+    value is rounded once from the exact path's. Each axis's distinct
+    positions are tabulated once, for that axis's pairs (:class:`_AxisRows`),
+    then placed row by row (:func:`posenc.rope._gather.gather_rows`, or
+    NumPy's take run by run).
+    """
+    m = pos.shape[0]
+    if m == 0:
+        return
+    fast = prefer_compiled(m * sin_out.shape[1] * 2) and sin_out.dtype == np.float32
+    rows = [_AxisRows(pos[:, ap.axis], m) for ap in axes]
+    # every axis's table in one flat buffer per function, which the compiled placement reads as is
+    sizes = [r.count * len(ap.ladder) for r, ap in zip(rows, axes, strict=True)]
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    flat_s = np.empty(sum(sizes), dtype=sin_out.dtype)
+    flat_c = np.empty(sum(sizes), dtype=cos_out.dtype)
+    tables = []
+    for r, ap, at, size in zip(rows, axes, offsets.tolist(), sizes, strict=True):
+        shape = (r.count, len(ap.ladder))
+        s, c = flat_s[at : at + size].reshape(shape), flat_c[at : at + size].reshape(shape)
+        r.fill(ap.ladder, s, c, "numba" if fast else "auto")
+        tables.append((s, c))
+    index = np.zeros((pos.shape[1], m), dtype=np.intp)
+    for r, ap in zip(rows, axes, strict=True):
+        index[ap.axis] = r.index
+    placement = [(ap.axis, ap.pairs, len(ap.ladder)) for ap in axes]
+    if gather_rows(flat_s, flat_c, offsets, placement, index, sin_out, cos_out):
+        return
+    for ap, (s, c) in zip(axes, tables, strict=True):
+        for out_pairs, cols in ap.runs:
+            sin_out[:, out_pairs] = np.take(s[:, cols], index[ap.axis], axis=0)
+            cos_out[:, out_pairs] = np.take(c[:, cols], index[ap.axis], axis=0)
+
+
+_SPAN = 4096  # an axis spanning up to max(this, m) integers is tabulated over that whole range
+
+
+class _AxisRows:
+    """One axis's positions as rows of a small table: a dense integer range, or the distinct values."""
+
+    def __init__(self, v: np.ndarray, m: int) -> None:
+        lo, hi = float(v.min()), float(v.max())
+        self.values: np.ndarray | None = None
+        if bool(np.all(v == np.floor(v))) and hi - lo < max(_SPAN, m):
+            self.start, self.count = int(lo), int(hi - lo) + 1
+            self.index = (v - lo).astype(np.intp)
+        else:
+            self.values, inverse = np.unique(v, return_inverse=True)
+            self.start, self.count = 0, int(self.values.shape[0])
+            self.index = inverse.reshape(-1).astype(np.intp, copy=False)
+
+    def fill(self, ladder: Ladder, s: np.ndarray, c: np.ndarray, engine: str) -> None:
+        """sin and cos of the axis's pairs at each row into contiguous ``[count, len(ladder)]`` tables."""
+        if self.values is None:
+            n = len(ladder)
+            both = np.empty((self.count, 2 * n), dtype=s.dtype)  # the table path writes one [sin | cos] buffer
+            fill_range(self.start, self.count, ladder, both, "split", engine=engine)
+            s[...] = both[:, :n]
+            c[...] = both[:, n:]
+        else:
+            fill_sincos(self.values, ladder, s, c)

@@ -1,0 +1,89 @@
+"""Rows of a torch position table: where they come from, how they are gathered, and sparse rows computed directly.
+
+A :class:`RowBuilder` computes exact rows in NumPy; :func:`built_rows`
+checks its answer and hands it to torch. :func:`gather_rows` reads any
+positions out of a held table, and :func:`direct_rows` serves positions far
+outside the held window (``positions=[0, 2**31 - 2]``) row by row through the
+exact per-position path, so their peak memory is a small multiple of the
+output rather than the span between them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import numpy as np
+import torch
+
+from ..errors import PosEncError
+from ._positions import Request
+
+__all__ = ["NUMPY_DTYPES", "RowBuilder", "built_rows", "direct_rows", "gather_rows", "to_device"]
+
+#: the table dtypes a cache holds, and the NumPy dtype its builder computes in
+NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {
+    torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64)
+}
+
+
+class RowBuilder(Protocol):
+    """Where a cache's rows come from: exact, one value per position, picklable.
+
+    ``rows(start, length, dtype)`` returns positions ``start … start+length-1``
+    and ``at(positions, dtype)`` any int64 positions ``[m]``; both as arrays
+    ``[count, *row_shape]`` in ``dtype`` (float32 or float64), and the same
+    position gives the same bits through either.
+    """
+
+    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray: ...
+
+    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray: ...
+
+
+def built_rows(rows: np.ndarray, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """A builder's answer as a CPU tensor, refused when its shape is not ``shape``."""
+    out = np.ascontiguousarray(rows, dtype=NUMPY_DTYPES[dtype])
+    if out.shape != shape:
+        raise PosEncError(f"table builder returned shape {out.shape}, expected {shape}")
+    return torch.from_numpy(out)
+
+
+def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``t`` (a CPU tensor) on ``device``, with no copy when that is the CPU."""
+    return t if device.type == "cpu" else t.to(device)
+
+
+def gather_rows(table: torch.Tensor, idx: torch.Tensor, row_shape: tuple[int, ...]) -> torch.Tensor:
+    """Rows ``idx`` (any shape) of ``table [n, *row_shape]``: ``[*idx.shape, *row_shape]``."""
+    # one embedding lookup on the flattened rows: a single gather kernel, also inside compiled graphs
+    width = math.prod(row_shape)
+    out = torch.nn.functional.embedding(idx.to(torch.long), table.reshape(table.shape[0], width))
+    return out if len(row_shape) == 1 else out.reshape(*idx.shape, *row_shape)
+
+
+def direct_rows(
+    build: RowBuilder, table: torch.Tensor, start: int, req: Request, row_shape: tuple[int, ...],
+    dtype: torch.dtype, device: torch.device,
+) -> torch.Tensor:
+    """Rows computed for these positions alone (the ones in ``table``, rows from ``start``, gathered), not kept."""
+    npd = NUMPY_DTYPES[dtype]
+    if req.index is None:
+        shape = (int(req.s), *row_shape)
+        return to_device(built_rows(build.rows(int(req.first), int(req.s), npd), shape, dtype), device)
+    flat = req.index.reshape(-1).to(table.device) - start
+    inside = (flat >= 0) & (flat < table.shape[0])
+    far = (flat[~inside] + start).cpu().numpy()
+    uniq, inverse = np.unique(far, return_inverse=True)
+    # each distinct position computed once; in the caller's order when none repeats (no extra copy)
+    ask = far if uniq.size == far.size else uniq
+    rows = built_rows(build.at(ask, npd), (ask.shape[0], *row_shape), dtype)
+    if ask is uniq:
+        rows = rows[torch.from_numpy(inverse.reshape(-1))]
+    rows = to_device(rows, table.device)
+    if bool(inside.any()):
+        out = torch.empty((flat.shape[0], *row_shape), dtype=dtype, device=table.device)
+        out[inside] = gather_rows(table, flat[inside], row_shape)
+        out[~inside] = rows
+        rows = out
+    return rows.reshape(*req.index.shape, *row_shape)

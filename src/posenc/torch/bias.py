@@ -1,0 +1,246 @@
+"""Relative position biases for PyTorch: ALiBi and T5's learned buckets.
+
+Both return a bias to add to attention scores ``[b, n_h, q, k]`` (or to pass
+as ``attn_mask`` to ``scaled_dot_product_attention``). Their numbers come
+from the NumPy core, so they equal :func:`posenc.alibi_bias` and
+:func:`posenc.t5_bucket` bit for bit:
+
+- :class:`AlibiBias` keeps the rows ``m_h·t`` of :func:`posenc.bias.alibi.alibi_table`
+  (float32, and float64 for float64 callers) in a
+  :class:`~posenc.torch._cache.TableCache`: not in ``state_dict``, never cast
+  by ``.to(dtype)``, thread-safe, grown on demand in eager mode, a gather
+  under ``torch.compile``.
+- :class:`T5RelativeBias` holds HF's learned ``nn.Embedding`` under HF's
+  attribute name, so a T5 checkpoint's ``relative_attention_bias.weight``
+  loads as is, and looks the buckets up in a table of :func:`posenc.t5_bucket`
+  (offsets beyond ``max_distance`` share the last bucket, so
+  ``2·max_distance + 1`` rows cover every offset), kept in a TableCache for
+  the same device, meta-device and compile rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..bias.alibi import _check_placement, alibi_convention, alibi_rows_at, alibi_slopes, alibi_table
+from ..bias.t5 import T5Buckets, t5_bucket, t5_buckets
+from ..errors import MAX_POSITION, PosEncError, check_int
+from ._cache import DEFAULT_ROWS, TableCache, compiling
+
+__all__ = ["AlibiBias", "T5RelativeBias"]
+
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _check_float(dtype: Any) -> torch.dtype:
+    if dtype not in _FLOATS:
+        raise PosEncError(f"dtype must be a torch float16/bfloat16/float32/float64, got {dtype!r}")
+    return dtype
+
+
+def _check_causal(causal: Any) -> bool:
+    if not isinstance(causal, bool):
+        raise PosEncError(f"causal must be True or False, got {causal!r}")
+    return causal
+
+
+@dataclass(frozen=True, eq=False)
+class _AlibiRows:
+    """The module's row builder (picklable): rows ``m_h·t``, ``[count, n_heads]``."""
+
+    n_heads: int
+    convention: Any
+
+    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray:
+        return alibi_table(self.n_heads, start, length, convention=self.convention, dtype=dtype)
+
+    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        return alibi_rows_at(self.n_heads, positions, convention=self.convention, dtype=dtype)
+
+
+class AlibiBias(nn.Module):
+    """ALiBi's per-head linear bias, exact, for ``[b, n_h, q, k]`` attention.
+
+    Args:
+        n_heads: heads, >= 1.
+        convention: ``"press"``, ``"bloom"``, ``"mpt"`` or an instance
+            (:mod:`posenc.bias.alibi`); see there which agree after softmax.
+        causal: mask keys after each query with ``-inf``.
+        max_len: distances ``-max_len … max_len-1`` computed now (default
+            4096); more are computed on demand in eager mode. Call
+            :meth:`reserve` before ``torch.compile(fullgraph=True)`` for longer
+            sequences.
+
+    Attributes:
+        slopes: float64 ``[n_heads]``, correctly rounded (a property, not a
+            buffer: nothing to save or cast).
+
+    >>> b = AlibiBias(2)(3, 3)                  # slopes 2**-4, 2**-8
+    >>> b.shape, b[0, 0].tolist()
+    (torch.Size([1, 2, 3, 3]), [[0.0, -inf, -inf], [-0.0625, 0.0, -inf], [-0.125, -0.0625, 0.0]])
+    """
+
+    def __init__(
+        self, n_heads: int, *, convention: Any = "press", causal: bool = True, max_len: int = DEFAULT_ROWS
+    ) -> None:
+        super().__init__()
+        self.convention = alibi_convention(convention)
+        self.n_heads = check_int(n_heads, "n_heads", minimum=1)
+        self.causal = _check_causal(causal)
+        rows = check_int(max_len, "max_len", minimum=0)
+        self.cache = TableCache(_AlibiRows(self.n_heads, self.convention), (self.n_heads,), stop=rows, start=-rows)
+
+    @property
+    def slopes(self) -> torch.Tensor:
+        return torch.from_numpy(alibi_slopes(self.n_heads, convention=self.convention))
+
+    def reserve(self, max_len: int, *, dtype: torch.dtype = torch.float32) -> None:
+        """Hold the rows for every distance of sequences up to ``max_len`` now (before torch.compile)."""
+        n = check_int(max_len, "max_len", minimum=0)
+        self.cache.reserve(n, -n, dtype=torch.float64 if dtype == torch.float64 else torch.float32)
+
+    def forward(
+        self,
+        q_len: int,
+        k_len: int,
+        *,
+        offset: int = 0,
+        positions: torch.Tensor | None = None,
+        dtype: torch.dtype = torch.float32,
+        device: torch.device | str | None = None,
+    ) -> torch.Tensor:
+        """The bias ``[1, n_h, q_len, k_len]``, or ``[b, n_h, q_len, k_len]`` for ``[b, k_len]`` positions.
+
+        Args:
+            q_len, k_len: queries and keys.
+            offset: the first query's key index (KV-cache length when decoding).
+            positions: None, or integer key positions ``[k_len]`` / ``[b, k_len]``
+                (BLOOM: ``(mask.cumsum(-1) - 1) * mask``); queries take
+                ``positions[..., offset + r]``.
+            dtype: of the result: :func:`posenc.alibi_bias`'s values bit for
+                bit in float32 and float64; bfloat16/float16 are rounded from
+                the float32 ones.
+            device: default: where the rows are (or the positions').
+
+        Raises:
+            PosEncError: the checks of :func:`posenc.alibi_bias` (values in eager mode).
+        """
+        dt = _check_float(dtype)
+        if not compiling():
+            q = check_int(q_len, "q_len", minimum=1)
+            k = check_int(k_len, "k_len", minimum=1)
+            off = check_int(offset, "offset")
+            _check_placement(q, k, off, self.causal, positions)
+            if positions is None and max(abs(off), abs(off + q)) >= MAX_POSITION:
+                raise PosEncError(f"offset must keep positions below 2**53, got offset={off}")
+        else:
+            q, k, off = q_len, k_len, offset
+        dev = torch.device(device) if device is not None else (
+            positions.device if positions is not None else self.cache.table.device)
+        if positions is None:
+            kp = torch.arange(k, device=dev)
+            qp = torch.arange(off, off + q, device=dev)
+        else:
+            if positions.dim() not in (1, 2) or positions.shape[-1] != k:
+                raise PosEncError(
+                    f"positions must be [k_len] or [b, k_len] with k_len = {k}, got shape {tuple(positions.shape)}"
+                )
+            if positions.is_floating_point() or positions.is_complex() or positions.dtype == torch.bool:
+                raise PosEncError(f"positions must be an integer tensor, got dtype {positions.dtype}")
+            kp = positions.to(device=dev, dtype=torch.long)
+            qp = kp[..., off:off + q]
+        t = self.convention.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], self.causal)
+        rows_dtype = torch.float64 if dt == torch.float64 else torch.float32
+        flat = self.cache.lookup(t.numel(), positions=t.reshape(-1), device=dev, dtype=rows_dtype)
+        bias = flat.reshape(*t.shape, self.n_heads).movedim(-1, -3)  # [..., n_h, q or 1, k]
+        bias = bias.expand(*bias.shape[:-2], q, k)
+        if bias.dim() == 3:
+            bias = bias.unsqueeze(0)
+        if self.causal:
+            dev = bias.device
+            future = torch.arange(k, device=dev)[None, :] > torch.arange(off, off + q, device=dev)[:, None]
+            bias = bias.masked_fill(future, float("-inf"))
+        return bias.to(dt)
+
+    def extra_repr(self) -> str:
+        return f"n_heads={self.n_heads}, convention={self.convention!r}, causal={self.causal}"
+
+
+@dataclass(frozen=True, eq=False)
+class _BucketRows:
+    """The T5 module's row builder (picklable): the bucket of each offset, ``[count, 1]`` (exact small integers)."""
+
+    config: T5Buckets
+
+    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        c = self.config
+        b = t5_bucket(positions, bidirectional=c.bidirectional, num_buckets=c.num_buckets, max_distance=c.max_distance)
+        return b.astype(dtype)[:, None]
+
+    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray:
+        return self.at(np.arange(start, start + length), dtype)
+
+
+class T5RelativeBias(nn.Module):
+    """T5's learned relative position bias: one scalar per (bucket, head).
+
+    The table is ``relative_attention_bias = nn.Embedding(num_buckets, n_heads)``,
+    named as in HF's ``T5Attention``: a checkpoint's
+    ``encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight``
+    (``[num_buckets, n_heads]``) is this module's
+    ``relative_attention_bias.weight``. The buckets are :func:`posenc.t5_bucket`'s.
+
+    Args:
+        n_heads: heads, >= 1.
+        bidirectional: True for T5's encoder, False for its decoder.
+        num_buckets, max_distance: as :func:`posenc.t5_bucket` (T5: 32, 128).
+
+    >>> m = T5RelativeBias(2, bidirectional=False)
+    >>> m(4, 4).shape
+    torch.Size([1, 2, 4, 4])
+    >>> sorted(m.state_dict())
+    ['relative_attention_bias.weight']
+    >>> m.bucket(torch.tensor([3, 0, -1, -20, -10**9])).tolist()
+    [0, 0, 1, 17, 31]
+    """
+
+    def __init__(
+        self, n_heads: int, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+    ) -> None:
+        super().__init__()
+        self.config = t5_buckets(bidirectional, num_buckets, max_distance)
+        self.n_heads = check_int(n_heads, "n_heads", minimum=1)
+        self.relative_attention_bias = nn.Embedding(self.config.num_buckets, self.n_heads)
+        md = self.config.max_distance
+        self.cache = TableCache(_BucketRows(self.config), (1,), start=-md, stop=md + 1)
+
+    def bucket(self, relative_position: torch.Tensor) -> torch.Tensor:
+        """The bucket of each offset ``j − i`` (integer tensor), as :func:`posenc.t5_bucket`: int64, same shape."""
+        md = self.config.max_distance
+        rel = relative_position.clamp(-md, md)  # every row is held: nothing grows, under compile too
+        return self.cache.lookup(rel.numel(), positions=rel.reshape(-1)).reshape(rel.shape).to(torch.long)
+
+    def forward(self, q_len: int, k_len: int, *, offset: int = 0) -> torch.Tensor:
+        """The bias ``[1, n_h, q_len, k_len]`` for queries at ``offset …`` and keys at ``0 …`` (HF ``compute_bias``).
+
+        ``offset`` is HF's ``past_seen_tokens``. The result is in the
+        embedding's dtype, on its device.
+        """
+        if not compiling():
+            check_int(q_len, "q_len", minimum=1)
+            check_int(k_len, "k_len", minimum=1)
+            check_int(offset, "offset")
+        dev = self.relative_attention_bias.weight.device
+        rel = torch.arange(k_len, device=dev)[None, :] - (torch.arange(q_len, device=dev)[:, None] + offset)
+        values = self.relative_attention_bias(self.bucket(rel).to(dev))  # [q, k, n_h]
+        return values.permute(2, 0, 1).unsqueeze(0)
+
+    def extra_repr(self) -> str:
+        c = self.config
+        return (f"n_heads={self.n_heads}, bidirectional={c.bidirectional}, num_buckets={c.num_buckets}, "
+                f"max_distance={c.max_distance}")

@@ -1,0 +1,106 @@
+"""Functional RoPE for PyTorch: :func:`apply_rope` (exact cos/sin per call) and packed-batch positions.
+
+For a model, :class:`posenc.torch.RotaryEmbedding` keeps the cos/sin rows
+cached; these functions compute what they need on each call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import PosEncError, check_layout
+from ..rope.cos_sin import rope_cos_sin
+from ..rope.frequencies import ROPE_LAYOUTS
+from ..rope.sections import Sections, check_sections
+from ._cache import compiling
+from ._rotation import FLOATS, broadcast_rows, check_sequence_dim, rotate_pairs
+
+__all__ = ["apply_rope", "positions_from_cu_seqlens"]
+
+
+def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
+    """Positions of a packed batch: 0 … len_j - 1 for each sequence j, ``[total]``.
+
+    ``cu_seqlens`` is flash-attn's ``[n + 1]`` cumulative lengths (0, l0,
+    l0 + l1, …); the result restarts at 0 where each sequence starts.
+
+    >>> positions_from_cu_seqlens(torch.tensor([0, 3, 5])).tolist()
+    [0, 1, 2, 0, 1]
+    """
+    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dtype.is_floating_point or cu_seqlens.is_complex() \
+            or cu_seqlens.dtype == torch.bool or cu_seqlens.dim() != 1 or cu_seqlens.numel() < 1:
+        raise PosEncError(f"cu_seqlens must be a 1-D integer tensor [n + 1], got {cu_seqlens!r}"[:200])
+    cu = cu_seqlens.to(torch.long)
+    lengths = cu[1:] - cu[:-1]
+    if not compiling():
+        if int(cu[0]) != 0 or bool((lengths < 0).any()):
+            raise PosEncError(f"cu_seqlens must start at 0 and never decrease, got {cu_seqlens.tolist()}"[:200])
+    starts = torch.repeat_interleave(cu[:-1], lengths)  # [total]: each token's sequence start
+    return torch.arange(starts.shape[0], device=cu.device) - starts
+
+
+def apply_rope(
+    x: torch.Tensor,
+    positions: Any,
+    *,
+    base: float = 10000.0,
+    scaling: Any = None,
+    layout: str = "half",
+    rotary_dim: int | None = None,
+    seq_len: int | None = None,
+    sequence_dim: int = -2,
+    sections: Any = None,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
+) -> torch.Tensor:
+    """Functional RoPE, equal to :func:`posenc.apply_rope` bit for bit.
+
+    The cos/sin come from :func:`posenc.rope_cos_sin` on the CPU each call
+    (float64 for float64 x, float32 otherwise): convenient and exact, but
+    use :class:`~posenc.torch.RotaryEmbedding` (cached rows) inside a model.
+
+    Args:
+        x: ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]`` with ``sequence_dim=-3``).
+        positions: ``[s]`` or ``[b, s]`` (tensor or array-like; non-integers allowed);
+            with sections ``[s, n_axes]`` or ``[b, s, n_axes]``.
+        base, scaling, layout, rotary_dim, seq_len, sections, section_layout, ladder: as
+            :func:`posenc.apply_rope`.
+    """
+    sd = check_sequence_dim(sequence_dim)
+    if not isinstance(x, torch.Tensor) or x.dtype not in FLOATS:
+        raise PosEncError(f"x must be a float16/bfloat16/float32/float64 tensor, got {type(x).__name__}")
+    lay = check_layout(layout, ROPE_LAYOUTS)
+    h = x.shape[-1]
+    if isinstance(positions, torch.Tensor):
+        p = positions.detach().cpu()
+        positions = (p.to(torch.float64) if p.is_floating_point() else p).numpy()
+    pos = np.asarray(positions)
+    s = x.shape[sd] if x.dim() >= -sd else -1
+    sec = check_sections(sections, section_layout, ladder)
+    _check_positions(pos, x, s, sec)
+    ct = np.float64 if x.dtype == torch.float64 else np.float32
+    cos, sin = rope_cos_sin(pos, h, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len, dtype=ct,
+                            sections=sec)
+    r = cos.shape[-1] * 2
+    batched = cos.ndim == 3
+    c = broadcast_rows(torch.from_numpy(cos).to(x.device), x, sd, batched)
+    sn = broadcast_rows(torch.from_numpy(sin).to(x.device), x, sd, batched)
+    return rotate_pairs(x, c, sn, lay, r)
+
+
+def _check_positions(pos: np.ndarray, x: torch.Tensor, s: int, sec: Sections | None) -> None:
+    """Raise unless ``pos`` is ``[s]`` / ``[b, s]`` (``[(b,) s, n_axes]`` with sections) with a b that x has."""
+    if sec is None and (pos.ndim not in (1, 2) or pos.shape[-1] != s):
+        raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {pos.shape}")
+    if sec is not None and (pos.ndim not in (2, 3) or pos.shape[-2:] != (s, sec.n_axes)):
+        raise PosEncError(f"positions for sections {sec.sizes} must be [s, {sec.n_axes}] or [b, s, {sec.n_axes}] "
+                          f"with s = {s}, got shape {pos.shape}")
+    batch_ndim = 2 if sec is None else 3
+    if pos.ndim == batch_ndim and (x.dim() < 4 or pos.shape[0] not in (1, x.shape[-4])):
+        raise PosEncError(
+            f"batched positions {pos.shape} need x with a batch dimension b = {pos.shape[0]} before the heads "
+            f"([b, n_h, s, h_d] or [b, s, n_h, h_d]), got x of shape {tuple(x.shape)}"
+        )

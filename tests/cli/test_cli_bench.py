@@ -1,0 +1,53 @@
+"""bench: the benchmark from the command.
+
+Run in process. Expected numbers come from the seed's text or from mpmath
+(tests/reference.py), never from posenc's own output.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from posenc.bench import Report, Row, format_report
+from posenc.cli import main
+
+
+def half_last_digit(text: str) -> float:
+    """Half a unit in the last printed place of a number such as ``2.67`` or ``0.079``."""
+    places = len(text.split(".")[1]) if "." in text else 0
+    return 0.5 * 10.0**-places
+
+
+def test_bench_small_json(capsys):
+    assert main(["bench", "--shape", "256x16", "--repeats", "1", "--no-scaling", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = {r["method"]: r for r in data["rows"]}
+    assert rows["posenc"]["max_ulp"] == 0
+    assert rows["floor: fill"]["ratio"] == 1.0
+    assert "CPUs" in data["machine"]
+    # every ratio is its median over the floor it names, and the text prints that floor beside it
+    for r in data["rows"]:
+        assert r["floor_ms"] > 0 and r["ratio"] == pytest.approx(r["median_ms"] / r["floor_ms"], rel=1e-12)
+    report = Report(data["machine"], tuple(Row(**r) for r in data["rows"]))
+    lines = format_report(report).splitlines()
+    head = lines[2].split("  ")
+    assert [h.strip() for h in head if h.strip()][2:5] == ["median ms", "floor ms", "x floor"]
+    for line, r in zip(lines[4:], data["rows"], strict=False):
+        cells = [c.strip() for c in line.split("  ") if c.strip()]
+        median, floor, ratio = (float(c) for c in cells[-6:-3])
+        assert (median, floor) == (pytest.approx(r["median_ms"], rel=1e-3, abs=0.005),
+                                   pytest.approx(r["floor_ms"], rel=1e-3, abs=0.005))
+        # the reader's arithmetic holds to the digits printed: each shown number is within half its last digit
+        dm, df, dr = (half_last_digit(c) for c in cells[-6:-3])
+        assert (median - dm) / (floor + df) - dr <= ratio <= (median + dm) / (floor - df) + dr
+
+
+@pytest.mark.parametrize(
+    "argv", [["bench", "--shape", "12x5"], ["bench", "--repeats", "0"], ["bench", "--shape", "big"]]
+)
+def test_bench_bad_input_exits_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("posenc: error:") and err.count("\n") == 1

@@ -1,0 +1,79 @@
+"""Helpers for the page's browser tests: the system Chromium (Debian package), driven by Playwright.
+
+Every page opens from ``file://`` with every request routed through a
+recorder that lets only the page's own file through; what else the page
+asked for, and what it logged, is kept for the tests to assert on.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: The one line ``make test`` prints when Chromium is missing (the Makefile says the same).
+INSTALL = ("the page's browser tests need Chromium: run `apt-get update && apt-get install -y chromium` "
+           "as root (Debian), or set POSENC_CHROMIUM to a Chromium binary")
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-default-apps", "--disable-extensions"]
+
+WIDTHS = (375, 1280)
+
+#: Numbers measured by the tests, printed at the end of the run.
+MEASURED: dict[str, str] = {}
+
+
+def chromium() -> str:
+    """The Chromium binary, or a test failure naming how to install it."""
+    exe = os.environ.get("POSENC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.access(exe, os.X_OK):
+        pytest.fail(INSTALL, pytrace=False)
+    return exe
+
+
+@dataclass
+class Opened:
+    """A page opened from disk, with what it requested and logged."""
+
+    page: Any
+    url: str
+    requests: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    console: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def problems(self) -> list[str]:
+        """Console errors and warnings, uncaught exceptions, and any request beyond the page itself."""
+        out = [f"console {kind}: {text}" for kind, text in self.console if kind in ("error", "warning")]
+        out += [f"page error: {e}" for e in self.errors]
+        out += [f"request: {u}" for u in self.requests if u != self.url]
+        return out
+
+
+def open_page(browser: Any, path: Path, width: int, height: int = 900) -> Opened:
+    """Open ``path`` at ``width`` CSS pixels, every request recorded and all but the page's own blocked."""
+    context = browser.new_context(viewport={"width": width, "height": height}, service_workers="block",
+                                  java_script_enabled=True)
+    page = context.new_page()
+    opened = Opened(page, path.resolve().as_uri())
+
+    def route(r: Any) -> None:
+        url = r.request.url
+        if url == opened.url:
+            r.continue_()
+        else:
+            opened.blocked.append(url)
+            r.abort()
+
+    context.route("**/*", route)
+    page.on("request", lambda req: opened.requests.append(req.url))
+    page.on("console", lambda m: opened.console.append((m.type, m.text)))
+    page.on("pageerror", lambda e: opened.errors.append(str(e)))
+    page.goto(opened.url, wait_until="load")
+    return opened
