@@ -182,7 +182,7 @@ def check_d_model(d_model: Any, name: str = "d_model") -> int:
             f"{name} must be a positive even integer (channels come in (sin, cos) "
             f"pairs, one pair per frequency), got {_show(d_model)}"
         )
-    return check_channels(d, name)
+    return check_channels(d_model, name)
 
 
 def check_channels(channels: Any, name: str = "d_model") -> int:

@@ -62,3 +62,11 @@ def test_command_lines_found_by_the_fuzz(capsys, argv, needle):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert needle in err
+
+
+@pytest.mark.parametrize("context", ["inf", "nan", "-inf"])
+def test_ladder_rope_context_not_finite(capsys, context):
+    # math.ceil(inf) escaped as OverflowError (nan: ValueError) before the library saw the context
+    code, out, err = run(capsys, "ladder", "--d-model", "2", "--context", context, "--rotary-dim", "2")
+    assert code == 2 and out == ""
+    assert err == f"posenc: error: context must be finite (float64: |x| < 1.8e308), got {context}\n"

@@ -18,7 +18,7 @@ from typing import Any
 
 import posenc
 
-from ..errors import PosEncError
+from ..errors import PosEncError, check_context
 from ..rope import ROPE_LAYOUTS
 from ._base import at_least, emit_json, integer, render_table, sig
 
@@ -152,7 +152,8 @@ def _describe(args: argparse.Namespace, rotary_dim: int, base: float, attention_
 
 def ladder_rope(args: argparse.Namespace) -> int:
     """``posenc ladder --rope/--scaling``: ω_i and λ_i after scaling, the stretch, turns over --context."""
-    n = args.seq_len if args.seq_len is not None else (None if args.context is None else math.ceil(args.context))
+    context = None if args.context is None else check_context(args.context)  # finite before ceil
+    n = args.seq_len if args.seq_len is not None else (None if context is None else math.ceil(context))
     f = posenc.rope_frequencies(args.d_model, base=args.base, scaling=args.scaling, rotary_dim=args.rotary_dim,
                                 seq_len=n)
     plain = posenc.rope_frequencies(args.d_model, base=args.base, rotary_dim=f.rotary_dim)
