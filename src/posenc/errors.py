@@ -268,7 +268,7 @@ def check_size(shape: Sequence[int], dtype: Any, what: str) -> None:
     have = _memory()
     if need > have:
         raise PosEncError(
-            f"{what} of shape {tuple(int(n) for n in shape)} in {np.dtype(dtype)} needs {_bytes(need)}, "
+            f"{what} of shape {_show(tuple(int(n) for n in shape))} in {np.dtype(dtype)} needs {_bytes(need)}, "
             f"more than this machine's {_bytes(have)} of memory"
         )
 
