@@ -1,7 +1,7 @@
 """The edges of the domain (issue 10, section 4): what posenc accepts, what it refuses, and how.
 
 The stated domain: even d_model (and head_dim) up to MAX_D_MODEL = 65536, bases in
-(1, 2**960], positions |p| < 2**53, angles |p·ω| < 2**53. Inside it, the accuracy
+(1, 2**950], positions |p| < 2**53, angles |p·ω| < 2**53. Inside it, the accuracy
 guarantee holds (checked here at the widest d_model against mpmath); outside it,
 a PosEncError naming the value, raised before any work (no ladder is built).
 """
@@ -23,7 +23,7 @@ from reference import omega, sin_cos, ulp_error
 
 def test_the_stated_limits():
     assert MAX_D_MODEL == 65536
-    assert MAX_BASE == 2.0**960
+    assert MAX_BASE == 2.0**950
 
 
 # ---------------------------------------------------------------- d_model: the widest encoding
@@ -104,7 +104,7 @@ def test_widest_d_model_keeps_the_guarantee():
         (lambda: posenc.context_report(100, 512, base=-(10**400)), "401 digits"),
         (lambda: posenc.encode(1, 4, base=Fraction(10**400, 3)), "Fraction"),
         (lambda: posenc.encode(1, 4, base=1e300), "1e+300"),
-        (lambda: posenc.encode(1, 4, base=2.0**961), "2**960"),
+        (lambda: posenc.encode(1, 4, base=2.0**951), "2**950"),
         (lambda: posenc.aliasing(0, 1, 4, atol=10**400), "401 digits"),
     ],
 )
@@ -116,7 +116,7 @@ def test_huge_numbers_are_named(call, needle):
 
 
 def test_largest_base_still_exact():
-    # base = 2**960: the slowest frequency ~2**-960 still holds ~110 bits
+    # base = 2**950: the slowest frequency ~2**-950 still holds more than 110 bits
     d, base = 8, MAX_BASE
     row = posenc.encode(3.5, d, base=base, dtype=np.float64)
     for i in range(d // 2):

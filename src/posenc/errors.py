@@ -53,9 +53,10 @@ MAX_POSITION = 2.0**53
 #: so far (16384); a wider request is refused at once.
 MAX_D_MODEL = 65536
 
-#: The largest base: the slowest frequency, about 1/base, must stay at or
-#: above :data:`MIN_FREQUENCY`.
-MAX_BASE = 2.0**960
+#: The largest base: the slowest frequency, about 1/base, must stay above
+#: :data:`MIN_FREQUENCY`, with room for presets whose last frequency is
+#: exactly 1/base (computed to 70 digits, it may land a hair below).
+MAX_BASE = 2.0**950
 
 #: The smallest frequency the exact path holds to full precision: ω and its
 #: first correction word (ω·2**-53) stay normal doubles, so the ladder keeps
@@ -196,11 +197,11 @@ def check_channels(channels: Any, name: str = "d_model") -> int:
 
 
 def check_base(base: Any, name: str = "base") -> float:
-    """A finite real number in (1, 2**960], so that the frequencies decrease with i and stay exact."""
+    """A finite real number in (1, 2**950], so that the frequencies decrease with i and stay exact."""
     b = check_real(base, name)
     if not 1.0 < b <= MAX_BASE:
         raise PosEncError(
-            f"{name} must be a number > 1 and <= 2**960 (above it the slowest frequency, ~1/base, "
+            f"{name} must be a number > 1 and <= 2**950 (above it the slowest frequency, ~1/base, "
             f"leaves the exact range), got {_show(base)}"
         )
     return b
@@ -236,7 +237,7 @@ def _bytes(n: float) -> str:
     ('512 bytes', '3.0 GiB')
     """
     if n >= 2**100:  # beyond float arithmetic's comfort, and any disk: the order of magnitude says it
-        return f"about 10**{len(str(int(n))) - 1} bytes"
+        return f"about 10**{math.floor(math.log10(int(n)))} bytes"  # log10 of an int: no str(), no float overflow
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
@@ -250,6 +251,12 @@ def _memory() -> int:
         return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
         return 2**62
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    """``(3, 4)``; a huge extent by its digit count, the whole clipped to one line."""
+    parts = [_plain(int(n)) for n in shape]
+    return _clip("(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")", SHOW_LIMIT)
 
 
 def check_size(shape: Sequence[int], dtype: Any, what: str) -> None:
@@ -268,7 +275,7 @@ def check_size(shape: Sequence[int], dtype: Any, what: str) -> None:
     have = _memory()
     if need > have:
         raise PosEncError(
-            f"{what} of shape {_show(tuple(int(n) for n in shape))} in {np.dtype(dtype)} needs {_bytes(need)}, "
+            f"{what} of shape {_shape_text(shape)} in {np.dtype(dtype)} needs {_bytes(need)}, "
             f"more than this machine's {_bytes(have)} of memory"
         )
 
@@ -279,9 +286,9 @@ def allocate(shape: Sequence[int], dtype: Any, what: str, *, zeros: bool = False
     try:
         return (np.zeros if zeros else np.empty)(tuple(shape), dtype=dtype)
     except MemoryError as exc:
-        count = math.prod(int(n) for n in shape)
+        need = math.prod(int(n) for n in shape) * np.dtype(dtype).itemsize
         raise PosEncError(
-            f"{what} of shape {tuple(shape)} in {np.dtype(dtype)} needs {_bytes(count * np.dtype(dtype).itemsize)}, "
+            f"{what} of shape {_shape_text(shape)} in {np.dtype(dtype)} needs {_bytes(need)}, "
             "more memory than is free now"
         ) from exc
 

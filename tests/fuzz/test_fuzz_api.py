@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,12 +29,48 @@ import hypothesis.strategies as st
 import mpmath
 import numpy as np
 import pytest
+from fuzz_checks import (
+    _check_aliasing,
+    _check_alibi_bias,
+    _check_alibi_slopes,
+    _check_apply_rope,
+    _check_context_report,
+    _check_convention,
+    _check_encode,
+    _check_encode_nd,
+    _check_freqs,
+    _check_frequencies,
+    _check_get,
+    _check_grid,
+    _check_grid_report,
+    _check_grid_similarity,
+    _check_hf,
+    _check_max_wavelength,
+    _check_min_base,
+    _check_min_separation,
+    _check_permutation,
+    _check_permute_weights,
+    _check_rope_context,
+    _check_rope_cos_sin,
+    _check_rope_table,
+    _check_scaling,
+    _check_sections,
+    _check_shift,
+    _check_shift_matrix,
+    _check_similarity,
+    _check_t5_bucket,
+    _check_t5_edges,
+    _check_table,
+    _check_wavelengths,
+    _check_xpos,
+    _check_xpos_decay,
+    _check_xpos_scale,
+)
 from hypothesis import given
 
 import posenc
 from hostile import bases, d_models, dtypes, junk, layouts, lengths, names_the_value, positions, reals, small_ints
 from posenc import PosEncError, conventions
-from reference import omega, sin_cos, ulp_error
 
 mpmath.mp.dps = 60
 
@@ -47,6 +82,7 @@ class Case:
     call: Callable[..., Any]
     args: st.SearchStrategy[dict[str, Any]]
     check: Callable[[Any, dict[str, Any]], None]
+    names: tuple[str, ...] = ()  # how messages may name the arguments besides their keywords
 
 
 def _kw(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -56,239 +92,14 @@ def _kw(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries(required, optional=optional)
 
 
-# ---------------------------------------------------------------- checks: the result against the formula
-
-
-def _dt(kw: dict[str, Any]) -> np.dtype:
-    return np.dtype(kw.get("dtype", np.float32))
-
-
-def _bound(dt: np.dtype) -> float:
-    return 4.0 if dt == np.float64 else 1.0
-
-
-def _check_encode(out: np.ndarray, kw: dict[str, Any]) -> None:
-    p = np.asarray(kw["positions"], dtype=np.float64)
-    d, base = int(kw["d_model"]), float(kw.get("base", 10000.0))
-    dt = _dt(kw)
-    assert out.shape == (*p.shape, d) and out.dtype == dt
-    assert np.isfinite(out).all() and (np.abs(out) <= 1).all()
-    if p.size == 0:
-        return
-    flat, rows = p.reshape(-1), out.reshape(-1, d)
-    j = int(np.argmax(np.abs(flat)))  # the hardest position
-    split = kw.get("layout", "interleaved") == "split"
-    if abs(flat[j]) >= 2**31:  # the 1-ulp promise stops at 2**31; beyond, bounded and on the unit circle
-        row = rows[j].astype(np.float64)
-        s, c = (row[: d // 2], row[d // 2 :]) if split else (row[0::2], row[1::2])
-        assert np.allclose(s**2 + c**2, 1.0, atol=1e-2)
-        return
-    for i in {0, d // 2 - 1}:
-        s, c = sin_cos(flat[j], omega(d, base, i))
-        si, ci = (i, d // 2 + i) if split else (2 * i, 2 * i + 1)
-        assert ulp_error(rows[j, si], s, dt) <= _bound(dt), (flat[j], i)
-        assert ulp_error(rows[j, ci], c, dt) <= _bound(dt), (flat[j], i)
-
-
-def _check_table(out: np.ndarray, kw: dict[str, Any]) -> None:
-    n, start = int(kw["length"]), int(kw.get("start", 0))
-    args = {k: v for k, v in kw.items() if k not in ("length", "start")}
-    want = posenc.encode(np.arange(start, start + n), **args)
-    assert out.shape == want.shape and out.dtype == want.dtype
-    np.testing.assert_array_equal(out, want)  # a table is the encoding of its positions, bit for bit
-
-
-def _check_frequencies(w: np.ndarray, kw: dict[str, Any]) -> None:
-    d, base = int(kw["d_model"]), float(kw.get("base", 10000.0))
-    assert w.shape == (d // 2,) and w[0] == 1.0
-    for i in {0, d // 2 - 1}:
-        assert w[i] == float(omega(d, base, i))  # correctly rounded
-
-
-def _check_wavelengths(lam: np.ndarray, kw: dict[str, Any]) -> None:
-    d, base = int(kw["d_model"]), float(kw.get("base", 10000.0))
-    assert lam.shape == (d // 2,)
-    for i in {0, d // 2 - 1}:
-        assert lam[i] == float(2 * mpmath.pi / omega(d, base, i))
-
-
-def _check_max_wavelength(lam: float, kw: dict[str, Any]) -> None:
-    d, base = int(kw["d_model"]), float(kw.get("base", 10000.0))
-    assert lam == float(2 * mpmath.pi / omega(d, base, d // 2 - 1))
-
-
-def _lam_max(d: int, b: float) -> Any:
-    return 2 * mpmath.pi * mpmath.power(mpmath.mpf(b), mpmath.mpf(d - 2) / d)
-
-
-def _check_min_base(b: float, kw: dict[str, Any]) -> None:
-    c, d = float(kw["context"]), int(kw["d_model"])
-    if c <= 2 * math.pi:
-        assert b == 1.0
-    elif b != math.inf:
-        assert _lam_max(d, b) >= c  # it suffices ...
-        assert _lam_max(d, math.nextafter(b, 0)) < c  # ... and the float below does not
-
-
-def _check_context_report(r: Any, kw: dict[str, Any]) -> None:
-    c, d = float(kw["context"]), int(kw["d_model"])
-    assert r.loops.shape == (d // 2,) and np.isfinite(r.loops).all()
-    assert r.wraps == bool(r.loops[-1] > 1.0) and r.wrapped_channels == int((r.loops > 1.0).sum())
-    assert r.max_wavelength == float(_lam_max(d, float(kw.get("base", 10000.0))))
-    assert r.min_base >= 1.0 and r.context == c
-
-
-def _check_shift_matrix(t: np.ndarray, kw: dict[str, Any]) -> None:
-    d = int(kw["d_model"])
-    assert t.shape == (d, d) and t.dtype == np.dtype(kw.get("dtype", np.float64))
-    t64 = t.astype(np.float64)
-    tol = 1e-2 if t.dtype == np.float16 else 1e-6
-    np.testing.assert_allclose(t64 @ t64.T, np.eye(d), atol=tol)  # a rotation
-
-
-def _check_shift(out: np.ndarray, kw: dict[str, Any]) -> None:
-    e = np.asarray(kw["encoding"])
-    assert out.shape == e.shape and out.dtype == e.dtype
-    if e.size and np.isfinite(e).all() and np.abs(e.astype(np.float64)).max() < 1e150:
-        n = e.shape[-1] // 2
-        lay = kw.get("layout", "interleaved")
-        idx = (np.arange(0, 2 * n, 2), np.arange(1, 2 * n, 2)) if lay == "interleaved" else (
-            np.arange(n), np.arange(n, 2 * n))
-        norm = lambda a: np.hypot(a[..., idx[0]].astype(np.float64), a[..., idx[1]].astype(np.float64))  # noqa: E731
-        tol = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 1e-6}.get(e.dtype, 1e-12)
-        big = np.abs(e.astype(np.float64)).max()
-        np.testing.assert_allclose(norm(out), norm(e), rtol=tol, atol=tol * (big + 1e-300))
-
-
-def _check_similarity(out: Any, kw: dict[str, Any]) -> None:
-    d = int(kw["d_model"])
-    a = np.asarray(out)
-    assert np.isfinite(a).all() and (np.abs(a) <= (1 if kw.get("per_channel") else d / 2) + 1e-9).all()
-    swapped = posenc.similarity(kw["q"], kw["p"], **{k: v for k, v in kw.items() if k not in ("p", "q")})
-    np.testing.assert_array_equal(a, swapped)  # cos is even
-
-
-def _check_aliasing(a: Any, kw: dict[str, Any]) -> None:
-    d = int(kw["d_model"])
-    assert a.diff.shape == (d,) and a.pair_distance.shape == (d // 2,)
-    assert 0 <= a.distance <= math.sqrt(2 * d) + 1e-9
-    assert (a.coincide == (a.diff <= a.atol)).all()
-
-
-def _check_min_separation(s: Any, kw: dict[str, Any]) -> None:
-    n, d = int(kw["n"]), int(kw["d_model"])
-    assert 1 <= s.offset <= n - 1 and 0 <= s.distance <= math.sqrt(2 * d)
-    k = s.offset
-    want = math.sqrt(sum(4 * float(mpmath.sin(omega(d, float(kw.get("base", 1e4)), i) * k / 2)) ** 2
-                         for i in range(d // 2)))
-    assert s.distance == pytest.approx(want, rel=1e-9, abs=1e-12)
-
-
-def _check_freqs(f: Any, kw: dict[str, Any]) -> None:
-    r = int(kw.get("rotary_dim") or kw["head_dim"])
-    assert f.inv_freq.shape == (r // 2,) and np.isfinite(f.inv_freq).all() and (f.inv_freq > 0).all()
-    assert 0 < f.attention_factor <= 2**15 and f.base > 1
-    if kw.get("scaling") is None:
-        b = float(kw.get("base", 10000.0))
-        assert f.inv_freq[-1] == float(omega(r, b, r // 2 - 1))
-
-
-def _check_rope_cos_sin(out: Any, kw: dict[str, Any]) -> None:
-    cos, sin = out
-    p = np.asarray(kw["positions"], dtype=np.float64)
-    r = int(kw.get("rotary_dim") or kw["head_dim"])
-    assert cos.shape == sin.shape == (*p.shape, r // 2) and cos.dtype == _dt(kw)
-    assert np.isfinite(cos).all() and np.isfinite(sin).all()
-    f = posenc.rope_frequencies(kw["head_dim"], base=kw.get("base", 10000.0), scaling=kw.get("scaling"),
-                                rotary_dim=kw.get("rotary_dim"), seq_len=kw.get("seq_len") or (
-                                    None if p.size == 0 or kw.get("scaling") is None
-                                    else max(1, int(np.floor(p.max())) + 1)))
-    if p.size and np.abs(p).max() < 2**31:
-        j = int(np.argmax(np.abs(p.reshape(-1))))
-        pj = p.reshape(-1)[j]
-        for i in {0, r // 2 - 1}:
-            w = mpmath.mpf(f.ladder.w0[i]) + mpmath.mpf(f.ladder.w1[i]) + mpmath.mpf(f.ladder.w2[i])
-            s_ref, c_ref = sin_cos(pj, w)
-            af = f.attention_factor
-            tol = 2.0 if af != 1.0 else _bound(_dt(kw))  # af multiplies in float64 before the one rounding
-            assert ulp_error(cos.reshape(-1, r // 2)[j, i], c_ref * af, _dt(kw)) <= tol
-            assert ulp_error(sin.reshape(-1, r // 2)[j, i], s_ref * af, _dt(kw)) <= tol
-
-
-def _check_rope_table(out: np.ndarray, kw: dict[str, Any]) -> None:
-    f, start, n = kw["freqs"], int(kw["start"]), int(kw["length"])
-    dt = np.dtype(kw.get("dtype", np.float32))
-    assert out.shape == (n, 2, f.rotary_dim // 2) and out.dtype == dt
-    cos, sin = posenc.rope_cos_sin(np.arange(start, start + n), f.head_dim, base=10000.0, scaling=None,
-                                   rotary_dim=f.rotary_dim, dtype=dt)
-    np.testing.assert_array_equal(out[:, 0], cos)
-    np.testing.assert_array_equal(out[:, 1], sin)
-
-
-def _check_apply_rope(out: np.ndarray, kw: dict[str, Any]) -> None:
-    x = np.asarray(kw["x"])
-    assert out.shape == x.shape and out.dtype == x.dtype
-    r = int(kw.get("rotary_dim") or x.shape[-1])
-    np.testing.assert_array_equal(out[..., r:], x[..., r:])  # the tail, bit for bit
-    if np.isfinite(x).all() and np.abs(x).max(initial=0) < 1e3:
-        n = r // 2
-        lay = kw.get("layout", "half")
-        a, b = ((slice(0, n), slice(n, r)) if lay == "half" else (slice(0, r, 2), slice(1, r, 2)))
-        norm = lambda v: np.hypot(v[..., a].astype(np.float64), v[..., b].astype(np.float64))  # noqa: E731
-        tol = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-6}.get(x.dtype, 1e-12)
-        np.testing.assert_allclose(norm(out), norm(x), rtol=tol, atol=tol * 1e3)
-
-
-def _check_rope_context(r: Any, kw: dict[str, Any]) -> None:
-    assert r.loops.shape == r.wavelengths.shape == (r.rotary_dim // 2,)
-    assert np.isfinite(r.loops).all() and r.wrapped_channels == int((r.loops > 1).sum())
-    assert r.wraps == bool(r.loops.min() > 1.0)
-
-
-def _check_permutation(idx: np.ndarray, kw: dict[str, Any]) -> None:
-    h, nh = int(kw["head_dim"]), int(kw["n_heads"])
-    assert sorted(idx.tolist()) == list(range(h * nh))
-
-
-def _check_permute_weights(out: Any, kw: dict[str, Any]) -> None:
-    w = np.asarray(kw["w"])
-    assert out.shape == w.shape
-    assert sorted(map(tuple, np.atleast_2d(out.T).T.tolist())) == sorted(map(tuple, np.atleast_2d(w.T).T.tolist()))
-
-
-def _check_hf(cfg: Any, kw: dict[str, Any]) -> None:
-    assert 2 <= cfg.rotary_dim <= cfg.head_dim and cfg.rotary_dim % 2 == 0 and cfg.base > 1
-    posenc.rope_frequencies(cfg.head_dim, **cfg.kwargs())  # what it read is usable (or refused by name)
-
-
-def _check_scaling(s: Any, kw: dict[str, Any]) -> None:
-    assert hash(s) == hash(type(s)(**kw))  # frozen, and the fields read back
-    try:
-        f = posenc.rope_frequencies(64, scaling=s, seq_len=8192)
-    except PosEncError as exc:  # the combination with head_dim 64 may be out of range: named
-        assert type(s).__name__ in str(exc) or "rotary_dim" in str(exc)
-        return
-    assert np.isfinite(f.inv_freq).all() and 0 < f.attention_factor <= 2**15
-
-
-def _check_convention(c: Any, kw: dict[str, Any]) -> None:
-    try:
-        out = c.encode([0, 1, 1000], 6, dtype=np.float64)
-    except PosEncError as exc:  # a preset fine in itself, whose frequencies or origin put these positions out
-        assert "positions" in str(exc), str(exc)
-        return
-    assert out.shape == (3, 6) and np.isfinite(out).all() and (np.abs(out) <= 1).all()
-
-
-def _check_get(c: Any, kw: dict[str, Any]) -> None:
-    assert isinstance(c, conventions.Convention)
-
-
 # ---------------------------------------------------------------- the table
 
 _ENC = dict(base=bases(), layout=layouts(("interleaved", "split")), dtype=dtypes())
 _ROPE = dict(base=bases(), rotary_dim=st.one_of(st.none(), d_models(32)),
-             seq_len=st.one_of(st.none(), small_ints(1, 10**5), reals, junk))
+             seq_len=st.one_of(st.none(), small_ints(1, 10**5), reals, junk),
+             # multi-axis sections change what a position is: here only values that must be refused
+             sections=st.one_of(st.none(), st.sampled_from([(0,), (1, -1), "qwen", 3, (2.5, 1), (10**400,)]), junk),
+             section_layout=st.one_of(st.just("contiguous"), junk), ladder=st.one_of(st.just("shared"), junk))
 
 
 def _scalings() -> st.SearchStrategy[Any]:
@@ -341,6 +152,21 @@ _X = st.sampled_from([np.float16, np.float32, np.float64, np.int32, np.complex64
     lambda dt: st.tuples(st.integers(0, 3), st.integers(0, 5), st.integers(1, 9).map(lambda k: 2 * k)).map(
         lambda s: np.random.default_rng(sum(s)).standard_normal(s).astype(dt)))
 
+_HEADS = st.one_of(small_ints(1, 8), st.sampled_from([0, -1, 2**40, 10**400, 2.0]), junk)
+_ALIBI_CONV = st.one_of(st.sampled_from(["press", "bloom", "mpt"]), st.text(max_size=5), junk)
+_XPOS = st.one_of(st.none(), st.builds(posenc.XPos, gamma=st.floats(0.01, 2), scale_base=st.floats(16, 4096)), junk)
+_SIZES = st.one_of(st.lists(small_ints(0, 12), min_size=1, max_size=3),
+                   st.lists(st.sampled_from([10**6, 2**40, 10**400, -1, 2.5]), min_size=1, max_size=3), junk)
+_SECTIONS = st.one_of(st.lists(small_ints(1, 8), min_size=1, max_size=3).map(tuple),
+                      st.sampled_from([(0,), (1, -1), "qwen", 3, (2.5, 1), (10**400,)]), junk)
+_B_OR_JUNK = st.one_of(st.booleans(), junk)
+
+
+def _grid_call(size: Any) -> Any:
+    """grid(*sizes): the fuzz passes the sizes as one keyword, ``size`` (how grid's messages name them)."""
+    return posenc.grid(*size) if isinstance(size, list) else posenc.grid(size)
+
+
 CASES: dict[str, Case] = {
     "encode": Case(posenc.encode, _kw(POSITIONS=positions(), D_MODEL=d_models(), **_ENC), _check_encode),
     "table": Case(posenc.table, _kw(LENGTH=lengths(), D_MODEL=d_models(), start=st.one_of(
@@ -372,9 +198,12 @@ CASES: dict[str, Case] = {
         _check_rope_table),
     "apply_rope": Case(posenc.apply_rope, _kw(X=st.one_of(_X, positions()), POSITIONS=positions(),
                                               scaling=_scalings(), layout=layouts(("half", "interleaved")),
+                                              xpos=_XPOS, role=st.one_of(st.sampled_from(["q", "k"]), junk),
                                               **_ROPE), _check_apply_rope),
-    "rope_context_report": Case(posenc.rope_context_report, _kw(CONTEXT=reals, HEAD_DIM=d_models(32),
-                                                                scaling=_scalings(), **_ROPE), _check_rope_context),
+    "rope_context_report": Case(posenc.rope_context_report, _kw(
+        CONTEXT=reals, HEAD_DIM=d_models(32), scaling=_scalings(), base=bases(),
+        rotary_dim=st.one_of(st.none(), d_models(32)), seq_len=st.one_of(st.none(), small_ints(1, 10**5), reals, junk)),
+        _check_rope_context),
     "qk_permutation": Case(posenc.qk_permutation, _kw(
         HEAD_DIM=d_models(16), N_HEADS=st.one_of(small_ints(1, 8), st.sampled_from([0, 10**12, 10**400]), junk),
         FROM_LAYOUT=layouts(("half", "interleaved")), TO_LAYOUT=layouts(("half", "interleaved")),
@@ -386,6 +215,49 @@ CASES: dict[str, Case] = {
         _check_permute_weights),
     "from_hf_config": Case(posenc.from_hf_config, _kw(CONFIG=_HF), _check_hf),
     **{cls.__name__: Case(cls, args, _check_scaling) for cls, args in _SCALING_ARGS.items()},
+    "alibi_slopes": Case(posenc.alibi_slopes, _kw(N_HEADS=_HEADS, convention=_ALIBI_CONV), _check_alibi_slopes),
+    "alibi_bias": Case(posenc.alibi_bias, _kw(
+        Q_LEN=st.one_of(small_ints(1, 6), lengths()), K_LEN=st.one_of(small_ints(1, 6), lengths()), N_HEADS=_HEADS,
+        offset=st.one_of(small_ints(-3, 6), st.sampled_from([2**53, 10**400]), junk), positions=positions(),
+        convention=_ALIBI_CONV, causal=_B_OR_JUNK, dtype=dtypes()), _check_alibi_bias),
+    "t5_bucket": Case(posenc.t5_bucket, _kw(
+        RELATIVE_POSITION=positions(), bidirectional=_B_OR_JUNK,
+        num_buckets=st.one_of(small_ints(2, 64), st.sampled_from([0, 1, 3, 10**400]), junk),
+        max_distance=st.one_of(small_ints(1, 1000), st.sampled_from([0, 2**53, 10**400, 1.5]), junk)),
+        _check_t5_bucket),
+    "t5_bucket_edges": Case(posenc.t5_bucket_edges, _kw(
+        bidirectional=_B_OR_JUNK, num_buckets=st.one_of(small_ints(2, 64), st.sampled_from([0, 1, 3, 2**40]), junk),
+        max_distance=st.one_of(small_ints(1, 1000), st.sampled_from([0, 2**53, 10**400]), junk)), _check_t5_edges),
+    "xpos_decay": Case(posenc.xpos_decay, _kw(OFFSETS=positions(), ROTARY_DIM=d_models(32), xpos=_XPOS),
+                       _check_xpos_decay),
+    "xpos_scale": Case(posenc.xpos_scale, _kw(
+        POSITIONS=positions(), ROTARY_DIM=d_models(32), xpos=_XPOS, role=st.one_of(st.sampled_from(["q", "k"]), junk),
+        seq_len=st.one_of(st.none(), small_ints(1, 10**5), reals, junk), dtype=dtypes()), _check_xpos_scale),
+    "XPos": Case(posenc.XPos, _kw(gamma=reals, scale_base=reals, center=_B_OR_JUNK), _check_xpos),
+    "grid": Case(_grid_call, _kw(SIZE=_SIZES), _check_grid),
+    "encode_nd": Case(posenc.encode_nd, _kw(
+        COORDS=positions(), D_MODEL=d_models(), base=bases(), dtype=dtypes(),
+        convention=st.one_of(st.none(), st.sampled_from(posenc.conventions_nd.NAMES), junk)), _check_encode_nd),
+    "grid_report": Case(posenc.grid_report, _kw(
+        SIZES=_SIZES, D_MODEL=d_models(), base=bases(),
+        convention=st.one_of(st.none(), st.sampled_from(posenc.conventions_nd.NAMES), junk)), _check_grid_report),
+    "grid_similarity": Case(posenc.grid_similarity, _kw(
+        SIZES=_SIZES, D_MODEL=d_models(), PATCH=st.one_of(st.lists(small_ints(0, 3), max_size=3), junk), base=bases(),
+        convention=st.one_of(st.none(), st.sampled_from(posenc.conventions_nd.NAMES), junk)), _check_grid_similarity),
+    "rope_grid_report": Case(posenc.rope_grid_report, _kw(
+        SIZES=_SIZES, HEAD_DIM=d_models(), SECTIONS=_SECTIONS, base=bases(), scaling=_scalings(),
+        section_layout=st.one_of(st.sampled_from(["contiguous", "interleaved"]), junk),
+        ladder=st.one_of(st.sampled_from(["shared", "per_axis"]), junk), layout=layouts(("half", "interleaved"))),
+        _check_grid_report),
+    "Sections": Case(posenc.Sections, _kw(
+        SIZES=_SECTIONS, layout=st.one_of(st.sampled_from(["contiguous", "interleaved"]), junk),
+        ladder=st.one_of(st.sampled_from(["shared", "per_axis"]), junk)), _check_sections,
+        names=("sections", "section_layout")),
+    **{f"conventions_nd.{c.__name__}": Case(c, args, lambda obj, kw: _check_encode_nd(
+        posenc.encode_nd([[0, 1], [3, 2]], 8, convention=obj, dtype=np.float64), {"coords": [[0, 1], [3, 2]],
+                                                                                  "d_model": 8, "dtype": np.float64}))
+       for c, args in ((posenc.conventions_nd.Axial, _kw(base=bases())), (posenc.conventions_nd.MAE, _kw(base=bases())),
+                       (posenc.conventions_nd.BigVision, _kw(temperature=bases())))},
     "conventions.get": Case(conventions.get, _kw(CONVENTION=st.one_of(st.sampled_from(conventions.NAMES), junk,
                                                                      st.text(max_size=8))), _check_get),
     "conventions.Vaswani": Case(conventions.Vaswani, _kw(base=bases(), layout=layouts(("interleaved", "split"))),
@@ -400,7 +272,8 @@ CASES: dict[str, Case] = {
 
 #: Public names that are results or data, not things to call with hostile input.
 NOT_CALLED = {"Aliasing", "ContextReport", "RopeConfig", "RopeContextReport", "RopeFrequencies", "Separation",
-              "conventions", "LAYOUTS", "ROPE_LAYOUTS", "PosEncError", "__version__"}
+              "conventions", "LAYOUTS", "ROPE_LAYOUTS", "PosEncError", "__version__", "ALIBI_CONVENTIONS",
+              "AxisLadder", "GridReport", "conventions_nd"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -414,7 +287,7 @@ def test_hostile_arguments(name):
         except PosEncError as exc:
             message = str(exc)
             assert "\n" not in message.strip() or len(message) < 2000
-            assert names_the_value(message, kw.keys(), kw.values()), (message, kw)
+            assert names_the_value(message, [*kw.keys(), *case.names], kw.values()), (message, kw)
             return
         case.check(result, kw)
 

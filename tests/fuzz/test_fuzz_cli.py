@@ -113,6 +113,15 @@ COMMANDS: dict[str, Command] = {
         _opt("--out", _suffixed(d, [".png", ".svg", ".pdf"]), required=True),
         _opt("--dpi", st.sampled_from(["50", "100"])), _opt("--d-model", _D), _opt("--base", _BASE),
         _opt("--length", _SMALL), _opt("--max-offset", _SMALL), _opt("--context", _BASE)), _BAD), examples=30),
+    "alibi": Command(lambda d: _argv(_opt("--heads", st.sampled_from(["1", "8", "12"]), required=True),
+                                     _opt("--convention", st.sampled_from(["press", "bloom", "mpt"])),
+                                     _opt("--bias-max", st.sampled_from(["8", "16"])),
+                                     _opt("--penalty", st.sampled_from(["1", "0.5"])), *_OUT)),
+    "buckets": Command(lambda d: _argv(_opt("--num-buckets", st.sampled_from(["32", "8"])),
+                                       _opt("--max-distance", st.sampled_from(["128", "20"])),
+                                       _flag("--unidirectional"), *_OUT)),
+    "page": Command(lambda d: st.sampled_from([["--out", str(d / "blocker")], ["--out", str(d / "blocker" / "x")]]),
+                    examples=4),
     "tour": Command(lambda d: st.sampled_from([["--out", str(d / "blocker")], ["--out", str(d / "blocker" / "x")]]),
                     examples=4),
     "bench": Command(lambda d: _hostile_only(_argv(
@@ -124,7 +133,7 @@ COMMANDS: dict[str, Command] = {
 
 #: What the library calls each command's positional arguments (messages name them so).
 POSITIONALS = {"encode": ("positions",), "context": ("context",), "dot": ("p", "q", "p - q"), "alias": ("p", "q"),
-               "shift": ("k", "pos", "by"), "examples": ("cell",)}
+               "shift": ("k", "p", "pos", "by", "target p + k"), "examples": ("cell",)}
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:

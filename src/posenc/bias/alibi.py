@@ -55,7 +55,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import PosEncError, allocate, check_dtype, check_int, check_positions, check_real, check_size
+from ..errors import MAX_D_MODEL, PosEncError, allocate, check_dtype, check_int, check_positions, check_real, check_size
 
 __all__ = [
     "ALIBI_CONVENTIONS",
@@ -113,7 +113,8 @@ def _mpt_slopes(n_heads: int, bias_max: float) -> tuple[float, ...]:
 
 
 def _check_heads(n_heads: Any) -> int:
-    return check_int(n_heads, "n_heads", minimum=1)
+    # each head has at least one channel: no model has more heads than the widest encoding has channels
+    return check_int(n_heads, "n_heads", minimum=1, maximum=MAX_D_MODEL)
 
 
 @dataclass(frozen=True)
@@ -362,6 +363,7 @@ def alibi_bias(
         raise PosEncError(f"causal must be True or False, got {causal!r}")
     dt = check_dtype(dtype)
     _check_placement(q, k, off, bool(causal), positions)
+    check_size((slopes.shape[0], q, k), dt, "ALiBi bias")  # before any position is listed
     if positions is None:
         check_positions([off, off + q - 1])
         kp = np.arange(k, dtype=np.float64)

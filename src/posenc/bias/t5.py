@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_int
+from ..errors import PosEncError, as_array, check_int
 
 __all__ = ["T5Buckets", "t5_bucket", "t5_bucket_edges", "t5_buckets"]
 
@@ -69,12 +69,12 @@ class T5Buckets:
     def __post_init__(self) -> None:
         if not isinstance(self.bidirectional, (bool, np.bool_)):
             raise PosEncError(f"bidirectional must be True or False, got {self.bidirectional!r}")
-        nb = check_int(self.num_buckets, "num_buckets", minimum=2)
+        nb = check_int(self.num_buckets, "num_buckets", minimum=2, maximum=2**16)  # rows of a bias table (T5: 32)
         if self.bidirectional and nb < 4:
             raise PosEncError(
                 f"num_buckets must be >= 4 when bidirectional (each direction needs an exact bucket), got {nb}"
             )
-        md = check_int(self.max_distance, "max_distance")
+        md = check_int(self.max_distance, "max_distance", maximum=_LIMIT)  # a distance between positions < 2**53
         if not 2 * md > nb:
             raise PosEncError(
                 f"max_distance must be > num_buckets/2 = {nb / 2:g} (the logarithmic buckets start there), got {md}"
@@ -111,7 +111,7 @@ def t5_buckets(bidirectional: Any = True, num_buckets: Any = 32, max_distance: A
 
 
 def _offsets(relative_position: Any) -> np.ndarray:
-    arr = np.asarray(relative_position)
+    arr = as_array(relative_position, "relative_position")
     if arr.dtype.kind == "O":
         try:
             arr = np.asarray(relative_position, dtype=np.int64)

@@ -227,8 +227,8 @@ def _column(top: float, bottom: float, digits: int) -> tuple[str, str]:
 @command("shift", "T_k: the rotation that maps PE(p) onto PE(p + k), block by block (Ex 5)", _shift_setup)
 def shift_cmd(args: argparse.Namespace) -> int:
     d, n, lay, k = args.d_model, args.d_model // 2, args.layout, args.by
-    check_positions(args.pos, "--pos")
-    check_positions(k, "--by")
+    check_positions(args.pos, "p")
+    check_positions(k, "k")
     src = posenc.encode(args.pos, d, base=args.base, layout=lay, dtype=np.float64)
     cphi, sphi = _blocks(k, d, args.base, lay)  # checks k as typed before the sum below is formed
     target_pos = args.pos + k

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_int
+from ..errors import MAX_D_MODEL, PosEncError, check_int
 from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ._gather import gather_rows
@@ -91,7 +91,8 @@ class Sections:
         if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
             raise PosEncError(f"sections must be a sequence of pair counts, one per axis (e.g. (16, 24, 24)), "
                               f"got {raw!r}"[:200])
-        sizes = tuple(check_int(v, f"sections[{k}]", minimum=1) for k, v in enumerate(raw))
+        sizes = tuple(check_int(v, f"sections[{k}]", minimum=1, maximum=MAX_D_MODEL // 2)  # pairs of a head
+                      for k, v in enumerate(raw))
         if not sizes:
             raise PosEncError("sections must name at least one axis, e.g. (16, 24, 24)")
         object.__setattr__(self, "sizes", sizes)

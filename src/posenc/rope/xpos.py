@@ -38,7 +38,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..errors import PosEncError, check_d_model, check_dtype, check_int, check_positions, check_real
+from ..errors import MAX_POSITION, PosEncError, check_d_model, check_dtype, check_int, check_positions, check_real
 from ..exact.core import split, two_prod
 from .cos_sin import cos_sin_tables
 from .frequencies import RopeFrequencies
@@ -91,7 +91,7 @@ class XPos:
 
     def middle(self, length: int) -> int:
         """The position measured as 0: ``length // 2`` when centring, else 0."""
-        return check_int(length, "seq_len", minimum=1) // 2 if self.center else 0
+        return check_int(length, "seq_len", minimum=1, maximum=int(MAX_POSITION)) // 2 if self.center else 0
 
 
 def _zeta(gamma: float, r: int) -> list[Fraction]:
@@ -194,9 +194,9 @@ def xpos_scale(
     r = check_d_model(rotary_dim, "rotary_dim")
     dt = check_dtype(dtype)
     pos = check_positions(positions)
-    n = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1)
+    n = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1, maximum=int(MAX_POSITION))
     units = _centred(pos, xp, n) * (1.0 if role == "q" else -1.0)
-    _check_range(units, xp, r, dt, "p − c" if xp.center else "p")
+    _check_range(units, xp, r, dt, "positions − c" if xp.center else "positions")
     return _factors(units, xp, r).astype(dt)
 
 
@@ -209,14 +209,14 @@ def xpos_decay(offsets: Any, rotary_dim: int, *, xpos: XPos | None = None) -> np
     xp = XPos() if xpos is None else cast(XPos, check_xpos(xpos, "q"))
     r = check_d_model(rotary_dim, "rotary_dim")
     off = check_positions(offsets, "offsets")
-    _check_range(off, xp, r, np.dtype(np.float64), "Δ")
+    _check_range(off, xp, r, np.dtype(np.float64), "offsets")
     return _factors(off, xp, r)
 
 
 def check_xpos_range(lo: float, hi: float, middle: float, xpos: XPos, rotary_dim: int, dtype: Any) -> None:
     """Raise unless every factor for positions ``lo … hi`` (centre ``middle``) is a normal number of ``dtype``."""
     units = np.array([lo - middle, hi - middle], dtype=np.float64)
-    _check_range(units, xpos, rotary_dim, np.dtype(dtype), "p − c" if xpos.center else "p")
+    _check_range(units, xpos, rotary_dim, np.dtype(dtype), "positions − c" if xpos.center else "positions")
 
 
 def xpos_rows(freqs: RopeFrequencies, xpos: XPos, positions: np.ndarray, middle: float, dtype: Any) -> np.ndarray:
@@ -246,7 +246,7 @@ def xpos_cos_sin(
     """
     r = freqs.rotary_dim
     units = _centred(pos, xpos, seq_len) * (1.0 if role == "q" else -1.0)
-    _check_range(units, xpos, r, out_dtype, "p − c" if xpos.center else "p")
+    _check_range(units, xpos, r, out_dtype, "positions − c" if xpos.center else "positions")
     cos, sin = cos_sin_tables(pos, freqs, np.dtype(np.float64))
     f = _factors(units, xpos, r)
     return (cos * f).astype(dtype), (sin * f).astype(dtype)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from ..errors import PosEncError, check_base, check_int
+from ..errors import PosEncError, check_base, check_channels, check_int
 from ..exact import Ladder, geometric_ladder
 
 __all__ = [
@@ -106,7 +106,7 @@ class NdConvention:
 
     def plan(self, d_model: Any, n_axes: Any) -> NdPlan:
         """Validate ``d_model`` and ``n_axes`` for this convention and return its :class:`NdPlan`."""
-        d = check_int(d_model, "d_model", minimum=1)
+        d = check_channels(d_model)
         n = check_int(n_axes, "the number of axes (coords.shape[-1])", minimum=1)
         if self.axes is not None and n not in self.axes:
             allowed = " or ".join(map(str, self.axes))

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_int
+from ..errors import MAX_POSITION, PosEncError, check_int
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
 from ..layout import sin_cos_views
 from .conventions_nd import Block, NdConvention, resolve
@@ -117,7 +117,7 @@ def check_sizes(sizes: Any) -> tuple[int, ...]:
     """A grid's sizes: a non-empty sequence of integers >= 1."""
     if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
         raise PosEncError(f"sizes must be the grid's size along each axis, e.g. (64, 64), got {sizes!r}"[:200])
-    out = tuple(check_int(s, f"size of axis {k}", minimum=1) for k, s in enumerate(sizes))
+    out = tuple(check_int(s, f"size of axis {k}", minimum=1, maximum=int(MAX_POSITION)) for k, s in enumerate(sizes))
     if not out:
         raise PosEncError("sizes must name at least one axis, e.g. (64, 64)")
     return out
