@@ -16,7 +16,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from ..errors import PosEncError, _show
+from ..errors import PosEncError, show_value
 
 __all__ = ["Case", "CaseSet", "Check", "Printed", "check"]
 
@@ -116,7 +116,7 @@ class CaseSet:
     def _key(self, cell: object) -> str:
         key = cell.upper() if isinstance(cell, str) else None
         if key not in self._builders:
-            raise PosEncError(f"{self.what} must be one of {', '.join(self.cells)}, got {_show(cell)}")
+            raise PosEncError(f"{self.what} must be one of {', '.join(self.cells)}, got {show_value(cell)}")
         return str(key)
 
     def case(self, cell: str) -> Case:
