@@ -149,9 +149,9 @@ def tokens(valid: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
 
 def _shown(value: Any) -> str:
-    from posenc.errors import _show
+    from posenc.errors import show_value
 
-    return _show(value)
+    return show_value(value)
 
 
 def names_the_value(message: str, names: Any, values: Any) -> bool:

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .errors import _bytes
+from .errors import format_bytes
 
 __all__ = ["AtomicFile", "Interrupted", "atomic_file"]
 
@@ -156,11 +156,11 @@ def _check_room(target: Path, size: int, exact: bool) -> None:
     what = "the file needs" if exact else "the file needs at least"
     limit = _file_size_limit()
     if limit is not None and size > limit:
-        raise OSError(errno.EFBIG, f"{what} {_bytes(size)}, over this process's file-size limit "
-                                   f"(ulimit -f) of {_bytes(limit)}; nothing written", str(target))
+        raise OSError(errno.EFBIG, f"{what} {format_bytes(size)}, over this process's file-size limit "
+                                   f"(ulimit -f) of {format_bytes(limit)}; nothing written", str(target))
     free = _free_bytes(target.parent)
     if size > free:
-        raise OSError(errno.ENOSPC, f"{what} {_bytes(size)} and {_bytes(free)} is free there; "
+        raise OSError(errno.ENOSPC, f"{what} {format_bytes(size)} and {format_bytes(free)} is free there; "
                                     "nothing written", str(target))
 
 

@@ -39,6 +39,8 @@ __all__ = [
     "check_positions",
     "check_real",
     "check_size",
+    "format_bytes",
+    "show_value",
 ]
 
 #: Positions must satisfy ``|p| < MAX_POSITION`` (2**53): beyond it a float64
@@ -80,7 +82,7 @@ class PosEncError(ValueError):
 SHOW_LIMIT = 60
 
 
-def _show(value: Any, limit: int = SHOW_LIMIT) -> str:
+def show_value(value: Any, limit: int = SHOW_LIMIT) -> str:
     """``value`` as the user wrote it, at most about ``limit`` characters: the one way messages show a value.
 
     A command-line argument carries its text (``.text``), shown as typed
@@ -89,11 +91,11 @@ def _show(value: Any, limit: int = SHOW_LIMIT) -> str:
     long it was (a huge integer, how many digits), so a 100 KB argument gives
     a one-line message; a hostile ``__repr__`` never replaces the error.
 
-    >>> _show(np.float64(1e300)), _show(np.int64(7)), _show("diagonal")
+    >>> show_value(np.float64(1e300)), show_value(np.int64(7)), show_value("diagonal")
     ('1e+300', '7', "'diagonal'")
-    >>> _show("9" * 100_000)
+    >>> show_value("9" * 100_000)
     "'99999999999999999999999999999999999999…9999999999999999999' (100002 characters)"
-    >>> _show(10**400), _show(np.arange(1000.0))
+    >>> show_value(10**400), show_value(np.arange(1000.0))
     ('10000000000000000000… (401 digits)', '[0.0, 1.0, 2.0, …, 999.0] (shape (1000,))')
     """
     try:
@@ -123,9 +125,9 @@ def _plain(value: Any) -> str:
                                                   [_plain(v) for v in flat[3:]])
         return "[" + ", ".join(items) + "]" + (f" (shape {value.shape})" if value.ndim > 1 or flat.size > 4 else "")
     if isinstance(value, (list, tuple)) and len(value) > 4:
-        return "[" + ", ".join(_show(v, 20) for v in value[:3]) + f", …] ({len(value)} values)"
+        return "[" + ", ".join(show_value(v, 20) for v in value[:3]) + f", …] ({len(value)} values)"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_show(v, 20) for v in value) + "]"
+        return "[" + ", ".join(show_value(v, 20) for v in value) + "]"
     return repr(value)
 
 
@@ -142,12 +144,12 @@ def _clip(text: str, limit: int) -> str:
 def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as an ``int``; reject bools, floats and anything else."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise PosEncError(f"{name} must be an integer, got {_show(value)}")
+        raise PosEncError(f"{name} must be an integer, got {show_value(value)}")
     result = int(value)
     if minimum is not None and result < minimum:
-        raise PosEncError(f"{name} must be >= {minimum}, got {_show(value)}")
+        raise PosEncError(f"{name} must be >= {minimum}, got {show_value(value)}")
     if maximum is not None and result > maximum:
-        raise PosEncError(f"{name} must be <= {maximum}, got {_show(value)}")
+        raise PosEncError(f"{name} must be <= {maximum}, got {show_value(value)}")
     return result
 
 
@@ -160,13 +162,13 @@ def check_real(value: Any, name: str) -> float:
     posenc.errors.PosEncError: x must be finite (float64: |x| < 1.8e308), got 10000000000000000000… (401 digits)
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise PosEncError(f"{name} must be a real number, got {_show(value)} ({type(value).__name__})")
+        raise PosEncError(f"{name} must be a real number, got {show_value(value)} ({type(value).__name__})")
     try:
         result = float(value)
     except (OverflowError, ValueError, TypeError):  # a huge int or Fraction, a broken Real
         result = math.inf
     if not math.isfinite(result):
-        raise PosEncError(f"{name} must be finite (float64: |x| < 1.8e308), got {_show(value)}")
+        raise PosEncError(f"{name} must be finite (float64: |x| < 1.8e308), got {show_value(value)}")
     return result
 
 
@@ -174,13 +176,13 @@ def check_d_model(d_model: Any, name: str = "d_model") -> int:
     """A positive even integer: the formula fills channels in (sin, cos) pairs."""
     if isinstance(d_model, (bool, np.bool_)) or not isinstance(d_model, numbers.Integral):
         raise PosEncError(
-            f"{name} must be a positive even integer, got {_show(d_model)}"
+            f"{name} must be a positive even integer, got {show_value(d_model)}"
         )
     d = int(d_model)
     if d <= 0 or d % 2:
         raise PosEncError(
             f"{name} must be a positive even integer (channels come in (sin, cos) "
-            f"pairs, one pair per frequency), got {_show(d_model)}"
+            f"pairs, one pair per frequency), got {show_value(d_model)}"
         )
     return check_channels(d_model, name)
 
@@ -191,7 +193,7 @@ def check_channels(channels: Any, name: str = "d_model") -> int:
     if c > MAX_D_MODEL:
         raise PosEncError(
             f"{name} must be <= {MAX_D_MODEL} (the widest encoding posenc builds and guarantees), "
-            f"got {_show(channels)}"
+            f"got {show_value(channels)}"
         )
     return c
 
@@ -202,7 +204,7 @@ def check_base(base: Any, name: str = "base") -> float:
     if not 1.0 < b <= MAX_BASE:
         raise PosEncError(
             f"{name} must be a number > 1 and <= 2**950 (above it the slowest frequency, ~1/base, "
-            f"leaves the exact range), got {_show(base)}"
+            f"leaves the exact range), got {show_value(base)}"
         )
     return b
 
@@ -230,10 +232,10 @@ def check_angle(max_position: float, max_frequency: float, what: str = "position
         )
 
 
-def _bytes(n: float) -> str:
+def format_bytes(n: float) -> str:
     """``1.5 GiB``: a byte count for a message.
 
-    >>> _bytes(512), _bytes(3 * 2**30)
+    >>> format_bytes(512), format_bytes(3 * 2**30)
     ('512 bytes', '3.0 GiB')
     """
     if n >= 2**100:  # beyond float arithmetic's comfort, and any disk: the order of magnitude says it
@@ -275,8 +277,8 @@ def check_size(shape: Sequence[int], dtype: Any, what: str) -> None:
     have = _memory()
     if need > have:
         raise PosEncError(
-            f"{what} of shape {_shape_text(shape)} in {np.dtype(dtype)} needs {_bytes(need)}, "
-            f"more than this machine's {_bytes(have)} of memory"
+            f"{what} of shape {_shape_text(shape)} in {np.dtype(dtype)} needs {format_bytes(need)}, "
+            f"more than this machine's {format_bytes(have)} of memory"
         )
 
 
@@ -288,7 +290,7 @@ def allocate(shape: Sequence[int], dtype: Any, what: str, *, zeros: bool = False
     except MemoryError as exc:
         need = math.prod(int(n) for n in shape) * np.dtype(dtype).itemsize
         raise PosEncError(
-            f"{what} of shape {_shape_text(shape)} in {np.dtype(dtype)} needs {_bytes(need)}, "
+            f"{what} of shape {_shape_text(shape)} in {np.dtype(dtype)} needs {format_bytes(need)}, "
             "more memory than is free now"
         ) from exc
 
@@ -317,14 +319,14 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
     try:
         arr = np.asarray(positions)
     except (OverflowError, ValueError, TypeError) as exc:
-        raise PosEncError(f"{name} must be real numbers, got {_show(positions)}") from exc
+        raise PosEncError(f"{name} must be real numbers, got {show_value(positions)}") from exc
     kind = arr.dtype.kind
     if kind == "O":
         try:
             arr = np.asarray(positions, dtype=np.float64)
         except (OverflowError, ValueError, TypeError) as exc:
             raise PosEncError(
-                f"{name} must be real numbers with |p| < 2**53, got {_show(positions)}"
+                f"{name} must be real numbers with |p| < 2**53, got {show_value(positions)}"
             ) from exc
         kind = "f"
     if kind in "iu":
@@ -334,12 +336,12 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
             if abs(worst) >= 2**53:
                 raise PosEncError(
                     f"{name} must satisfy |p| < 2**53 (float64 holds every integer "
-                    f"only below it), got {_show(_given(positions, worst))}"
+                    f"only below it), got {show_value(_given(positions, worst))}"
                 )
         return arr.astype(np.float64)
     if kind != "f":
         raise PosEncError(
-            f"{name} must be real numbers (int or float), got {_show(positions)} "
+            f"{name} must be real numbers (int or float), got {show_value(positions)} "
             f"of dtype {arr.dtype}"
         )
     arr = arr.astype(np.float64, copy=False)
@@ -347,12 +349,12 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
         finite = np.isfinite(arr)
         if not finite.all():
             bad = arr[~finite].flat[0]
-            raise PosEncError(f"{name} must be finite, got {_show(_given(positions, bad))}")
+            raise PosEncError(f"{name} must be finite, got {show_value(_given(positions, bad))}")
         big = np.abs(arr) >= MAX_POSITION
         if big.any():
             raise PosEncError(
                 f"{name} must satisfy |p| < 2**53 (float64 holds every integer only "
-                f"below it), got {_show(_given(positions, arr[big].flat[0]))}"
+                f"below it), got {show_value(_given(positions, arr[big].flat[0]))}"
             )
     return arr
 
@@ -362,14 +364,14 @@ def as_array(value: Any, name: str) -> np.ndarray:
     try:
         return np.asarray(value)
     except (ValueError, TypeError, OverflowError) as exc:
-        raise PosEncError(f"{name} must be an array (a nested list of equal lengths), got {_show(value)}") from exc
+        raise PosEncError(f"{name} must be an array (a nested list of equal lengths), got {show_value(value)}") from exc
 
 
 def check_layout(layout: Any, allowed: tuple[str, ...] = LAYOUTS) -> str:
     """One of the known layout names."""
     if not isinstance(layout, str) or layout not in allowed:
         raise PosEncError(
-            f"layout must be one of {', '.join(repr(x) for x in allowed)}, got {_show(layout)}"
+            f"layout must be one of {', '.join(repr(x) for x in allowed)}, got {show_value(layout)}"
         )
     return layout
 
@@ -380,7 +382,7 @@ def check_dtype(dtype: Any) -> np.dtype:
         dt = np.dtype(dtype)
     except TypeError as exc:
         raise PosEncError(
-            f"dtype must be one of float16, float32, float64, got {_show(dtype)}"
+            f"dtype must be one of float16, float32, float64, got {show_value(dtype)}"
         ) from exc
     if dt not in _DTYPES:
         raise PosEncError(f"dtype must be one of float16, float32, float64, got {dt}")
@@ -396,5 +398,5 @@ def check_context(context: Any, name: str = "context") -> float:
     """A context length: a finite number of positions > 0."""
     c = check_real(context, name)
     if c <= 0:
-        raise PosEncError(f"{name} must be > 0 positions, got {_show(context)}")
+        raise PosEncError(f"{name} must be > 0 positions, got {show_value(context)}")
     return c

@@ -51,8 +51,8 @@ def test_a_count_that_is_no_integer_is_named_as_typed(capsys, value, shown):
         (["ladder", "--d-model", "4", "--context", "-1e300"], "got -1e300"),
         (["alias", "0", "1e300", "--d-model", "4"],
          "q must satisfy |p| < 2**53 (float64 holds every integer only below it), got 1e300"),
-        (["shift", "--pos", "3", "--by", "-1e16", "--d-model", "4"], "k must satisfy |p| < 2**53 (float64 holds every "
-                                                                     "integer only below it), got -1e16"),
+        (["shift", "--pos", "3", "--by", "-1e16", "--d-model", "4"],
+         "k must satisfy |p| < 2**53 (float64 holds every integer only below it), got -1e16"),
         (["shift", "--pos", "4503599627370496", "--by", "4503599627370496", "--d-model", "4"],
          "the target P + K must satisfy |p| < 2**53 (float64 holds every integer only below it), got 9007199254740992"),
         (["dot", "4503599627370496", "-4503599627370496", "--d-model", "4"],

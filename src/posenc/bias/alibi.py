@@ -293,7 +293,7 @@ def alibi_rows_at(n_heads: int, t: Any, *, convention: Any = "press", dtype: Any
     return _product(slopes[None, :], terms).astype(dt)
 
 
-def _check_placement(q: int, k: int, offset: int, causal: bool, positions: Any) -> None:
+def check_placement(q: int, k: int, offset: int, causal: bool, positions: Any) -> None:
     if (causal or positions is not None) and not (0 <= offset and offset + q <= k):
         why = ("with causal=True query r is key r + offset, which must exist" if causal
                else "queries take positions[..., offset + r]")
@@ -362,7 +362,7 @@ def alibi_bias(
     if not isinstance(causal, (bool, np.bool_)):
         raise PosEncError(f"causal must be True or False, got {causal!r}")
     dt = check_dtype(dtype)
-    _check_placement(q, k, off, bool(causal), positions)
+    check_placement(q, k, off, bool(causal), positions)
     check_size((slopes.shape[0], q, k), dt, "ALiBi bias")  # before any position is listed
     if positions is None:
         check_positions([off, off + q - 1])

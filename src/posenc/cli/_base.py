@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SHOW_LIMIT, _show
+from ..errors import SHOW_LIMIT, show_value
 from ..layout import LAYOUTS, sin_cos_views
 
 __all__ = [
@@ -81,7 +81,7 @@ class Parser(argparse.ArgumentParser):
 
 
 class _Text(str):
-    """A string shown as it is (no quotes) by :func:`posenc.errors._show`."""
+    """A string shown as it is (no quotes) by :func:`posenc.errors.show_value`."""
 
     @property
     def text(self) -> str:
@@ -90,7 +90,7 @@ class _Text(str):
 
 def one_line(message: str) -> str:
     """``message`` on one line, every overlong word (a 100 KB argument) cut to its head and tail."""
-    return _LONG_WORD.sub(lambda m: _show(_Text(m.group()), 2 * SHOW_LIMIT), " ".join(str(message).split()))
+    return _LONG_WORD.sub(lambda m: show_value(_Text(m.group()), 2 * SHOW_LIMIT), " ".join(str(message).split()))
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,9 @@ def position(text: str) -> int | float:
     try:
         return _float(float(text), text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number (e.g. 3, -2.5, 1e6, 2pi), got {_show(text)}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number (e.g. 3, -2.5, 1e6, 2pi), got {show_value(text)}"
+        ) from None
 
 
 #: Counts above this are no count anyone means; refusing them keeps ``int()`` from building a huge number.
@@ -182,12 +184,12 @@ def integer(text: str) -> int:
         pass
     m = _NUMBER.match(text.strip())
     if m is None or m.group(2) is None or m.group(3):
-        raise argparse.ArgumentTypeError(f"expected an integer (e.g. 4096, 1e6), got {_show(text)}")
+        raise argparse.ArgumentTypeError(f"expected an integer (e.g. 4096, 1e6), got {show_value(text)}")
     exact = Decimal(m.group(1) + m.group(2).replace("_", ""))
     if exact != exact.to_integral_value():
-        raise argparse.ArgumentTypeError(f"expected an integer, got {_show(text)}")
+        raise argparse.ArgumentTypeError(f"expected an integer, got {show_value(text)}")
     if exact.adjusted() >= _MAX_DIGITS:
-        raise argparse.ArgumentTypeError(f"expected an integer below 1e{_MAX_DIGITS}, got {_show(text)}")
+        raise argparse.ArgumentTypeError(f"expected an integer below 1e{_MAX_DIGITS}, got {show_value(text)}")
     return _int(int(exact), text)
 
 
@@ -196,7 +198,7 @@ def real(text: str) -> float:
     try:
         return _float(float(text), text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {_show(text)}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {show_value(text)}") from None
 
 
 def add_json_option(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 
 from ..bench import format_report, run
-from ..errors import PosEncError, _show, check_d_model, check_size
+from ..errors import PosEncError, check_d_model, check_size, show_value
 from ._base import CommandError, command, emit_json, integer
 
 
@@ -26,9 +26,9 @@ def _shape(text: str) -> tuple[int, int]:
     try:
         n, d = (int(x) for x in text.lower().split("x"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a shape NxD such as 4096x512, got {_show(text)}") from None
+        raise argparse.ArgumentTypeError(f"expected a shape NxD such as 4096x512, got {show_value(text)}") from None
     if n < 1 or d < 2 or d % 2:
-        raise argparse.ArgumentTypeError(f"expected N >= 1 and an even D >= 2, got {_show(text)}")
+        raise argparse.ArgumentTypeError(f"expected N >= 1 and an even D >= 2, got {show_value(text)}")
     try:  # the widest encoding posenc builds, and a table this machine can hold (twice: posenc and the floor)
         check_d_model(d, "D")
         check_size((2 * n, d), np.float32, f"a {text} table")
@@ -40,7 +40,7 @@ def _shape(text: str) -> tuple[int, int]:
 @command("bench", "time posenc against the usual formulas, side by side with the cost of writing the output", _setup)
 def bench(args: argparse.Namespace) -> int:
     if args.repeats is not None and args.repeats < 1:
-        raise CommandError(f"--repeats must be >= 1, got {_show(args.repeats)}")
+        raise CommandError(f"--repeats must be >= 1, got {show_value(args.repeats)}")
     extra = []
     try:
         from ..bench.torch_rows import producers

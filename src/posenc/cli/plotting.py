@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import plot
 from ..bias.alibi import ALIBI_CONVENTIONS
-from ..errors import _show
+from ..errors import show_value
 from ..layout import LAYOUTS
 from ..plot.bias import alibi_curves, bucket_steps, xpos_curves
 from ..rope import ROPE_LAYOUTS
@@ -170,7 +170,7 @@ def save(fig: Any, path: Path, dpi: int = 100) -> None:
     """Write ``fig`` as PNG or SVG, chosen by the suffix."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise CommandError(f"--out must end in {' or '.join(FORMATS)}, got {_show(str(path))}")
+        raise CommandError(f"--out must end in {' or '.join(FORMATS)}, got {show_value(str(path))}")
     # no timestamp in SVGs, so the same figure gives the same file
     fig.savefig(path, format=fmt, dpi=dpi, metadata={"Date": None} if fmt == "svg" else None)
 
@@ -194,9 +194,9 @@ def plot_cmd(args: argparse.Namespace) -> int:
     plot.require()  # say which extra is missing before any work
     path = Path(args.out)
     if path.suffix.lower() not in FORMATS:
-        raise CommandError(f"--out must end in {' or '.join(FORMATS)}, got {_show(args.out)}")
+        raise CommandError(f"--out must end in {' or '.join(FORMATS)}, got {show_value(args.out)}")
     if not 10 <= args.dpi <= 1000:
-        raise CommandError(f"--dpi must be 10 … 1000, got {_show(args.dpi)}")
+        raise CommandError(f"--dpi must be 10 … 1000, got {show_value(args.dpi)}")
     kind = PLOT_KINDS[args.kind]
     save(kind.figure(args), path, args.dpi)
     if getattr(args, "json", False) and kind.data is not None:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .. import __version__, plot, seed
-from ..errors import PosEncError, _show
+from ..errors import PosEncError, show_value
 from ..seed import Case, QuizItem, bias_cases
 from ._base import add_json_option, command, emit_json, render_table
 from .plotting import PLOT_KINDS, save
@@ -107,7 +107,7 @@ def _sets(cells: list[str]) -> list[list[Case]]:
             seed_names.append(n)
         else:
             raise PosEncError(f"cell must be one of {', '.join(seed.CELLS)}, {', '.join(seed.GRID_CELLS)}, "
-                              f"{', '.join(bias_cases.CELLS)}, 'seed', 'grid' or 'bias', got {_show(given)}")
+                              f"{', '.join(bias_cases.CELLS)}, 'seed', 'grid' or 'bias', got {show_value(given)}")
     out = []
     if seed_names:
         out.append(seed.cases(seed_names))

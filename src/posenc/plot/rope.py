@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import PosEncError, _show, check_base, check_int, check_positions
+from ..errors import PosEncError, check_base, check_int, check_positions, show_value
 from ..rope.apply import apply_rope
 from ..rope.frequencies import rope_frequencies
 from ._canvas import BLUE, GREY, ORANGE, RED, require
@@ -58,16 +58,16 @@ def plot_rope(
     n = f.rotary_dim // 2
     m = check_int(positions, "positions", minimum=2)
     if m > 200:
-        raise PosEncError(f"positions must be <= 200 (each point is drawn), got {_show(positions)}")
+        raise PosEncError(f"positions must be <= 200 (each point is drawn), got {show_value(positions)}")
     i = int(np.argmin(np.abs(f.inv_freq * m - 1.8 * math.pi))) if pair is None else check_int(pair, "pair", minimum=0)
     if i >= n:
-        raise PosEncError(f"pair must be < head_dim/2 = {n}, got {_show(pair)}")
+        raise PosEncError(f"pair must be < head_dim/2 = {n}, got {show_value(pair)}")
     span = check_int(max_offset, "max_offset", minimum=1)
     if span > 100_000:
-        raise PosEncError(f"max_offset must be <= 100000, got {_show(max_offset)}")
+        raise PosEncError(f"max_offset must be <= 100000, got {show_value(max_offset)}")
     ps = check_positions(list(refs), "refs")
     if ps.ndim != 1 or not 1 <= ps.size <= 4:
-        raise PosEncError(f"refs must be 1 to 4 positions, got {_show(refs)}")
+        raise PosEncError(f"refs must be 1 to 4 positions, got {show_value(refs)}")
     offsets = np.arange(-span, span + 1)
     check_positions(ps[:, None] + offsets[None, :], "refs + offsets")
     kw = {"base": base, "scaling": scaling, "layout": layout}

@@ -18,13 +18,13 @@ import numpy as np
 
 from ..errors import (
     PosEncError,
-    _show,
     check_base,
     check_context,
     check_d_model,
     check_int,
     check_layout,
     check_positions,
+    show_value,
 )
 from ..layout import sin_cos_views
 from ..sinusoidal.encoding import encode, table
@@ -57,7 +57,7 @@ def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax
     b = check_base(base)
     m = check_int(positions, "positions", minimum=2)
     if m > 64:
-        raise PosEncError(f"positions must be <= 64 (each dot is labelled), got {_show(positions)}")
+        raise PosEncError(f"positions must be <= 64 (each dot is labelled), got {show_value(positions)}")
     period = float(wavelengths(d, b)[0])
     right = max(m - 1, period) + 0.5
     xs = np.linspace(0.0, right, 600)
@@ -119,7 +119,7 @@ def plot_rotation(
     n = d // 2
     i = n - 1 if pair is None else check_int(pair, "pair", minimum=0)
     if i >= n:
-        raise PosEncError(f"pair must be < d_model/2 = {n}, got {_show(pair)}")
+        raise PosEncError(f"pair must be < d_model/2 = {n}, got {show_value(pair)}")
     check_positions(p + k, "pos + by")
     ends = encode([p, p + k], d, base=b, dtype=np.float64)
     path = encode(np.linspace(p, p + k, 200), d, base=b, dtype=np.float64)
@@ -242,7 +242,7 @@ def plot_heatmap(
     lay = check_layout(layout)
     if n * d > MAX_CELLS:
         raise PosEncError(
-            f"length × d_model must be <= {MAX_CELLS} cells to draw, got {_show(length)} × {_show(d_model)}")
+            f"length × d_model must be <= {MAX_CELLS} cells to draw, got {show_value(length)} × {show_value(d_model)}")
     data = table(n, d, start=start, base=base, layout=lay, dtype=np.float64)
     fig, ax = canvas(ax)
     s0 = int(start)
@@ -275,10 +275,10 @@ def plot_kernel(
     b = check_base(base)
     m = check_int(max_offset, "max_offset", minimum=1)
     if m > 100_000:
-        raise PosEncError(f"max_offset must be <= 100000, got {_show(max_offset)}")
+        raise PosEncError(f"max_offset must be <= 100000, got {show_value(max_offset)}")
     ps = check_positions(list(refs), "refs")
     if ps.ndim != 1 or ps.size == 0:
-        raise PosEncError(f"refs must be a non-empty list of positions, got {_show(refs)}")
+        raise PosEncError(f"refs must be a non-empty list of positions, got {show_value(refs)}")
     offsets = np.arange(-m, m + 1)
     check_positions(ps[:, None] + offsets[None, :], "refs + offsets")
     fig, ax = canvas(ax)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MAX_POSITION, PosEncError, _show, check_base, check_channels, check_int, check_real
+from ..errors import MAX_POSITION, PosEncError, check_base, check_channels, check_int, check_real, show_value
 from .frequencies import rope_frequencies
 from .scaling import DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 
@@ -187,7 +187,7 @@ def _rope_dict(cfg: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, 
     if rope is None:
         rope = {}
     if not isinstance(rope, Mapping):
-        raise PosEncError(f"rope_parameters/rope_scaling must be a dict, got {_show(rope)}")
+        raise PosEncError(f"rope_parameters/rope_scaling must be a dict, got {show_value(rope)}")
     nested = [k for k, v in rope.items() if isinstance(v, Mapping)]
     if nested:
         raise PosEncError(
@@ -202,7 +202,7 @@ def _rope_type(cfg: Mapping[str, Any], rope: Mapping[str, Any]) -> str:
     fallback = "axial" if cfg.get("model_type") in _AXIAL_MODELS else "default"
     raw_type = rope.get("rope_type", rope.get("type", fallback))
     if not isinstance(raw_type, str):
-        raise PosEncError(f"rope_type must be a string such as 'linear' or 'yarn', got {_show(raw_type)}")
+        raise PosEncError(f"rope_type must be a string such as 'linear' or 'yarn', got {show_value(raw_type)}")
     rope_type = _ALIASES.get(raw_type, raw_type)
     if rope_type not in _KEYS:
         raise PosEncError(

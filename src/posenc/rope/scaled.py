@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import Decimal, localcontext
 from typing import Any, NamedTuple
 
-from ..errors import MAX_ANGLE, MAX_POSITION, MIN_FREQUENCY, PosEncError, _show, check_int, check_real
+from ..errors import MAX_ANGLE, MAX_POSITION, MIN_FREQUENCY, PosEncError, check_int, check_real, show_value
 from ..exact import DECIMAL_PREC
 
 __all__ = [
@@ -70,7 +70,7 @@ def positive(value: Any, name: str) -> float:
     """A finite real > 0."""
     f = check_real(value, name)
     if not f > 0:
-        raise PosEncError(f"{name} must be > 0, got {_show(value)}")
+        raise PosEncError(f"{name} must be > 0, got {show_value(value)}")
     return f
 
 
@@ -81,7 +81,7 @@ def factor(value: Any, name: str) -> float:
     if not lo <= f <= hi:
         raise PosEncError(
             f"{name} must be in [2**-52, 2**52] (beyond it the scaled frequencies leave the exact range), "
-            f"got {_show(value)}"
+            f"got {show_value(value)}"
         )
     return f
 
@@ -92,7 +92,7 @@ def attention_field(value: Any, name: str) -> float | None:
         return None
     f = positive(value, name)
     if f > MAX_ATTENTION:
-        raise PosEncError(f"{name} must be <= 2**15 (cos·factor must stay finite in float16), got {_show(value)}")
+        raise PosEncError(f"{name} must be <= 2**15 (cos·factor must stay finite in float16), got {show_value(value)}")
     return f
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MAX_D_MODEL, PosEncError, _show, check_real
+from ..errors import MAX_D_MODEL, PosEncError, check_real, show_value
 from ..exact import DECIMAL_PREC, decimal_pi
 from .scaled import (
     Scaled,
@@ -89,7 +89,7 @@ class YaRN:
             if value is not None:
                 m = check_real(value, f"YaRN.{name}")
                 if m < 0:  # 0.1·m·ln(s) + 1 would shrink, and past -10/ln(s) flip, cos and sin
-                    raise PosEncError(f"YaRN.{name} must be >= 0, got {_show(value)}")
+                    raise PosEncError(f"YaRN.{name} must be >= 0, got {show_value(value)}")
                 object.__setattr__(self, name, m)
         object.__setattr__(
             self, "attention_factor", attention_field(self.attention_factor, "YaRN.attention_factor")
@@ -197,9 +197,9 @@ def _factor_list(values: Any, name: str) -> tuple[float, ...]:
     if isinstance(values, np.ndarray) and values.ndim == 1:
         values = values.tolist()
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise PosEncError(f"{name} must be a list of numbers > 0, got {_show(values)}")
+        raise PosEncError(f"{name} must be a list of numbers > 0, got {show_value(values)}")
     if not values:
-        raise PosEncError(f"{name} must hold rotary_dim/2 factors (at least one), got {_show(values)}")
+        raise PosEncError(f"{name} must hold rotary_dim/2 factors (at least one), got {show_value(values)}")
     if len(values) > MAX_D_MODEL // 2:
         raise PosEncError(f"{name} must have at most {MAX_D_MODEL // 2} entries (rotary_dim/2), got {len(values)}")
     return tuple(factor(v, f"{name}[{i}]") for i, v in enumerate(values))
@@ -258,7 +258,7 @@ class LongRoPE:
         ext = self.long_factor if self.cache_key(seq_len) else self.short_factor
         if len(ext) != dim // 2:
             raise PosEncError(
-                f"LongRoPE factors must number rotary_dim/2 = {dim // 2}, got {len(ext)} in {_show(self)}"
+                f"LongRoPE factors must number rotary_dim/2 = {dim // 2}, got {len(ext)} in {show_value(self)}"
             )
         with localcontext() as ctx:
             ctx.prec = DECIMAL_PREC

@@ -20,7 +20,7 @@ from ..bias.t5 import t5_bucket, t5_bucket_edges
 from ..errors import PosEncError
 from ..rope.apply import apply_rope
 from ..rope.xpos import XPos, xpos_decay, xpos_scale
-from .claims import Case, Printed, check
+from .claims import Case, CaseSet, Printed, check
 
 __all__ = ["CELLS", "case", "cases"]
 
@@ -158,7 +158,8 @@ def _fits(p: int, xp: XPos) -> bool:
 _BUILDERS: dict[str, Callable[[], Case]] = {"ALIBI": _alibi, "T5": _t5, "XPOS": _xpos}
 
 #: The cases, in order: ``posenc examples alibi t5 xpos`` (or ``bias``).
-CELLS: tuple[str, ...] = tuple(_BUILDERS)
+_SET = CaseSet("cell", _BUILDERS)
+CELLS: tuple[str, ...] = _SET.cells
 
 
 def case(cell: str) -> Case:
@@ -168,16 +169,10 @@ def case(cell: str) -> Case:
     >>> c.passed, [f.printed for f in c.figures][:3]
     (True, ['8', '8', '4'])
     """
-    key = cell.upper() if isinstance(cell, str) else cell
-    if key not in _BUILDERS:
-        raise PosEncError(f"cell must be one of {', '.join(CELLS)}, got {cell!r}")
-    return _BUILDERS[key]()
+    return _SET.case(cell)
+
 
 
 def cases(cells: list[str] | tuple[str, ...] | None = None) -> list[Case]:
     """The cases (all three by default), every name validated first."""
-    keys = list(CELLS if not cells else cells)
-    for k in keys:
-        if not isinstance(k, str) or k.upper() not in _BUILDERS:
-            raise PosEncError(f"cell must be one of {', '.join(CELLS)}, got {k!r}")
-    return [case(k) for k in keys]
+    return _SET.cases(cells)

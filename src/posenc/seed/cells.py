@@ -13,12 +13,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import PosEncError, _show
 from ..sinusoidal.encoding import encode
 from ..sinusoidal.frequencies import context_report, frequencies, max_wavelength, wavelengths
 from ..sinusoidal.shift import shift, shift_matrix
 from ..sinusoidal.similarity import aliasing, similarity
-from .claims import Case, Printed, check
+from .claims import Case, CaseSet, Printed, check
 
 __all__ = ["BASE", "CELLS", "D", "case", "cases", "seed_pe"]
 
@@ -227,7 +226,8 @@ _BUILDERS: dict[str, Callable[[], Case]] = {
 }
 
 #: The cells of the seed's scenario matrix, in order.
-CELLS: tuple[str, ...] = tuple(_BUILDERS)
+_SET = CaseSet("cell", _BUILDERS)
+CELLS: tuple[str, ...] = _SET.cells
 
 
 def case(cell: str) -> Case:
@@ -237,16 +237,10 @@ def case(cell: str) -> Case:
     >>> [f.printed for f in c.figures if f.label.startswith("sin")], c.passed
     (['0.82688', '-0.54402'], True)
     """
-    key = cell.upper() if isinstance(cell, str) else cell
-    if key not in _BUILDERS:
-        raise PosEncError(f"cell must be one of {', '.join(CELLS)}, got {_show(cell)}")
-    return _BUILDERS[key]()
+    return _SET.case(cell)
+
 
 
 def cases(cells: list[str] | tuple[str, ...] | None = None) -> list[Case]:
     """Compute the worked cases (all eight by default), validating every name first."""
-    keys = list(CELLS if not cells else cells)
-    for k in keys:
-        if not isinstance(k, str) or k.upper() not in _BUILDERS:
-            raise PosEncError(f"cell must be one of {', '.join(CELLS)}, got {_show(k)}")
-    return [case(k) for k in keys]
+    return _SET.cases(cells)

@@ -10,12 +10,15 @@ are built from these.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
 
-__all__ = ["Case", "Check", "Printed", "check"]
+from ..errors import PosEncError, show_value
+
+__all__ = ["Case", "CaseSet", "Check", "Printed", "check"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +98,32 @@ class Case:
 def check(claim: str, passed: bool | np.bool_, detail: str) -> Check:
     """A :class:`Check` from a claim, whether it held, and the numbers behind it."""
     return Check(claim, bool(passed), detail)
+
+
+class CaseSet:
+    """A set of worked cases by cell name (any letter case), each computed when asked for.
+
+    >>> demo = CaseSet("cell", {"A": lambda: Case("A", 1, "t", "", (), ())})
+    >>> demo.cells, demo.case("a").cell
+    (('A',), 'A')
+    """
+
+    def __init__(self, what: str, builders: dict[str, Callable[[], Case]]) -> None:
+        self.what = what
+        self._builders = dict(builders)
+        self.cells: tuple[str, ...] = tuple(builders)
+
+    def _key(self, cell: object) -> str:
+        key = cell.upper() if isinstance(cell, str) else None
+        if key not in self._builders:
+            raise PosEncError(f"{self.what} must be one of {', '.join(self.cells)}, got {show_value(cell)}")
+        return str(key)
+
+    def case(self, cell: str) -> Case:
+        """Compute one case by name."""
+        return self._builders[self._key(cell)]()
+
+    def cases(self, cells: list[str] | tuple[str, ...] | None = None) -> list[Case]:
+        """Compute the cases named (all by default), every name validated before any work."""
+        keys = [self._key(k) for k in (cells or self.cells)]
+        return [self._builders[k]() for k in keys]

@@ -15,14 +15,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import PosEncError, _show
 from ..layout import pair_permutation
 from ..rope.cos_sin import rope_cos_sin
 from ..sinusoidal.encoding import encode
 from ..sinusoidal.grid import encode_nd
 from ..sinusoidal.grid_analysis import grid_report
 from ..sinusoidal.shift import shift
-from .claims import Case, Printed, check
+from .claims import Case, CaseSet, Printed, check
 
 __all__ = ["GRID_CELLS", "grid_case", "grid_cases"]
 
@@ -189,7 +188,8 @@ _BUILDERS: dict[str, Callable[[], Case]] = {
 }
 
 #: The grid cases, in order.
-GRID_CELLS: tuple[str, ...] = tuple(_BUILDERS)
+_SET = CaseSet("grid cell", _BUILDERS)
+GRID_CELLS: tuple[str, ...] = _SET.cells
 
 
 def grid_case(cell: str) -> Case:
@@ -199,16 +199,10 @@ def grid_case(cell: str) -> Case:
     >>> c.title.split(" (")[0], c.passed
     ('A text token in M-RoPE is plain RoPE', True)
     """
-    key = cell.upper() if isinstance(cell, str) else cell
-    if key not in _BUILDERS:
-        raise PosEncError(f"grid cell must be one of {', '.join(GRID_CELLS)}, got {_show(cell)}")
-    return _BUILDERS[key]()
+    return _SET.case(cell)
+
 
 
 def grid_cases(cells: list[str] | tuple[str, ...] | None = None) -> list[Case]:
     """Compute the grid cases (all six by default), validating every name first."""
-    keys = list(GRID_CELLS if not cells else cells)
-    for k in keys:
-        if not isinstance(k, str) or k.upper() not in _BUILDERS:
-            raise PosEncError(f"grid cell must be one of {', '.join(GRID_CELLS)}, got {_show(k)}")
-    return [grid_case(k) for k in keys]
+    return _SET.cases(cells)

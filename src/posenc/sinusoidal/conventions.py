@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -50,6 +51,7 @@ from ..errors import (
     check_length,
     check_positions,
     check_real,
+    show_value,
 )
 from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos, geometric_ladder, seed_ladder, two_sum
 from ..layout import sin_cos_views
@@ -65,6 +67,7 @@ __all__ = [
     "Tensor2Tensor",
     "Vaswani",
     "get",
+    "pick_preset",
     "resolve",
 ]
 
@@ -377,15 +380,20 @@ def get(convention: Any) -> Convention:
     >>> get(Fairseq(padding_idx=0)).padding_idx
     0
     """
-    if isinstance(convention, Convention):
-        return convention
-    if isinstance(convention, str) and convention in _PRESETS:
-        return _PRESETS[convention]()
-    text = repr(convention)
-    raise PosEncError(
-        f"convention must be a posenc.conventions preset or one of "
-        f"{', '.join(repr(n) for n in NAMES)}, got {text if len(text) <= 60 else text[:57] + '...'}"
-    )
+    return pick_preset(convention, Convention, _PRESETS, "a posenc.conventions preset")
+
+
+T = TypeVar("T")
+
+
+def pick_preset(value: Any, kind: type[T], presets: Mapping[str, type[T]], what: str) -> T:
+    """``value`` itself when it is a ``kind``, else the preset named ``value`` at its defaults."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str) and value in presets:
+        return presets[value]()
+    names = ", ".join(repr(n) for n in presets)
+    raise PosEncError(f"convention must be {what} or one of {names}, got {show_value(value)}")
 
 
 def resolve(convention: Any = None, *, base: Any = 10000.0, layout: Any = "interleaved") -> Convention:

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 from ..errors import PosEncError, check_base, check_channels, check_int
 from ..exact import Ladder, geometric_ladder
+from .conventions import pick_preset
 
 __all__ = [
     "MAE",
@@ -263,15 +264,7 @@ def get(convention: Any) -> NdConvention:
     >>> get("big_vision")
     BigVision(temperature=10000.0)
     """
-    if isinstance(convention, NdConvention):
-        return convention
-    if isinstance(convention, str) and convention in _PRESETS:
-        return _PRESETS[convention]()
-    text = repr(convention)
-    raise PosEncError(
-        f"convention must be an n-D preset (posenc.sinusoidal.conventions_nd) or one of "
-        f"{', '.join(repr(n) for n in NAMES)}, got {text if len(text) <= 60 else text[:57] + '...'}"
-    )
+    return pick_preset(convention, NdConvention, _PRESETS, "an n-D preset (posenc.sinusoidal.conventions_nd)")
 
 
 def resolve(convention: Any = None, *, base: Any = 10000.0) -> NdConvention:

@@ -21,13 +21,13 @@ import numpy as np
 
 from ..errors import (
     PosEncError,
-    _show,
     check_base,
     check_d_model,
     check_int,
     check_layout,
     check_positions,
     check_real,
+    show_value,
 )
 from ..exact import fill_sincos, seed_ladder, sincos
 from ..layout import sin_cos_views
@@ -208,8 +208,8 @@ def min_separation(n: int, d_model: int, *, base: float = 10000.0) -> Separation
     b = check_base(base)
     if (nn - 1) * (d // 2) > MAX_SCAN:
         raise PosEncError(
-            f"min_separation scans (n - 1)·d_model/2 channel offsets; n={_show(nn)} with d_model={d} makes "
-            f"{_show((nn - 1) * (d // 2))}, over the 2**36 (minutes) it does at most"
+            f"min_separation scans (n - 1)·d_model/2 channel offsets; n={show_value(nn)} with d_model={d} makes "
+            f"{show_value((nn - 1) * (d // 2))}, over the 2**36 (minutes) it does at most"
         )
     lad = seed_ladder(d, b)
     half = d // 2

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..bias.alibi import _check_placement, alibi_convention, alibi_rows_at, alibi_slopes, alibi_table
+from ..bias.alibi import alibi_convention, alibi_rows_at, alibi_slopes, alibi_table, check_placement
 from ..bias.t5 import T5Buckets, t5_bucket, t5_buckets
 from ..errors import MAX_POSITION, PosEncError, check_int
 from ._cache import DEFAULT_ROWS, TableCache, compiling
@@ -135,7 +135,7 @@ class AlibiBias(nn.Module):
             q = check_int(q_len, "q_len", minimum=1)
             k = check_int(k_len, "k_len", minimum=1)
             off = check_int(offset, "offset")
-            _check_placement(q, k, off, self.causal, positions)
+            check_placement(q, k, off, self.causal, positions)
             if positions is None and max(abs(off), abs(off + q)) >= MAX_POSITION:
                 raise PosEncError(f"offset must keep positions below 2**53, got offset={off}")
         else:
