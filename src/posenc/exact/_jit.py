@@ -27,65 +27,67 @@ __all__ = ["kernel"]
 
 
 def _build() -> Any:
-    from numba import njit
+    from numba import float32, njit, uint64
 
-    @njit(cache=True, nogil=True, inline="always")
-    def block_start(za_s, za_c, wb_c, wb_s, ia, ib):  # pragma: no cover - compiled
-        """sin/cos of the block's first position, (a + b): one complex multiply per pair."""
-        n = za_s.shape[1]
-        s_ab = np.empty(n)
-        c_ab = np.empty(n)
-        for i in range(n):
-            s_ab[i] = za_s[ia, i] * wb_c[ib, i] + za_c[ia, i] * wb_s[ib, i]
-            c_ab[i] = za_c[ia, i] * wb_c[ib, i] - za_s[ia, i] * wb_s[ib, i]
-        return s_ab, c_ab
-
-    @njit(cache=True, nogil=True, inline="always")
-    def pairs(s_ab, c_ab, wm_c, wm_s, m, exact, dst, hi):  # pragma: no cover - compiled
-        """dst[2i], dst[2i+1] = sin, cos of the row (rounded from v - EPS); returns how many are unsure."""
-        n = s_ab.shape[0]
-        if exact:  # a copy of an exact row (rotated by exactly 0): its rounding is the exact one
-            for i in range(n):
-                dst[2 * i] = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
-                dst[2 * i + 1] = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
-            return 0
-        for i in range(n):
-            s = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
-            c = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
-            dst[2 * i] = s - FAST_EPS
-            dst[2 * i + 1] = c - FAST_EPS
-            hi[2 * i] = s + FAST_EPS
-            hi[2 * i + 1] = c + FAST_EPS
-        # the exact value rounds like v only if v - EPS and v + EPS round alike
-        cnt = 0
-        for j in range(2 * n):
-            cnt += dst[j] != hi[j]
-        return cnt
-
-    @njit(cache=True, nogil=True)
+    # Indices are unsigned so numba emits no negative-index wraparound, which
+    # keeps LLVM from vectorizing; every row is built in two small buffers and
+    # then stored by layout, so the arithmetic loop has unit strides (3-5x
+    # faster than storing through the layout's strides in the same loop).
+    @njit(cache=True, nogil=True, boundscheck=False)
     def rows(za_s, za_c, wb_c, wb_s, wm_c, wm_s, step, b2, first, last, out, s0, c0, st, counts):  # pragma: no cover
         """Rows [first, last) of out [m, w] float32: sin of pair i at channel s0 + st·i, cos at c0 + st·i.
 
-        counts[r] gets the number of unsure values of row r (to recompute exactly).
+        Each value is rounded from v - EPS; counts[r] gets the number of
+        values of row r for which v + EPS rounds elsewhere (to recompute
+        exactly). A row that is an exact row rotated by exactly 0 is a copy,
+        whose rounding is the exact one.
         """
-        n = za_s.shape[1]
-        packed = st == 2 and c0 == s0 + 1  # (sin, cos) pairs side by side: written in place
-        lo = np.empty(2 * n, dtype=np.float32)
-        hi = np.empty(2 * n, dtype=np.float32)
+        n = uint64(za_s.shape[1])
+        s_ab = np.empty(n)
+        c_ab = np.empty(n)
+        lo_s = np.empty(n, np.float32)
+        lo_c = np.empty(n, np.float32)
+        us0, uc0, ust, one, two = uint64(s0), uint64(c0), uint64(st), uint64(1), uint64(2)
         for r0 in range(first, last, b2):
-            ia = r0 // step
-            ib = (r0 % step) // b2
-            s_ab, c_ab = block_start(za_s, za_c, wb_c, wb_s, ia, ib)
+            ia = uint64(r0 // step)
+            ib = uint64((r0 % step) // b2)
+            # the block's first position, a + b: one complex multiply per pair
+            for i in range(n):
+                s_ab[i] = za_s[ia, i] * wb_c[ib, i] + za_c[ia, i] * wb_s[ib, i]
+                c_ab[i] = za_c[ia, i] * wb_c[ib, i] - za_s[ia, i] * wb_s[ib, i]
             for r in range(r0, min(last, r0 + b2)):
-                row = out[r]
-                exact = r % step == 0
-                if packed:
-                    counts[r] = pairs(s_ab, c_ab, wm_c, wm_s, r - r0, exact, row[s0 : s0 + 2 * n], hi)
-                    continue
-                counts[r] = pairs(s_ab, c_ab, wm_c, wm_s, r - r0, exact, lo, hi)
-                for i in range(n):
-                    row[s0 + st * i] = lo[2 * i]
-                    row[c0 + st * i] = lo[2 * i + 1]
+                m = uint64(r - r0)
+                cnt = 0
+                if r % step == 0:
+                    for i in range(n):
+                        lo_s[i] = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
+                        lo_c[i] = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
+                else:
+                    for i in range(n):
+                        s = s_ab[i] * wm_c[m, i] + c_ab[i] * wm_s[m, i]
+                        c = c_ab[i] * wm_c[m, i] - s_ab[i] * wm_s[m, i]
+                        a = float32(s - FAST_EPS)
+                        b = float32(c - FAST_EPS)
+                        # the exact value rounds like v only if v - EPS and v + EPS round alike
+                        cnt += (a != float32(s + FAST_EPS)) + (b != float32(c + FAST_EPS))
+                        lo_s[i] = a
+                        lo_c[i] = b
+                counts[r] = cnt
+                ur = uint64(r)
+                if st == 1:
+                    for i in range(n):
+                        out[ur, us0 + i] = lo_s[i]
+                    for i in range(n):
+                        out[ur, uc0 + i] = lo_c[i]
+                elif st == 2 and c0 == s0 + 1:  # (sin, cos) side by side; a literal stride vectorizes
+                    for i in range(n):
+                        j = us0 + two * i
+                        out[ur, j] = lo_s[i]
+                        out[ur, j + one] = lo_c[i]
+                else:
+                    for i in range(n):
+                        out[ur, us0 + ust * i] = lo_s[i]
+                        out[ur, uc0 + ust * i] = lo_c[i]
 
     return rows
 
