@@ -9,12 +9,14 @@ same figure. A new kind (``plot rope``) is one more entry.
 from __future__ import annotations
 
 import argparse
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import plot
+from .._files import atomic_file
 from ..bias.alibi import ALIBI_CONVENTIONS
 from ..errors import show_value
 from ..layout import LAYOUTS
@@ -166,13 +168,23 @@ PLOT_KINDS: dict[str, PlotKind] = {
 }
 
 
-def save(fig: Any, path: Path, dpi: int = 100) -> None:
-    """Write ``fig`` as PNG or SVG, chosen by the suffix."""
+def save(fig: Any, path: Path, dpi: int = 100, *, linger: bool = False) -> None:
+    """Write ``fig`` as PNG or SVG, chosen by the suffix, written aside and renamed.
+
+    The figure is rendered into memory first, then written whole with
+    :func:`posenc._files.atomic_file`: a failed render, a full disk or a
+    signal leaves the old file (or none), never a partial image. ``linger``
+    as in :func:`~posenc._files.atomic_file` (the command about to exit).
+    """
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise CommandError(f"--out must end in {' or '.join(FORMATS)}, got {show_value(str(path))}")
+    buf = io.BytesIO()
     # no timestamp in SVGs, so the same figure gives the same file
-    fig.savefig(path, format=fmt, dpi=dpi, metadata={"Date": None} if fmt == "svg" else None)
+    fig.savefig(buf, format=fmt, dpi=dpi, metadata={"Date": None} if fmt == "svg" else None)
+    data = buf.getbuffer()
+    with atomic_file(path, size=data.nbytes, linger=linger) as out:
+        out.write(data)
 
 
 def _setup(p: argparse.ArgumentParser) -> None:
@@ -198,7 +210,7 @@ def plot_cmd(args: argparse.Namespace) -> int:
     if not 10 <= args.dpi <= 1000:
         raise CommandError(f"--dpi must be 10 … 1000, got {show_value(args.dpi)}")
     kind = PLOT_KINDS[args.kind]
-    save(kind.figure(args), path, args.dpi)
+    save(kind.figure(args), path, args.dpi, linger=bool(getattr(args, "as_command", False)))
     if getattr(args, "json", False) and kind.data is not None:
         emit_json({"wrote": str(path), "kind": kind.name, **kind.data(**kind.kwargs(args))})
     else:

@@ -234,11 +234,12 @@ def _print_errata(in_cases: int) -> None:
         print(f"  {e}")
 
 
-def _figures(out: Path) -> None:
+def _figures(out: Path, linger: bool) -> None:
+    """Every figure and the page, each written aside and renamed (a failure keeps the old file)."""
     written = []
     for kind in (PLOT_KINDS[name] for name in TOUR_FIGURES):
         path = out / f"{kind.name}.png"
-        save(kind.figure(), path)
+        save(kind.figure(), path, linger=linger)
         written.append(path)
         print(f"  {kind.name:<9} {kind.help}")
     from ..page import write_page
@@ -271,7 +272,7 @@ def tour_cmd(args: argparse.Namespace) -> int:
     ok = run_quiz(False) and ok
     if missing is None:
         _section(f"The figures, in {out}/")
-        _figures(out)
+        _figures(out, bool(getattr(args, "as_command", False)))
     else:
         _section("The figures: skipped")
         print(f"  skipped {len(TOUR_FIGURES)} figures ({', '.join(TOUR_FIGURES)}) and the page: {missing}")
