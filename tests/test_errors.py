@@ -9,6 +9,7 @@ import pytest
 
 import posenc
 from posenc import PosEncError
+from posenc.bias.alibi import alibi_table
 
 
 def test_is_a_value_error():
@@ -89,3 +90,53 @@ def test_rejected_before_any_work(monkeypatch):
         posenc.encode([1, 2, math.nan], 4)
     with pytest.raises(PosEncError):
         posenc.table(10, 4, dtype="int8")
+
+
+# ---------------------------------------------------------------- integers judged exactly, shown as given
+
+
+class _Typed(int):
+    """An int that carries the text it was typed as, as the command's arguments do."""
+
+    text = "1E25"
+
+
+def test_check_int_keeps_the_typed_text():
+    from posenc.errors import check_int
+
+    got = check_int(_Typed(10**25), "n")
+    assert got == 10**25 and got.text == "1E25"  # a later check can still show it as typed
+    assert type(check_int(np.int64(7), "n")) is int  # anything else becomes a plain int
+
+
+@pytest.mark.parametrize(
+    ("start", "length", "needle"),
+    [
+        (_Typed(10**25), 3, "got start = 1E25"),
+        (0, _Typed(10**25), "got start+length-1 = 9999999999999999999999999 (start 0, length 1E25)"),
+        (2**53 - 1, 2, "got start+length-1 = 9007199254740992 (start 9007199254740991, length 2)"),
+        (-(2**53), 1, "got start = -9007199254740992"),
+    ],
+)
+@pytest.mark.parametrize("build", [
+    lambda s, n: posenc.table(n, 4, start=s),
+    lambda s, n: posenc.rope_table(posenc.rope_frequencies(4), s, n),
+    lambda s, n: alibi_table(2, s, n),
+])
+def test_a_span_past_2_53_names_its_end_exactly(build, start, length, needle):
+    # before: the ends went through float64, so 10**25 - 1 was shown as 1e+25 and the typed text was lost
+    with pytest.raises(PosEncError) as info:
+        build(start, length)
+    assert str(info.value).startswith("positions start … start+length-1 must satisfy |p| < 2**53")
+    assert str(info.value).endswith(needle)
+
+
+def test_a_span_just_inside_2_53_is_built():
+    assert posenc.table(2, 4, start=2**53 - 2, dtype=np.float64).shape == (2, 4)
+    assert posenc.table(1, 4, start=-(2**53 - 1)).shape == (1, 4)
+
+
+def test_huge_python_int_positions_are_shown_exactly():
+    with pytest.raises(PosEncError) as info:
+        posenc.encode([3, 10**25 - 1], 4)
+    assert str(info.value).endswith("got 9999999999999999999999999")  # not 1e+25, a different number

@@ -39,6 +39,7 @@ __all__ = [
     "check_positions",
     "check_real",
     "check_size",
+    "check_span",
     "format_bytes",
     "show_value",
 ]
@@ -142,7 +143,15 @@ def _clip(text: str, limit: int) -> str:
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
-    """Return ``value`` as an ``int``; reject bools, floats and anything else."""
+    """Return ``value`` as an ``int``; reject bools, floats and anything else.
+
+    An ``int`` that carries the text it was typed as (a command-line
+    argument, ``1e25``) is returned as it is, so a later check that rejects it
+    still shows it as typed.
+
+    >>> check_int(np.int64(7), "n"), type(check_int(np.int64(7), "n")).__name__
+    (7, 'int')
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise PosEncError(f"{name} must be an integer, got {show_value(value)}")
     result = int(value)
@@ -150,6 +159,8 @@ def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int
         raise PosEncError(f"{name} must be >= {minimum}, got {show_value(value)}")
     if maximum is not None and result > maximum:
         raise PosEncError(f"{name} must be <= {maximum}, got {show_value(value)}")
+    if isinstance(value, int) and type(value) is not int and isinstance(getattr(value, "text", None), str):
+        return value  # an int carrying its typed text: kept, not a bare copy
     return result
 
 
@@ -298,14 +309,24 @@ def allocate(shape: Sequence[int], dtype: Any, what: str, *, zeros: bool = False
 def _given(positions: Any, bad: Any) -> Any:
     """The element of ``positions`` as the caller gave it (its text, for the command) whose value is ``bad``."""
     items = positions if isinstance(positions, (list, tuple)) else [positions]
+    if isinstance(positions, np.ndarray) and positions.dtype == object and positions.ndim == 1:
+        items = list(positions)  # the objects themselves, each with its text
     for item in items:
         if np.ndim(item) == 0 and hasattr(item, "text"):
+            if _exact_int(item) and _exact_int(bad):  # ints compare exactly: 10**25 + 2 is not 10**25
+                if int(item) == int(bad):
+                    return item
+                continue
             try:
                 if float(item) == float(bad) or (math.isnan(float(bad)) and math.isnan(float(item))):
                     return item
             except (OverflowError, TypeError, ValueError):
                 continue
     return bad
+
+
+def _exact_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
@@ -321,6 +342,16 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
     except (OverflowError, ValueError, TypeError) as exc:
         raise PosEncError(f"{name} must be real numbers, got {show_value(positions)}") from exc
     kind = arr.dtype.kind
+    if kind == "O" and arr.size and all(_exact_int(v) for v in arr.flat):
+        # Python ints (a start and a start + length - 1): judged exactly, the first one too large
+        # shown as given, never rounded through float64 (10**25 - 1 is not 1e+25)
+        for v in arr.flat:
+            if abs(int(v)) >= 2**53:
+                raise PosEncError(
+                    f"{name} must satisfy |p| < 2**53 (float64 holds every integer "
+                    f"only below it), got {show_value(_given(positions, v))}"
+                )
+        return arr.astype(np.float64)
     if kind == "O":
         try:
             arr = np.asarray(positions, dtype=np.float64)
@@ -357,6 +388,33 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
                 f"below it), got {show_value(_given(positions, arr[big].flat[0]))}"
             )
     return arr
+
+
+def check_span(start: Any, length: Any, name: str = "positions start … start+length-1") -> tuple[int, int]:
+    """``(start, length)`` checked as integers, every position ``start … start+length-1`` below 2**53.
+
+    Judged exactly in Python ints, so the message shows the true last
+    position, and ``start`` and ``length`` as given (a command-line argument,
+    as typed), never a float rounding of them.
+
+    >>> check_span(-3, 4)
+    (-3, 4)
+    >>> try:
+    ...     check_span(2**53 - 3, 5)
+    ... except PosEncError as exc:
+    ...     print(str(exc).split("got ")[1])
+    start+length-1 = 9007199254740993 (start 9007199254740989, length 5)
+    """
+    first = check_int(start, "start")
+    n = check_int(length, "length", minimum=0)
+    last = first + max(n - 1, 0)
+    why = f"{name} must satisfy |p| < 2**53 (float64 holds every integer only below it), got "
+    if abs(first) >= 2**53:
+        raise PosEncError(f"{why}start = {show_value(first)}")
+    if abs(last) >= 2**53:
+        raise PosEncError(f"{why}start+length-1 = {show_value(last)} (start {show_value(first)}, "
+                          f"length {show_value(n)})")
+    return first, n
 
 
 def as_array(value: Any, name: str) -> np.ndarray:

@@ -113,6 +113,102 @@ def test_a_100kb_argument_gives_a_one_line_message(capsys, tmp_path, monkeypatch
         assert re.search(r"…[9xX]+\W* \(1000\d\d characters\)", err), err[:400]
 
 
+# ---------------------------------------------------------------- rejected integer options, as typed
+
+# Before: an integer option went through check_int, which returned a bare int, so a later check showed
+# 1e+25 (a float rounding), 10000000000000000000000000, or 100 for what the user typed as 1e25 or 1e2.
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["table", "--length", "3", "--d-model", "4", "--start", "1e25"], "got start = 1e25"),
+        (["table", "--length", "3", "--d-model", "4", "--start", "1E25"], "got start = 1E25"),
+        (["table", "--length", "3", "--d-model", "4", "--start", "-1.5e25"], "got start = -1.5e25"),
+        (["table", "--length", "1e25", "--d-model", "4"],  # the last position, exact: 10**25 - 1, not 1e+25
+         "got start+length-1 = 9999999999999999999999999 (start 0, length 1e25)"),
+        (["table", "--length", "2E0", "--start", "9007199254740991", "--d-model", "4"],
+         "got start+length-1 = 9007199254740992 (start 9007199254740991, length 2E0)"),
+        (["plot", "heatmap", "--start", "1E25", "--out", "h.png"], "got start = 1E25"),
+        (["encode", "1", "--d-model", "4", "--digits", "1E2"], "expected 0 … 17 decimal places, got 1E2"),
+        (["table", "--length", "3", "--d-model", "4", "--digits", "1e25"], "decimal places, got 1e25"),
+        (["table", "--length", "3", "--d-model", "1E25"], "got 1E25"),
+        (["plot", "alibi", "--heads", "1e2", "--out", "a.png"], "n_heads must be <= 64 to draw, got 1e2"),
+        (["plot", "alibi", "--max-distance", "1E25", "--out", "a.png"],
+         "max_distance must be <= 100000 to draw, got 1E25"),
+        (["plot", "buckets", "--span", "2e5", "--out", "b.png"], "span must be <= 100000 to draw, got 2e5"),
+        (["plot", "xpos", "--max-offset", "1e25", "--out", "x.png"], "max_offset must be <= 100000 to draw, got 1e25"),
+        (["plot", "xpos", "--rotary-dim", "2.048e3", "--out", "x.png"],
+         "rotary_dim must be <= 1024 to draw, got 2.048e3"),
+        (["plot", "grid", "--d-model", "1e25", "--out", "g.png"], "× d_model 1e25 is too large"),
+        (["buckets", "--num-buckets", "2e0"], "exact bucket), got 2e0"),
+        (["buckets", "--max-distance", "-1e1"], "the logarithmic buckets start there), got -1e1"),
+        (["ladder", "--d-model", "8", "--rope", "--rotary-dim", "1.6e1"],
+         "rotary_dim must be <= head_dim = 8, got 1.6e1"),
+    ],
+)
+def test_rejected_integer_options_show_the_text_typed(capsys, tmp_path, monkeypatch, argv, says):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.startswith("posenc: error: ") and err.count("\n") == 1 and says in err, err
+    assert "e+" not in err and "10000000000000000000000000" not in err  # no float rounding, no bare int
+    assert not list(tmp_path.iterdir())  # no figure written
+
+
+@pytest.mark.parametrize("typed", ["12.5", "0x10", "1e-3", "1e40"])
+@pytest.mark.parametrize("option", [["table", "--length", "3", "--d-model", "4", "--start"],
+                                    ["plot", "alibi", "--out", "a.png", "--heads"],
+                                    ["encode", "1", "--d-model", "4", "--digits"]])
+def test_a_value_no_integer_option_reads_is_named_as_typed(capsys, tmp_path, monkeypatch, option, typed):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *option, typed)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"posenc: error: argument {option[-1]}: expected an integer")
+    assert err.rstrip().endswith(f"got '{typed}'"), err
+
+
+# options that take any integer (nothing rejects 1E25 there: a repetition count, a length that only picks
+# dynamic NTK's base), left out of the sweep below
+_TAKE_ANY = {("bench", "--repeats"), ("ladder", "--seq-len"), ("context", "--seq-len")}
+_BASE = {"encode": ["1", "--d-model", "4"], "table": ["--length", "3", "--d-model", "4"], "ladder": ["--d-model", "4"],
+         "context": ["4096", "--d-model", "4"], "shift": ["--pos", "3", "--by", "1", "--d-model", "4"],
+         "dot": ["1", "2", "--d-model", "4"], "alias": ["1", "2", "--d-model", "4"], "alibi": ["--heads", "4"],
+         "buckets": [], "plot": ["--out", "f.png"]}
+
+
+def _integer_options() -> list[tuple[list[str], str]]:
+    """(subcommand path, option) for every option read by the integer type (``1e6``)."""
+    from posenc.cli._base import _digits, integer
+
+    found = []
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, [*path, name])
+            elif action.option_strings and action.type in (integer, _digits):
+                if (path[0], action.option_strings[-1]) not in _TAKE_ANY:
+                    found.append((path, action.option_strings[-1]))
+
+    walk(build_parser(), [])
+    return found
+
+
+def test_the_sweep_covers_the_integer_options():
+    options = _integer_options()
+    assert len(options) > 40 and (["plot", "alibi"], "--heads") in options and (["table"], "--start") in options
+
+
+@pytest.mark.parametrize("typed", ["1E25", "-1e25"])
+@pytest.mark.parametrize(("path", "flag"), _integer_options(), ids=lambda x: " ".join(x) if isinstance(x, list) else x)
+def test_every_integer_option_rejects_1e25_as_typed(capsys, tmp_path, monkeypatch, path, flag, typed):
+    monkeypatch.chdir(tmp_path)
+    extra = ["--rope"] if flag in ("--rotary-dim",) and path[0] in ("ladder", "context") else []
+    code, out, err = run(capsys, *path, *_BASE[path[0]], *extra, flag, typed)
+    assert (code, out) == (2, ""), err
+    assert err.count("\n") == 1 and typed in err and "e+" not in err, err
+
+
 # ---------------------------------------------------------------- headings and help
 
 def test_encode_split_heading_states_the_split_formula(capsys):

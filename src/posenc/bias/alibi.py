@@ -55,7 +55,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import MAX_D_MODEL, PosEncError, allocate, check_dtype, check_int, check_positions, check_real, check_size
+from ..errors import (
+    MAX_D_MODEL,
+    PosEncError,
+    allocate,
+    check_dtype,
+    check_int,
+    check_positions,
+    check_real,
+    check_size,
+    check_span,
+)
 
 __all__ = [
     "ALIBI_CONVENTIONS",
@@ -279,9 +289,7 @@ def alibi_table(
     >>> alibi_table(2, -2, 3).tolist()
     [[-0.125, -0.0078125], [-0.0625, -0.00390625], [0.0, 0.0]]
     """
-    first = check_int(start, "start")
-    n = check_int(length, "length", minimum=0)
-    check_positions([first, first + max(n - 1, 0)])
+    first, n = check_span(start, length)
     return alibi_rows_at(n_heads, np.arange(first, first + n), convention=convention, dtype=dtype)
 
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, as_array, check_int
+from ..errors import PosEncError, as_array, check_int, show_value
 
 __all__ = ["T5Buckets", "t5_bucket", "t5_bucket_edges", "t5_buckets"]
 
@@ -72,12 +72,14 @@ class T5Buckets:
         nb = check_int(self.num_buckets, "num_buckets", minimum=2, maximum=2**16)  # rows of a bias table (T5: 32)
         if self.bidirectional and nb < 4:
             raise PosEncError(
-                f"num_buckets must be >= 4 when bidirectional (each direction needs an exact bucket), got {nb}"
+                "num_buckets must be >= 4 when bidirectional (each direction needs an exact bucket), "
+                f"got {show_value(nb)}"
             )
         md = check_int(self.max_distance, "max_distance", maximum=_LIMIT)  # a distance between positions < 2**53
         if not 2 * md > nb:
             raise PosEncError(
-                f"max_distance must be > num_buckets/2 = {nb / 2:g} (the logarithmic buckets start there), got {md}"
+                f"max_distance must be > num_buckets/2 = {nb / 2:g} (the logarithmic buckets start there), "
+                f"got {show_value(md)}"
             )
         object.__setattr__(self, "bidirectional", bool(self.bidirectional))
         object.__setattr__(self, "num_buckets", nb)

@@ -216,7 +216,7 @@ def add_output_options(parser: argparse.ArgumentParser, digits: int = 6) -> None
 def _digits(text: str) -> int:
     n = integer(text)
     if not 0 <= n <= 17:
-        raise argparse.ArgumentTypeError(f"expected 0 … 17 decimal places, got {n}")
+        raise argparse.ArgumentTypeError(f"expected 0 … 17 decimal places, got {show_value(n)}")  # as typed
     return n
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import posenc
 
 from .._files import atomic_file
-from ..errors import check_length
+from ..errors import check_length, check_span
 from ._base import CommandError, add_output_options, channel_roles, command, emit_json, fixed, integer, model_options
 
 __all__ = ["CHUNK_BYTES"]
@@ -153,6 +153,7 @@ def _write_text(fh: IO[str], args: argparse.Namespace, n: int) -> None:
 @command("table", "rows of the encoding for positions S … S+N-1; to stdout or a .npy/.csv/.json file", _setup)
 def table_cmd(args: argparse.Namespace) -> int:
     n = check_length(args.length)
+    check_span(args.start, n)  # first: a message about start … start+length-1 names both as typed
     # every check of posenc.table, first and last position included, before any file is touched
     posenc.table(0, args.d_model, start=args.start, base=args.base, layout=args.layout, dtype=args.dtype)
     posenc.table(min(n, 1), args.d_model, start=args.start + max(n - 1, 0), base=args.base, layout=args.layout,

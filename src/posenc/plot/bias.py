@@ -17,7 +17,7 @@ import numpy as np
 
 from ..bias.alibi import alibi_bias, alibi_convention, alibi_distance, alibi_slopes
 from ..bias.t5 import t5_bucket, t5_bucket_edges, t5_buckets
-from ..errors import PosEncError, check_d_model, check_int, check_real
+from ..errors import PosEncError, check_d_model, check_int, check_real, show_value
 from ..rope.xpos import XPos, xpos_decay
 from ._canvas import GREY, RED, canvas
 
@@ -31,7 +31,7 @@ __all__ = ["alibi_curves", "bucket_steps", "plot_alibi", "plot_buckets", "plot_x
 def _span(value: Any, name: str, top: int) -> int:
     n = check_int(value, name, minimum=1)
     if n > top:
-        raise PosEncError(f"{name} must be <= {top} to draw, got {n}")
+        raise PosEncError(f"{name} must be <= {top} to draw, got {show_value(value)}")
     return n
 
 
@@ -150,7 +150,7 @@ def xpos_curves(
     """What :func:`plot_xpos` draws: offsets ``[401]`` and each pair's decay ``[401, r/2]``, with ζ."""
     r = check_d_model(rotary_dim, "rotary_dim")
     if r > 1024:
-        raise PosEncError(f"rotary_dim must be <= 1024 to draw, got {r}")
+        raise PosEncError(f"rotary_dim must be <= 1024 to draw, got {show_value(rotary_dim)}")
     xp = XPos(gamma=gamma, scale_base=scale_base)
     m = _span(max_offset, "max_offset", 100_000)
     off = np.linspace(0.0, m, 401)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import PosEncError
+from ..errors import PosEncError, show_value
 from ..sinusoidal.conventions_nd import NAMES, get, resolve
 from ..sinusoidal.grid_analysis import check_sizes, grid_similarity
 from ._canvas import MAX_CELLS, require
@@ -65,7 +65,8 @@ def plot_grid(
     """
     ns = check_sizes((16, 16) if sizes is None else sizes)
     if len(ns) != 2 or not all(2 <= n <= 128 for n in ns):
-        raise PosEncError(f"sizes must be (h, w) with each 2 … 128 to draw, got {ns}")
+        shown = ", ".join(show_value(n) for n in ns)
+        raise PosEncError(f"sizes must be (h, w) with each 2 … 128 to draw, got ({shown})")
     p = (ns[0] // 2, ns[1] // 2) if patch is None else tuple(patch)
     convs = [resolve(None, base=base) if c in (None, "axial") else get(c) for c in (conventions or NAMES)]
     if not convs or (ax is not None and len(convs) != 1):

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, allocate, check_dtype, check_int, check_positions, check_size
+from ..errors import PosEncError, allocate, check_dtype, check_positions, check_size, check_span
 from ..exact import fill_range, fill_sincos
 from .frequencies import RopeFrequencies, check_dims, check_scaling, rope_frequencies
 from .sections import Sections, check_sections, fill_sections
@@ -93,9 +93,7 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
     """
     if not isinstance(freqs, RopeFrequencies):
         raise PosEncError(f"freqs must be a RopeFrequencies (rope_frequencies(...)), got {type(freqs).__name__}")
-    first = check_int(start, "start")
-    n = check_int(length, "length", minimum=0)
-    check_positions(np.array([first, first + max(n - 1, 0)], dtype=object), "positions start … start+length-1")
+    first, n = check_span(start, length)
     dt = check_dtype(dtype)
     if freqs.attention_factor == 1.0:
         out = allocate((n, 2, freqs.rotary_dim // 2), dt, "rope_table")

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._concurrency import BoundedCache
-from ..errors import PosEncError, check_base, check_d_model, check_int
+from ..errors import PosEncError, check_base, check_d_model, check_int, show_value
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
 from .scaling import SCALINGS, Scaled
 from .sections import AxisPairs, Sections, axis_pairs, check_sections, per_axis_frequencies
@@ -103,7 +103,7 @@ def check_dims(head_dim: Any, rotary_dim: Any) -> tuple[int, int]:
         return h, h
     r = check_d_model(rotary_dim, "rotary_dim")
     if r > h:
-        raise PosEncError(f"rotary_dim must be <= head_dim = {h}, got {r}")
+        raise PosEncError(f"rotary_dim must be <= head_dim = {show_value(h)}, got {show_value(r)}")
     return h, r
 
 

@@ -48,9 +48,9 @@ from ..errors import (
     check_dtype,
     check_int,
     check_layout,
-    check_length,
     check_positions,
     check_real,
+    check_span,
     show_value,
 )
 from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos, geometric_ladder, seed_ladder, two_sum
@@ -133,13 +133,11 @@ class Convention:
 
         Equal to ``encode(np.arange(start, start + length), d_model)``.
         """
-        n = check_length(length)
-        s0 = check_int(start, "start")
+        s0, n = check_span(start, length)
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
         a0 = s0 + plan.origin
         last = max(n - 1, 0)
-        check_positions(np.array([s0, s0 + last], dtype=object), "positions start … start+length-1")
         check_positions(np.array([a0, a0 + last], dtype=object), f"positions + origin ({plan.origin})")
         out = _render(plan, dt, n, lambda t, s, c: fill_range(a0, n, plan.ladder, t, plan.layout))
         if plan.zero_at is not None and a0 <= plan.zero_at < a0 + n:

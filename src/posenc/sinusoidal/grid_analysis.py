@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MAX_POSITION, PosEncError, check_int
+from ..errors import MAX_POSITION, PosEncError, check_int, show_value
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
 from ..layout import sin_cos_views
 from .conventions_nd import Block, NdConvention, resolve
@@ -201,9 +201,10 @@ def grid_similarity(
         raise PosEncError(f"patch must have {len(ns)} coordinates (one per axis of {ns}), got {p!r}")
     for k, (c, n) in enumerate(zip(p, ns, strict=True)):
         if check_int(c, f"patch[{k}]") not in range(n):
-            raise PosEncError(f"patch[{k}] must be in 0 … {n - 1} (the grid's size along axis {k}), got {c}")
+            raise PosEncError(f"patch[{k}] must be in 0 … {n - 1} (the grid's size along axis {k}), "
+                              f"got {show_value(c)}")
     if math.prod(ns) * check_int(d_model, "d_model", minimum=1) > _MAX_VALUES:
-        raise PosEncError(f"grid {ns} × d_model {d_model} is too large for a similarity map "
+        raise PosEncError(f"grid {ns} × d_model {show_value(d_model)} is too large for a similarity map "
                           f"(at most 2**27 values)")
     table = encode_nd(grid(*ns), d_model, base=base, convention=convention, dtype=np.float64)
     ref = encode_nd(np.array(p), d_model, base=base, convention=convention, dtype=np.float64)
