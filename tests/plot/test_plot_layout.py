@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from itertools import combinations
+from itertools import combinations, pairwise
 
+import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import Collection
@@ -41,6 +42,11 @@ FIGURES: dict[str, Callable[[], Figure]] = {
     "kernel --refs 0 7 1e6 5e6": lambda: plot.plot_kernel(refs=(0, 7, 1e6, 5e6)),
     "rope --scaling yarn": lambda: plot.plot_rope(128, base=1e6, scaling=YaRN(factor=4, original_max=32768)),
     "rope --layout interleaved --pair 0": lambda: plot.plot_rope(layout="interleaved", pair=0),
+    "alibi --heads 16": lambda: plot.plot_alibi(16),
+    "alibi --heads 8 --convention bloom --max-distance 32": lambda: plot.plot_alibi(8, convention="bloom",
+                                                                                    max_distance=32),
+    "alibi --heads 2 --max-distance 8": lambda: plot.plot_alibi(2, max_distance=8),
+    "alibi --heads 1": lambda: plot.plot_alibi(1),
 }
 
 
@@ -138,6 +144,69 @@ def test_legends_clear_the_data_labels(drawn):
         assert hit == [], ax.get_title()
         for inset in ax.child_axes:  # an inset, its tick labels included, stays clear of the legend
             assert not _overlap(frame, inset.get_tightbbox(renderer)), ax.get_title()
+
+
+def _covered(ax, frame: Bbox, renderer) -> list[str]:
+    """The named lines and the points of ``ax`` drawn under ``frame``, a box in pixels."""
+    over = Bbox.intersection(frame, ax.get_window_extent(renderer))  # lines are clipped to the axes
+    if over is None:
+        return []
+    hit = []
+    for line in ax.get_lines():
+        if line.get_gid() is None:  # the backdrop (zero lines, the unit circle) is not labelled
+            continue
+        xy = line.get_transform().transform(line.get_xydata())
+        if line.get_linestyle() not in ("None", ""):
+            # every segment, sampled every half pixel: a straight line under the box has a sample inside it
+            for (x0, y0), (x1, y1) in pairwise(xy):
+                if not np.isfinite([x0, y0, x1, y1]).all():
+                    continue
+                n = int(max(abs(x1 - x0), abs(y1 - y0)) * 2) + 2
+                t = np.linspace(0.0, 1.0, n)[:, None]
+                if over.count_contains((1 - t) * [x0, y0] + t * [x1, y1]):
+                    hit.append(line.get_gid())
+                    break
+        if line.get_marker() not in ("None", "", None) and over.count_contains(xy):
+            hit.append(line.get_gid())
+    for points in ax.collections:
+        offsets = np.asarray(points.get_offsets())
+        if offsets.size and over.count_contains(points.get_offset_transform().transform(offsets)):
+            hit.append(points.get_gid())
+    return hit
+
+
+def test_legends_cover_no_line_and_no_point(drawn):
+    """A legend box lies over none of the lines or points it names, nor any other drawn one."""
+    fig, _ = drawn
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is not None:
+            assert _covered(ax, legend.get_window_extent(renderer), renderer) == [], ax.get_title()
+
+
+def test_the_alibi_legend_lists_the_lines_as_they_lie():
+    fig = plot.plot_alibi()
+    renderer = _draw(fig)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    # top to bottom, gentlest first: the press slopes of 12 heads are 2**-1 … 2**-8, then 2**-0.5 … 2**-3.5
+    exponents = [float(re.search(r"2\^\{(-[\d.]+)\}", s).group(1)) for s in labels]
+    assert exponents == sorted([-0.5 - k for k in range(4)] + [-1.0 - k for k in range(8)])
+    assert labels[0].startswith("head 7:") and labels[-1].startswith("head 8:")
+    # and the lines lie so at the right edge: each below the one listed before it
+    ends = [_by_gid(ax, f"head {int(s.split()[1].rstrip(':'))}").get_ydata()[-1] for s in labels]
+    assert ends == sorted(ends, reverse=True)
+    frame = ax.get_legend().get_window_extent(renderer)
+    assert frame.x0 >= ax.get_window_extent(renderer).x1  # 12 lines fill the axes: the legend stands beside them
+
+
+def test_a_few_alibi_heads_keep_the_legend_inside():
+    fig = plot.plot_alibi(1)
+    renderer = _draw(fig)
+    ax = fig.axes[0]
+    frame, inner = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+    assert inner.x0 <= frame.x0 and frame.x1 <= inner.x1 and inner.y0 <= frame.y0 and frame.y1 <= inner.y1
 
 
 def test_reference_lines_strike_no_text(drawn):

@@ -19,7 +19,7 @@ from ..bias.alibi import alibi_bias, alibi_convention, alibi_distance, alibi_slo
 from ..bias.t5 import t5_bucket, t5_bucket_edges, t5_buckets
 from ..errors import PosEncError, check_d_model, check_int, check_real, show_value
 from ..rope.xpos import XPos, xpos_decay
-from ._canvas import GREY, RED, canvas
+from ._canvas import GREY, RED, canvas, legend_clear_of_data
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -80,10 +80,11 @@ def plot_alibi(
     fig, axes = canvas(ax, (9.0, 5.4))
     cmap = _cmap()
     rank = np.argsort(np.argsort(-slopes))  # colour by steepness: the interleaved heads fall between their neighbours
+    lines = []
     for k in range(h):
         colour = cmap(rank[k] / max(h - 1, 1))
-        axes.plot(dist, row[k], color=colour, lw=1.6, gid=f"head {k}",
-                  label=rf"head {k}: $m = 2^{{{np.log2(slopes[k]):.4g}}}$" if h <= 16 else None)
+        lines += axes.plot(dist, row[k], color=colour, lw=1.6, gid=f"head {k}",
+                           label=rf"head {k}: $m = 2^{{{np.log2(slopes[k]):.4g}}}$" if h <= 16 else None)
         if reach[k] <= d:
             axes.plot([reach[k]], [-p], "o", color=colour, ms=4, gid=f"reach {k}")
     axes.axhline(-p, color=RED, ls=":", lw=1.2, gid="penalty")
@@ -91,10 +92,13 @@ def plot_alibi(
     axes.set_ylim(max(-8 * p, float(row.min())) * 1.05, 0.05 * 8 * p)
     axes.set_xlabel("distance i − j (key before the query)")
     axes.set_ylabel("bias added to the score")
-    axes.set_title(rf"ALiBi ({conv.name}, {h} heads): head $h$ adds $-m_h\,(i - j)$; "
+    axes.set_title(rf"ALiBi ({conv.name}, {h} head{'s' if h > 1 else ''}): head $h$ adds $-m_h\,(i - j)$; "
                    f"dots: where the penalty reaches {p:g}", fontsize=10)
     if h <= 16:
-        axes.legend(fontsize=8, ncol=2)
+        # listed as the lines lie, top (the gentlest slope) to bottom; where it covers none of them
+        order = np.argsort(slopes, kind="stable")
+        legend_clear_of_data(axes, [lines[k] for k in order], [lines[k].get_label() for k in order], fontsize=8,
+                             title="lines, top to bottom" if h > 1 else None, title_fontsize=8, grow=ax is None)
     axes.grid(alpha=0.3)
     return fig
 

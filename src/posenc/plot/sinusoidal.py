@@ -29,7 +29,7 @@ from ..errors import (
 from ..layout import sin_cos_views
 from ..sinusoidal.encoding import encode, table
 from ..sinusoidal.frequencies import context_report, frequencies, wavelengths
-from ._canvas import BLUE, GREY, MAX_CELLS, ORANGE, RED, canvas
+from ._canvas import BLUE, GREY, MAX_CELLS, ORANGE, RED, canvas, legend_clear_of_data
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -65,6 +65,7 @@ def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax
     ints = np.arange(m)
     at_ints = encode(ints, d, base=b, dtype=np.float64)
     dots, slope = at_ints[:, 0], at_ints[:, 1]  # cos is the slope of sin: it says where the curve goes next
+    own = ax is None  # the figure is ours: it may widen for a legend beside the axes
     fig, ax = canvas(ax)
     ax.axhline(0.0, color=GREY, lw=0.8, zorder=0)
     ax.plot(xs, curve, color=BLUE, lw=2, label=r"$\sin(\mathrm{pos})$, smooth", gid="curve")
@@ -88,8 +89,8 @@ def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax
     ax.set_xlabel(r"position pos  (= the angle in radians, since $\omega_0 = 1$)")
     ax.set_ylabel(r"$PE(\mathrm{pos}, 0) = \sin(\omega_0 \cdot \mathrm{pos})$")
     ax.set_title(rf"Figure s02: the fastest channel ($i = 0$, $\omega_0 = 1$) of $d_{{model}} = {d}$")
-    ax.legend(loc="best", fontsize=9)  # clear of the curve, the dots and their labels
     ax.grid(alpha=0.3)
+    legend_clear_of_data(ax, fontsize=9, grow=own)  # clear of the curve, the dots, their labels and the period line
     return fig
 
 
