@@ -16,7 +16,7 @@ the torch rows (imported only when torch is), :mod:`~posenc.bench.measure`
 how they are measured and :mod:`~posenc.bench.report` the table.
 """
 
-from .report import Report, Row, format_report, machine_line
+from .report import Report, Row, format_markdown, format_report, machine_line
 from .tables import run
 
-__all__ = ["Report", "Row", "format_report", "machine_line", "run"]
+__all__ = ["Report", "Row", "format_markdown", "format_report", "machine_line", "run"]

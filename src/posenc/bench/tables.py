@@ -153,12 +153,13 @@ def run(
     rows: list[Row] = []
     for n, d in shapes or (QUICK_TABLE_SHAPES if quick else TABLE_SHAPES):
         rows.extend(_table_rows(n, d, reps))
-    producers = list(extra or [])
     if grids:
+        from .grid_rows import MIN_REPEATS
         from .grid_rows import producers as grid_producers
 
-        producers = grid_producers(quick=quick) + producers
-    for producer in producers:
+        for producer in grid_producers(quick=quick):
+            rows.extend(producer(repeats if repeats is not None else max(reps, MIN_REPEATS)))
+    for producer in extra or []:
         rows.extend(producer(reps))
     return Report(machine_line(), tuple(rows), _scaling(quick, reps) if scaling else ())
 
