@@ -135,13 +135,16 @@ def test_scan_agrees_with_plain_numpy(values):
                           all(len(set(r)) == 1 for r in keys.tolist()))
 
 
-def test_scan_with_numba_loaded_and_without_agree(monkeypatch):
+@pytest.mark.parametrize("last", [70_000.0, -0.5, 2.0**52 + 0.5, -(2.0**52) - 1, 0.25])
+def test_scan_with_numba_loaded_and_without_agree(last, monkeypatch):
     keys = np.repeat(np.arange(70_000.0)[:, None], 3, axis=1)
     assert scan_keys(keys).diagonal
-    keys[-1, 2] += 1
+    keys[-1, 2] = last
     compiled = scan_keys(keys)
+    want = KeyScan(float(min(0.0, last)), float(max(69_999.0, last)), last == np.floor(last), False)
+    assert compiled == want
     monkeypatch.setattr(placement, "_kernels", lambda values: None)
-    assert scan_keys(keys) == compiled and not compiled.diagonal
+    assert scan_keys(keys) == want
 
 
 def test_consecutive_start():

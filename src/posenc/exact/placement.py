@@ -41,7 +41,23 @@ _PARALLEL_MIN = 1 << 20  # output values below which handing half to a pool thre
 
 
 def _build() -> Any:
-    from numba import njit, uint64
+    from numba import float64, int64, njit, uint64
+
+    @njit(cache=True, nogil=True, boundscheck=False)
+    def extent(flat):  # pragma: no cover - compiled
+        """(min, max, any key fractional) of finite keys |k| < 2**53, through int64 (which vectorizes).
+
+        With a fractional key, min and max are of the keys' integer parts.
+        """
+        lo = int64(flat[0])
+        hi = lo
+        fractional = 0
+        for i in range(uint64(flat.shape[0])):
+            k = int64(flat[i])
+            lo = min(lo, k)
+            hi = max(hi, k)
+            fractional |= float64(k) != flat[i]
+        return lo, hi, fractional
 
     @njit(cache=True, nogil=True, boundscheck=False)
     def diagonal(keys):  # pragma: no cover - compiled
@@ -124,7 +140,7 @@ def _build() -> Any:
                 for i in range(uw):
                     out[dst + i] = part[i] | (data[a2 + i] & m2[i])
 
-    return diagonal, runs, select
+    return diagonal, runs, select, extent
 
 
 def _kernels(values: int) -> Any:
@@ -155,9 +171,14 @@ def scan_keys(keys: np.ndarray) -> KeyScan:
     KeyScan(lo=3.0, hi=6.0, integral=True, diagonal=False)
     """
     kern = _kernels(keys.size)
-    # NumPy's min, max and floor are vectorized; numba's loop is for the test that stops early
-    diagonal = kern[0](keys) if kern is not None else np.all(keys == keys[:, :1])
-    return KeyScan(float(keys.min()), float(keys.max()), bool(np.all(keys == np.floor(keys))), bool(diagonal))
+    if kern is None:
+        return KeyScan(float(keys.min()), float(keys.max()), bool(np.all(keys == np.floor(keys))),
+                       bool(np.all(keys == keys[:, :1])))
+    flat = np.ascontiguousarray(keys).reshape(-1)
+    lo, hi, fractional = kern[3](flat)
+    if fractional:
+        return KeyScan(float(keys.min()), float(keys.max()), False, bool(kern[0](keys)))
+    return KeyScan(float(lo), float(hi), True, bool(kern[0](keys)))
 
 
 def consecutive_start(positions: np.ndarray) -> int | None:
