@@ -51,3 +51,25 @@ def test_bench_bad_input_exits_2(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("posenc: error:") and err.count("\n") == 1
+
+
+def test_bench_markdown_is_the_readme_table(capsys):
+    assert main(["bench", "--shape", "256x16", "--repeats", "1", "--no-scaling", "--markdown"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("Machine: ") and "CPUs" in out[0]
+    table = [line for line in out if line.startswith("|")]
+    assert table[0].split("|")[1:6] == [" operation ", " method ", " median ms ", " floor ms ", " × floor "]
+    body = [[c.strip() for c in line.strip("|").split("|")] for line in table[2:]]
+    assert body[0][:2] == ["table 256×16 f32", "floor: fill"]
+    ours = [cells for cells in body if cells[1] == "**posenc**"]
+    assert ours and ours[0][0] == "" and ours[0][5] == "0"  # the group's name once; exact to the ulp
+    for cells in body:  # each ratio is the printed median over the printed floor, to the digits shown
+        median, floor, ratio = float(cells[2]), float(cells[3]), float(cells[4].strip("*"))
+        dm, df, dr = (half_last_digit(c.strip("*")) for c in cells[2:5])
+        assert (median - dm) / (floor + df) - dr <= ratio <= (median + dm) / (floor - df) + dr
+    assert any(cells[0].startswith("M-RoPE") for cells in body)
+
+
+def test_bench_json_and_markdown_are_exclusive(capsys):
+    assert main(["bench", "--json", "--markdown"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

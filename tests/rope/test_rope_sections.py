@@ -281,14 +281,14 @@ def test_config_errors(rope, match):
 
 @pytest.mark.parametrize("layout", ["contiguous", "interleaved"])
 def test_numpy_placement_equals_the_compiled_one(layout, monkeypatch):
-    import posenc.rope.sections as sections_module
+    import posenc.exact.placement as placement
 
     pos = np.concatenate([np.repeat(np.arange(300)[:, None], 3, 1),
                           np.array([[300, 300 + i // 40, 300 + i % 40] for i in range(1200)]),
                           np.array([[10**7 + 0.5, 3, -2]] * 5)])  # a far, fractional axis: the distinct-value tables
     kw = {"sections": (12, 10, 10), "section_layout": layout}
     fast = rope_cos_sin(pos, 64, **kw)
-    monkeypatch.setattr(sections_module, "gather_rows", lambda *args: False)
+    monkeypatch.setattr(placement, "_kernels", lambda values: None)
     slow = rope_cos_sin(pos, 64, **kw)
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
     half = rope_cos_sin(pos, 64, dtype=np.float16, **kw)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._concurrency import default_threads
 
-__all__ = ["Report", "Row", "format_report", "machine_line"]
+__all__ = ["Report", "Row", "format_markdown", "format_report", "machine_line"]
 
 
 @dataclass(frozen=True)
@@ -114,4 +114,36 @@ def format_report(report: Report) -> str:
     if report.scaling:
         lines += ["", "posenc table time against size (linear in N·d means a flat ns/value):"]
         lines += [f"  {n:>7} x {d:<5} {n * d:>11,} values  {ns:6.2f} ns/value" for n, d, ns in report.scaling]
+    return "\n".join(lines)
+
+
+def format_markdown(report: Report) -> str:
+    """The report as a Markdown table (the README's Speed section), posenc's ratios in bold.
+
+    >>> rows = (Row("t", "floor: fill", 0.02, 1.0, floor_ms=0.02), Row("t", "posenc", 0.03, 1.5, 0.0, None, 0.0, 0.02))
+    >>> print(format_markdown(Report("cpu", rows)))
+    | operation | method | median ms | floor ms | × floor | max ulp | max abs err | extra mem |
+    |---|---|---:|---:|---:|---:|---:|---:|
+    | t | floor: fill | 0.02 | 0.02 | 1.00 |  |  |  |
+    |  | **posenc** | 0.03 | 0.02 | **1.50** | 0 | 0 |  |
+    """
+    lines = ["| operation | method | median ms | floor ms | × floor | max ulp | max abs err | extra mem |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    last = None
+    for r in report.rows:
+        ours = r.method.startswith("posenc") and "NumPy only" not in r.method
+        ratio = f"{r.ratio:.2f}"
+        cells = (
+            "" if r.operation == last else r.operation.replace("x", "×", 1) if r.operation.startswith("table")
+            else r.operation,
+            f"**{r.method}**" if ours else r.method,
+            _ms(r.median_ms),
+            "" if r.floor_ms is None else _ms(r.floor_ms),
+            f"**{ratio}**" if ours else ratio,
+            "" if r.max_ulp is None else f"{r.max_ulp:.0f}",
+            "" if r.max_abs is None else ("0" if r.max_abs == 0 else f"{r.max_abs:.1e}"),
+            "" if r.extra_memory is None else f"{100 * r.extra_memory:.1f}%",
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+        last = r.operation
     return "\n".join(lines)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..exact import fill_range, geometric_ladder, seed_ladder
 from ..sinusoidal.encoding import encode
-from .measure import peak_extra, time_side_by_side, ulp_gap
+from .measure import peak_extra, time_in_groups, time_side_by_side, ulp_gap
 from .report import Report, Row, machine_line
 
 __all__ = ["run"]
@@ -91,21 +91,14 @@ def _table_rows(n: int, d: int, repeats: int) -> list[Row]:
     op = f"table {n}x{d} f32"
     floor_fn = functools.partial(_fill_floor, n, d)
     ours: dict[str, Callable[[], Any]] = {
-        "floor: fill": floor_fn,
         "posenc": lambda: _posenc_table(n, d, "auto"),
         "posenc (NumPy only)": lambda: _posenc_table(n, d, "numpy"),
     }
-    theirs: dict[str, Callable[[], Any]] = {"floor: fill": floor_fn, "numpy f64 then cast": lambda: _numpy_f64(n, d)}
+    theirs: dict[str, Callable[[], Any]] = {"numpy f64 then cast": lambda: _numpy_f64(n, d)}
     theirs.update(_torch_baselines(n, d))
-    # two groups, each timed against its own floor: torch's worker threads keep spinning after
-    # each call, which would tax whatever runs next on a 2-core machine
-    ms_ours = time_side_by_side(ours, repeats)
-    ms_theirs = time_side_by_side(theirs, repeats)
-    ms = {**ms_theirs, **ms_ours}
-    floor_of = {k: ms_theirs["floor: fill"] for k in ms_theirs}
-    floor_of.update({k: ms_ours["floor: fill"] for k in ms_ours})
+    ms, floor_of = time_in_groups(("floor: fill", floor_fn), ours, theirs, repeats=repeats)
     ratio = {k: ms[k] / floor_of[k] for k in ms}
-    fns = {**ours, **theirs}
+    fns: dict[str, Callable[[], Any]] = {"floor: fill": floor_fn, **ours, **theirs}
     rng = np.random.default_rng(0)
     sample = np.unique(np.concatenate([rng.integers(0, n, 48), [0, n - 1]]))
     exact = encode(sample, d)
@@ -160,12 +153,13 @@ def run(
     rows: list[Row] = []
     for n, d in shapes or (QUICK_TABLE_SHAPES if quick else TABLE_SHAPES):
         rows.extend(_table_rows(n, d, reps))
-    producers = list(extra or [])
     if grids:
+        from .grid_rows import MIN_REPEATS
         from .grid_rows import producers as grid_producers
 
-        producers = grid_producers(quick=quick) + producers
-    for producer in producers:
+        for producer in grid_producers(quick=quick):
+            rows.extend(producer(repeats if repeats is not None else max(reps, MIN_REPEATS)))
+    for producer in extra or []:
         rows.extend(producer(reps))
     return Report(machine_line(), tuple(rows), _scaling(quick, reps) if scaling else ())
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from .measure import time_side_by_side
+from .measure import time_in_groups, time_side_by_side
 from .report import Row
 
 __all__ = ["producers"]
@@ -54,14 +54,14 @@ def _rope(b: int, h: int, s: int, d: int) -> Callable[[int], list[Row]]:
                 rope = RotaryEmbedding(d, layout=layout, max_len=s)
                 cos, sin = _eager_tables(rope, s, layout)
 
-                fns: dict[str, Callable[[], Any]] = {
-                    "floor: q.clone(); k.clone()": functools.partial(_clone2, q, k),
-                    "posenc RotaryEmbedding": functools.partial(rope, q, k),
-                    "q*cos + rotate_half(q)*sin": functools.partial(_naive2, q, k, cos, sin, layout),
-                }
-                ms = time_side_by_side(fns, repeats)
-                floor = ms["floor: q.clone(); k.clone()"]
-                rows += [Row(op, name, v, v / floor, floor_ms=floor) for name, v in ms.items()]
+                fl = "floor: q.clone(); k.clone()"
+                ms, floor_of = time_in_groups(
+                    (fl, functools.partial(_clone2, q, k)),
+                    {"posenc RotaryEmbedding": functools.partial(rope, q, k)},
+                    {"q*cos + rotate_half(q)*sin": functools.partial(_naive2, q, k, cos, sin, layout)},
+                    repeats=repeats,
+                )
+                rows += [Row(op, name, v, v / floor_of[name], floor_ms=floor_of[name]) for name, v in ms.items()]
         return rows
 
     return produce

@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 
-from ..bench import format_report, run
+from ..bench import format_markdown, format_report, run
 from ..errors import PosEncError, check_d_model, check_size, show_value
 from ._base import CommandError, command, emit_json, integer
 
@@ -19,7 +19,9 @@ def _setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shape", type=_shape, action="append", default=None, metavar="NxD",
                    help="time tables of this shape instead of the defaults (repeatable)")
     p.add_argument("--no-scaling", action="store_true", help="skip the time-against-size curve")
-    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the rows as JSON")
+    out.add_argument("--markdown", action="store_true", help="print the rows as a Markdown table (the README's)")
 
 
 def _shape(text: str) -> tuple[int, int]:
@@ -52,6 +54,9 @@ def bench(args: argparse.Namespace) -> int:
     report = run(quick=args.quick, repeats=args.repeats, shapes=shapes, scaling=not args.no_scaling, extra=extra)
     if args.json:
         emit_json(dataclasses.asdict(report))
+    elif args.markdown:
+        print(f"Machine: {report.machine}.\n")
+        print(format_markdown(report))
     else:
         print(format_report(report))
     return 0

@@ -34,7 +34,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._concurrency import default_threads, run_spans, spans
-from .._optional import compiled
+from .._optional import compiled, ready
 from ..errors import check_angle
 from . import _jit
 from .angles import fill_sincos
@@ -49,8 +49,10 @@ ENGINES = ("auto", "numpy", "numba", "exact")
 
 _B2 = 64  # rows sharing one "a + b" row; the offsets m run over 0 … _B2-1
 _B1 = 64  # "b" rows per "a" row: a steps by _B1 * _B2 = 4096 positions
+_SHORT = 8  # rows below which the exact path is quicker than reading the cached offset rows
 _CHUNK_BYTES = 1 << 19  # NumPy path: complex128 rows per multiply, kept in L2
-_PARALLEL_MIN = 1 << 17  # values; below this neither threads nor numba pay off
+_PARALLEL_MIN = 1 << 17  # values; below this numba does not pay off
+_THREADS_MIN = 1 << 19  # values; below this handing rows to a pool thread costs more than it saves
 
 
 def _exact_rows(positions: np.ndarray, ladder: Ladder, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
@@ -135,7 +137,7 @@ def fill_range(
     s0, c0, st = _channels(layout, n)
     sin_out = out[:length, s0 : s0 + st * (n - 1) + 1 : st]
     cos_out = out[:length, c0 : c0 + st * (n - 1) + 1 : st]
-    if engine == "exact" or out.dtype.itemsize > 4 or length < 2 * _B2:
+    if engine == "exact" or out.dtype.itemsize > 4 or length < _SHORT:
         _fill_exact(start, length, ladder, sin_out, cos_out)
         return
 
@@ -143,11 +145,12 @@ def fill_range(
     a_s, a_c = _start_rows(ladder, start, -(-length // step))
     bc, bs, mc, ms = _offset_rows(ladder)
     big = length * n >= _PARALLEL_MIN
-    use_jit = engine == "numba" or (engine == "auto" and big)
+    # numba takes ~1 s to load: for big tables, or once something else has loaded it
+    use_jit = engine == "numba" or (engine == "auto" and (big or ready("exact.fill")))
     kern = _jit.kernel() if use_jit and out.dtype == np.float32 else None
     if engine == "numba" and kern is None:
         raise ValueError("engine='numba' needs numba on float32 output: pip install 'posenc[fast]'")
-    workers = (threads if threads is not None else default_threads()) if big else 1
+    workers = (threads if threads is not None else default_threads()) if length * n >= _THREADS_MIN else 1
     work_spans = spans(length, workers, align=_B2)
 
     if kern is not None:

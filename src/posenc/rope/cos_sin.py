@@ -8,8 +8,10 @@ import numpy as np
 
 from ..errors import PosEncError, allocate, check_dtype, check_positions, check_size, check_span
 from ..exact import fill_range, fill_sincos
+from ..exact.angles import prefer_compiled
+from ..exact.placement import KeyScan, consecutive_start, place_rows, scan_keys, table_rows
 from .frequencies import RopeFrequencies, check_dims, check_scaling, rope_frequencies
-from .sections import Sections, check_sections, fill_sections
+from .sections import Sections, check_sections
 
 __all__ = ["check_axes", "cos_sin_tables", "default_seq_len", "rope_cos_sin", "rope_table"]
 
@@ -48,29 +50,22 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     n = freqs.rotary_dim // 2
     sec = freqs.sections
     lead = pos.shape if sec is None else pos.shape[:-1]
-    multi = None
-    if sec is not None:
-        multi = pos.reshape(-1, sec.n_axes)
-        if bool(np.all(multi == multi[:, :1])):  # text tokens, every axis at one position: exactly 1-D RoPE
-            pos = multi[:, 0]
-            multi = None
-    flat = pos.reshape(-1)
     af = freqs.attention_factor
     # one rounding from the float64 value: write straight into dtype unless af must multiply first
     work = dtype if af == 1.0 else np.dtype(np.float64)
-    rows = flat.shape[0] if multi is None else multi.shape[0]
-    if multi is not None:
-        # two contiguous tables: the multi-axis placement writes whole rows of each
-        cos = allocate((rows, n), work, "cos table")
-        sin = allocate((rows, n), work, "sin table")
-        fill_sections(multi, freqs.axis_pairs, sin, cos)
-    else:
+    multi = None if sec is None else pos.reshape(-1, sec.n_axes)
+    scan = None if multi is None or multi.shape[0] == 0 else scan_keys(multi)
+    if multi is not None and scan is not None and not scan.diagonal:
+        cos, sin = _placed(multi, scan, freqs, work)
+    else:  # one position per token (text tokens have every axis at one position: exactly 1-D RoPE)
+        flat = pos.reshape(-1) if multi is None else multi[:, 0]
+        rows = flat.shape[0]
         check_size((rows, n), work, "cos table")  # the message names the (rows, r/2) table the caller gets
         both = allocate((rows, 2 * n), work, "cos and sin tables")  # [cos | sin] per row
         cos, sin = both[:, :n], both[:, n:]
-        first = flat[0] if flat.shape[0] > 1 else 0.5
-        if first == np.floor(first) and flat[-1] - first == flat.shape[0] - 1 and np.all(np.diff(flat) == 1.0):
-            fill_range(int(first), flat.shape[0], freqs.ladder, both, "cos_sin")
+        first = consecutive_start(flat)
+        if first is not None:
+            fill_range(first, flat.shape[0], freqs.ladder, both, "cos_sin")
         else:
             fill_sincos(flat, freqs.ladder, sin, cos)
     if af != 1.0:
@@ -78,6 +73,26 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
         sin = (sin * af).astype(dtype, copy=False)
     shape = (*lead, n)
     return cos.reshape(shape), sin.reshape(shape)
+
+
+def _placed(
+    keys: np.ndarray, scan: KeyScan, freqs: RopeFrequencies, work: np.dtype
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-axis cos/sin ``[m, r/2]``: the 1-D rows of the batch's positions, each pair from its axis's row."""
+    n = freqs.rotary_dim // 2
+    m = keys.shape[0]
+    check_size((m, n), work, "cos table")
+    prefer_compiled(m * n * 2)  # numba's one-time load pays off against an output this large
+    rows = table_rows(keys, scan)
+    table = allocate((rows.count, 2 * n), work, "cos and sin rows of the distinct positions")
+    if rows.values is None:
+        fill_range(rows.start, rows.count, freqs.ladder, table, "cos_sin")
+    else:
+        fill_sincos(rows.values, freqs.ladder, table[:, n:], table[:, :n])
+    both = allocate((m, 2 * n), work, "cos and sin tables")  # [cos | sin] per row, as the 1-D path
+    axes = freqs.pair_axes
+    place_rows(table, rows, np.concatenate([axes, axes]), both)
+    return both[:, :n], both[:, n:]
 
 
 def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.float32) -> np.ndarray:

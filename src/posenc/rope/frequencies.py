@@ -39,7 +39,7 @@ from .._concurrency import BoundedCache
 from ..errors import PosEncError, check_base, check_d_model, check_int, show_value
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
 from .scaling import SCALINGS, Scaled
-from .sections import AxisPairs, Sections, axis_pairs, check_sections, per_axis_frequencies
+from .sections import Sections, check_sections, per_axis_frequencies
 
 __all__ = [
     "PAIR_LAYOUT",
@@ -72,7 +72,6 @@ class RopeFrequencies:
         ladder: ω to ~160 bits, for :mod:`posenc.exact`.
         sections: multi-axis RoPE (:mod:`posenc.rope.sections`): which
             position axis each pair serves, on which ladder; None for 1-D.
-        axis_pairs: the pairs grouped by axis, with their frequencies (multi-axis only).
     """
 
     head_dim: int
@@ -83,7 +82,6 @@ class RopeFrequencies:
     attention_factor: float
     ladder: Ladder = field(repr=False)
     sections: Sections | None = None
-    axis_pairs: tuple[AxisPairs, ...] = field(default=(), repr=False)
 
     @property
     def pair_axes(self) -> np.ndarray | None:
@@ -138,7 +136,6 @@ def _build(
         attention_factor=scaled.attention_factor,
         ladder=ladder,
         sections=sections,
-        axis_pairs=() if sections is None else axis_pairs(sections.pair_axes(), ladder),
     )
 
 

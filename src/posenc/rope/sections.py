@@ -28,11 +28,11 @@ takes ``np.moveaxis(position_ids, 0, -1)`` (``position_ids.permute(1, 2, 0)``
 in torch). For text tokens every axis holds the same position, and the
 rotation is exactly plain RoPE with the same ladder.
 
-Exactness: the angles come from :mod:`posenc.exact`, one axis's pairs at a
-time (:func:`axis_pairs`); an axis whose positions are few distinct integers (a
-grid's rows, a run of text) is computed once per distinct position by the
-consecutive-position path and gathered, so a table costs about what writing
-it costs.
+Exactness and speed: pair i at a token equals pair i of a text token at
+position p_a(i), so the tables are the plain RoPE rows of the few positions
+a batch holds (computed once each by :mod:`posenc.exact`), placed pair by
+pair (:mod:`posenc.exact.placement`): a table costs about what writing it
+costs.
 """
 
 from __future__ import annotations
@@ -44,18 +44,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import MAX_D_MODEL, PosEncError, check_int
-from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos
-from ..exact.angles import prefer_compiled
-from ._gather import gather_rows
+from ..exact import DECIMAL_PREC
 
 __all__ = [
     "LADDERS",
     "SECTION_LAYOUTS",
-    "AxisPairs",
     "Sections",
-    "axis_pairs",
     "check_sections",
-    "fill_sections",
     "per_axis_frequencies",
 ]
 
@@ -165,116 +160,3 @@ def per_axis_frequencies(sections: Sections, base: Decimal) -> list[Decimal]:
             out.append((-(ln * seen[a]) / sections.sizes[a]).exp())
             seen[a] += 1
         return out
-
-
-@dataclass(frozen=True, eq=False)
-class AxisPairs:
-    """The pairs that turn with one axis, in pair order, and their frequencies.
-
-    Attributes:
-        axis: the position axis.
-        pairs: int ``[k]``, the pair indices (ascending).
-        ladder: their frequencies ``[k]``.
-        runs: ``(pairs, columns)`` slice pairs covering them: pairs at a constant
-            step in the output, and the matching columns of the axis's own table
-            (one run per axis when contiguous, at most two when interleaved).
-    """
-
-    axis: int
-    pairs: np.ndarray
-    ladder: Ladder
-    runs: tuple[tuple[slice, slice], ...]
-
-
-def axis_pairs(pair_axes: np.ndarray, ladder: Ladder) -> tuple[AxisPairs, ...]:
-    """Group the pairs by axis, with their frequencies and their runs at a constant step.
-
-    >>> from posenc.exact import seed_ladder
-    >>> [(a.axis, a.pairs.tolist(), a.runs) for a in axis_pairs(Sections((3, 1, 1), "interleaved").pair_axes(),
-    ...                                                          seed_ladder(10, 1e4))][0]
-    (0, [0, 3, 4], ((slice(0, 4, 3), slice(0, 2, None)), (slice(4, 5, 1), slice(2, 3, None))))
-    """
-    out = []
-    for a in sorted(set(pair_axes.tolist())):
-        idx = np.flatnonzero(pair_axes == a)
-        parts = [np.ascontiguousarray(w[idx]) for w in (ladder.w0, ladder.w1, ladder.w2)]
-        for w in (idx, *parts):
-            w.setflags(write=False)
-        found, k, pos = [], 0, idx.tolist()
-        while k < len(pos):
-            step = pos[k + 1] - pos[k] if k + 1 < len(pos) else 1
-            z = k + 1
-            while z < len(pos) and pos[z] - pos[z - 1] == step:
-                z += 1
-            found.append((slice(pos[k], pos[z - 1] + 1, step), slice(k, z)))
-            k = z
-        out.append(AxisPairs(a, idx, Ladder(*parts), tuple(found)))
-    return tuple(out)
-
-
-def fill_sections(
-    pos: np.ndarray, axes: tuple[AxisPairs, ...], sin_out: np.ndarray, cos_out: np.ndarray
-) -> None:
-    """Write sin/cos of ω_i·pos[:, a(i)] for validated float64 positions ``[m, n_axes]``.
-
-    ``sin_out`` and ``cos_out`` are ``[m, pairs]`` of any float dtype; each
-    value is rounded once from the exact path's. Each axis's distinct
-    positions are tabulated once, for that axis's pairs (:class:`_AxisRows`),
-    then placed row by row (:func:`posenc.rope._gather.gather_rows`, or
-    NumPy's take run by run).
-    """
-    m = pos.shape[0]
-    if m == 0:
-        return
-    fast = prefer_compiled(m * sin_out.shape[1] * 2) and sin_out.dtype == np.float32
-    rows = [_AxisRows(pos[:, ap.axis], m) for ap in axes]
-    # every axis's table in one flat buffer per function, which the compiled placement reads as is
-    sizes = [r.count * len(ap.ladder) for r, ap in zip(rows, axes, strict=True)]
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    flat_s = np.empty(sum(sizes), dtype=sin_out.dtype)
-    flat_c = np.empty(sum(sizes), dtype=cos_out.dtype)
-    tables = []
-    for r, ap, at, size in zip(rows, axes, offsets.tolist(), sizes, strict=True):
-        shape = (r.count, len(ap.ladder))
-        s, c = flat_s[at : at + size].reshape(shape), flat_c[at : at + size].reshape(shape)
-        r.fill(ap.ladder, s, c, "numba" if fast else "auto")
-        tables.append((s, c))
-    index = np.zeros((pos.shape[1], m), dtype=np.intp)
-    for r, ap in zip(rows, axes, strict=True):
-        index[ap.axis] = r.index
-    placement = [(ap.axis, ap.pairs, len(ap.ladder)) for ap in axes]
-    if gather_rows(flat_s, flat_c, offsets, placement, index, sin_out, cos_out):
-        return
-    for ap, (s, c) in zip(axes, tables, strict=True):
-        for out_pairs, cols in ap.runs:
-            sin_out[:, out_pairs] = np.take(s[:, cols], index[ap.axis], axis=0)
-            cos_out[:, out_pairs] = np.take(c[:, cols], index[ap.axis], axis=0)
-
-
-_SPAN = 4096  # an axis spanning up to max(this, m) integers is tabulated over that whole range
-
-
-class _AxisRows:
-    """One axis's positions as rows of a small table: a dense integer range, or the distinct values."""
-
-    def __init__(self, v: np.ndarray, m: int) -> None:
-        lo, hi = float(v.min()), float(v.max())
-        self.values: np.ndarray | None = None
-        if bool(np.all(v == np.floor(v))) and hi - lo < max(_SPAN, m):
-            self.start, self.count = int(lo), int(hi - lo) + 1
-            self.index = (v - lo).astype(np.intp)
-        else:
-            self.values, inverse = np.unique(v, return_inverse=True)
-            self.start, self.count = 0, int(self.values.shape[0])
-            self.index = inverse.reshape(-1).astype(np.intp, copy=False)
-
-    def fill(self, ladder: Ladder, s: np.ndarray, c: np.ndarray, engine: str) -> None:
-        """sin and cos of the axis's pairs at each row into contiguous ``[count, len(ladder)]`` tables."""
-        if self.values is None:
-            n = len(ladder)
-            both = np.empty((self.count, 2 * n), dtype=s.dtype)  # the table path writes one [sin | cos] buffer
-            fill_range(self.start, self.count, ladder, both, "split", engine=engine)
-            s[...] = both[:, :n]
-            c[...] = both[:, n:]
-        else:
-            fill_sincos(self.values, ladder, s, c)

@@ -5,12 +5,14 @@ tables are per-axis 1-D sinusoids side by side; which channels hold which
 axis, on which ladder and in which layout is the *convention*
 (:mod:`posenc.sinusoidal.conventions_nd`).
 
-Exact and fast: a grid's axis takes only a few distinct coordinates (64 on a
-64×64 grid), so each axis's 1-D table is computed once per distinct value
-by :mod:`posenc.exact` — the consecutive-position path when they are
-consecutive integers — and then broadcast into the output (a full grid in C
-order) or gathered row by row (any other set of points). Every value is the
-exact path's: within 1 float32 ulp of the formula evaluated exactly.
+Exact and fast: every channel follows one axis, and a grid's axes take only
+a few distinct coordinates (64 on a 64×64 grid), so the encoding is computed
+by :mod:`posenc.exact` only at the diagonal points (p, …, p) of those
+coordinates — the consecutive-position path when they are consecutive
+integers — and each point's row is pieced together from them
+(:mod:`posenc.exact.placement`), for a full grid or any other set of points.
+Every value is the exact path's: within 1 float32 ulp of the formula
+evaluated exactly.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import PosEncError, allocate, check_dtype, check_int, check_positions
-from ..exact import Ladder, fill_range, fill_sincos
+from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
+from ..exact.placement import TableRows, consecutive_start, place_rows, scan_keys, table_rows
 from ..layout import sin_cos_views
 from .conventions_nd import Block, NdPlan, resolve
 
-__all__ = ["MAX_POINTS", "encode_nd", "grid", "render_nd"]
+__all__ = ["MAX_POINTS", "diagonal_rows", "encode_nd", "grid", "render_nd"]
 
 #: :func:`grid` makes at most this many points.
 MAX_POINTS = 2**31
@@ -115,62 +118,52 @@ def encode_nd(
 
 
 def render_nd(plan: NdPlan, coords: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """The plan's values at validated float64 ``coords`` ``[m, n]``: ``[m, d_model]`` in ``dtype``."""
+    """The plan's values at validated float64 ``coords`` ``[m, n]``: ``[m, d_model]`` in ``dtype``.
+
+    Column c follows one axis, so a point's row is pieced together from the
+    rows of the diagonal points (p, …, p) at its coordinates
+    (:mod:`posenc.exact.placement`); those few rows are computed exactly.
+    """
     m = coords.shape[0]
     covered = sum(b.width for b in plan.blocks)
     out = allocate((m, plan.d_model), dtype, "encode_nd output", zeros=covered < plan.d_model)
     if m == 0:
         return out
-    values = [np.unique(coords[:, k], return_inverse=True) for k in range(plan.n_axes)]
-    sizes = _grid_sizes(values, m)
-    prefer_compiled(m * plan.d_model)  # numba's one-time load pays off against an output this large
-    tables: list[tuple[Ladder, str, np.ndarray, np.ndarray]] = []  # axes sharing a ladder and values share a table
+    prefer_compiled(out.size)  # numba's one-time load pays off against an output this large
+    scan = scan_keys(coords)
+    if scan.diagonal:  # one axis, or every point on the diagonal: the rows themselves
+        first = consecutive_start(coords[:, 0])
+        diagonal_rows(plan, TableRows(first or 0, m, None if first is not None else coords[:, 0], coords), out)
+        return out
+    rows = table_rows(coords, scan)
+    table = allocate((rows.count, plan.d_model), dtype, "encode_nd rows of the distinct coordinates",
+                     zeros=covered < plan.d_model)
+    diagonal_rows(plan, rows, table)
+    axes = np.zeros(plan.d_model, dtype=np.int64)  # channels no block covers: zeros, from any axis
     for b in plan.blocks:
-        u, inverse = values[b.axis]
-        table = _axis_table(u, b, dtype, tables)
-        if sizes is not None:
-            # a full grid in C order: the axis's rows broadcast along every other axis
-            shape = [1] * plan.n_axes
-            shape[b.axis] = u.shape[0]
-            out.reshape((*sizes, plan.d_model))[..., b.start : b.start + b.width] = table.reshape(
-                (*shape, b.width)
-            )
-        else:
-            out[:, b.start : b.start + b.width] = table[inverse]
+        axes[b.channels.start : b.channels.stop] = b.axis
+    place_rows(table, rows, axes, out)
     return out
 
 
-def _grid_sizes(values: list[tuple[np.ndarray, np.ndarray]], m: int) -> tuple[int, ...] | None:
-    """The grid's sizes when the points are every combination of the axes' values, in C order."""
-    sizes = tuple(int(u.shape[0]) for u, _ in values)
-    if math.prod(sizes) != m:
-        return None
-    linear = np.zeros(m, dtype=np.int64)
-    stride = 1
-    for (_, inverse), size in zip(reversed(values), reversed(sizes), strict=True):
-        linear += inverse.reshape(-1) * stride
-        stride *= size
-    return sizes if np.array_equal(linear, np.arange(m)) else None
+def diagonal_rows(plan: NdPlan, rows: TableRows, out: np.ndarray) -> None:
+    """The plan's rows at the diagonal points of ``rows`` (every coordinate p) into ``out`` ``[count, d_model]``.
 
-
-def _axis_table(
-    u: np.ndarray, b: Block, dtype: np.dtype, done: list[tuple[Ladder, str, np.ndarray, np.ndarray]]
-) -> np.ndarray:
-    """The block's channels at the sorted distinct coordinates ``u``: ``[len(u), width]``."""
-    for ladder, layout, values, table in done:
-        if ladder is b.ladder and layout == b.layout and np.array_equal(values, u):
-            return table[:, : b.width]
-    n = len(b.ladder)
-    # contiguous sin and cos first: the compiled engine writes them several times faster than strided views
-    both = np.empty((u.shape[0], 2 * n), dtype=dtype)
-    s, c = both[:, :n], both[:, n:]
-    if np.all(u == np.floor(u)) and u[-1] - u[0] == u.shape[0] - 1:
-        fill_range(int(u[0]), u.shape[0], b.ladder, both, "split")  # consecutive integers: the table path
-    else:
-        fill_sincos(u, b.ladder, s, c)
-    table = np.empty((u.shape[0], 2 * n), dtype=dtype)
-    ts, tc = sin_cos_views(table, n, b.layout)
-    ts[...] = s
-    tc[...] = c
-    done.append((b.ladder, b.layout, u, table))
-    return table[:, : b.width]
+    Blocks on one ladder and layout (the default's axes) are computed once and copied.
+    """
+    done: list[Block] = []
+    for b in plan.blocks:
+        twin = next((d for d in done if d.ladder is b.ladder and d.layout == b.layout and d.width >= b.width), None)
+        if twin is not None:
+            out[:, b.start : b.start + b.width] = out[:, twin.start : twin.start + b.width]
+            continue
+        n = len(b.ladder)
+        whole = b.width == 2 * n
+        dest = out[:, b.start : b.start + 2 * n] if whole else np.empty((rows.count, 2 * n), dtype=out.dtype)
+        if rows.values is None:
+            fill_range(rows.start, rows.count, b.ladder, dest, b.layout)  # consecutive integers: the table path
+        else:
+            fill_sincos(rows.values, b.ladder, *sin_cos_views(dest, n, b.layout))
+        if not whole:
+            out[:, b.start : b.start + b.width] = dest[:, : b.width]
+        done.append(b)
