@@ -206,3 +206,16 @@ def test_unscaled_angles_never_reach_the_limit():
     row = posenc.encode(p, 4, dtype=np.float64)
     s, c = sin_cos(p, mpmath.mpf(1))
     assert ulp_error(row[0], s, np.float64) <= 4 and ulp_error(row[1], c, np.float64) <= 4
+
+
+@pytest.mark.parametrize("call", [
+    lambda n: posenc.rope_frequencies(64, scaling=posenc.DynamicNTK(2.0, 4096), seq_len=n),
+    lambda n: posenc.rope_cos_sin([0, 1], 64, scaling=posenc.DynamicNTK(2.0, 4096), seq_len=n),
+    lambda n: posenc.apply_rope(np.zeros((2, 64)), [0, 1], seq_len=n),
+    lambda n: posenc.XPos().middle(n),
+])
+def test_a_sequence_longer_than_the_last_exact_position_is_refused(call):
+    with pytest.raises(PosEncError, match=r"seq_len must be <= 9007199254740992, got 9007199254740993"):
+        call(2**53 + 1)
+    with pytest.raises(PosEncError, match="seq_len must be >= 1"):
+        call(0)

@@ -38,6 +38,7 @@ __all__ = [
     "check_length",
     "check_positions",
     "check_real",
+    "check_seq_len",
     "check_size",
     "check_span",
     "format_bytes",
@@ -445,6 +446,19 @@ def check_dtype(dtype: Any) -> np.dtype:
     if dt not in _DTYPES:
         raise PosEncError(f"dtype must be one of float16, float32, float64, got {dt}")
     return dt
+
+
+def check_seq_len(value: Any, name: str = "seq_len") -> int:
+    """A sequence length for the scalings that depend on it: an integer 1 <= n <= 2**53.
+
+    Positions run 0 … n-1, and posenc takes no position past 2**53 (float64
+    holds every integer only below it), so a longer "sequence" has no
+    position in it: a dynamic scaling fed one would answer for nothing.
+
+    >>> check_seq_len(4096)
+    4096
+    """
+    return check_int(value, name, minimum=1, maximum=int(MAX_POSITION))
 
 
 def check_length(length: Any, name: str = "length") -> int:

@@ -166,13 +166,10 @@ def test_a_value_no_integer_option_reads_is_named_as_typed(capsys, tmp_path, mon
     assert err.rstrip().endswith(f"got '{typed}'"), err
 
 
-# options that take any integer (nothing rejects 1E25 there: a repetition count, a length that only picks
-# dynamic NTK's base), left out of the sweep below
-_TAKE_ANY = {("bench", "--repeats"), ("ladder", "--seq-len"), ("context", "--seq-len")}
 _BASE = {"encode": ["1", "--d-model", "4"], "table": ["--length", "3", "--d-model", "4"], "ladder": ["--d-model", "4"],
          "context": ["4096", "--d-model", "4"], "shift": ["--pos", "3", "--by", "1", "--d-model", "4"],
          "dot": ["1", "2", "--d-model", "4"], "alias": ["1", "2", "--d-model", "4"], "alibi": ["--heads", "4"],
-         "buckets": [], "plot": ["--out", "f.png"]}
+         "buckets": [], "plot": ["--out", "f.png"], "bench": ["--quick"]}
 
 
 def _integer_options() -> list[tuple[list[str], str]]:
@@ -187,8 +184,7 @@ def _integer_options() -> list[tuple[list[str], str]]:
                 for name, sub in action.choices.items():
                     walk(sub, [*path, name])
             elif action.option_strings and action.type in (integer, _digits):
-                if (path[0], action.option_strings[-1]) not in _TAKE_ANY:
-                    found.append((path, action.option_strings[-1]))
+                found.append((path, action.option_strings[-1]))
 
     walk(build_parser(), [])
     return found
@@ -203,7 +199,7 @@ def test_the_sweep_covers_the_integer_options():
 @pytest.mark.parametrize(("path", "flag"), _integer_options(), ids=lambda x: " ".join(x) if isinstance(x, list) else x)
 def test_every_integer_option_rejects_1e25_as_typed(capsys, tmp_path, monkeypatch, path, flag, typed):
     monkeypatch.chdir(tmp_path)
-    extra = ["--rope"] if flag in ("--rotary-dim",) and path[0] in ("ladder", "context") else []
+    extra = ["--rope"] if flag in ("--rotary-dim", "--seq-len") and path[0] in ("ladder", "context") else []
     code, out, err = run(capsys, *path, *_BASE[path[0]], *extra, flag, typed)
     assert (code, out) == (2, ""), err
     assert err.count("\n") == 1 and typed in err and "e+" not in err, err

@@ -326,3 +326,9 @@ def test_huge_offsets_are_exact_or_fail_fast_never_memory_error():
                  lambda: rope(q, q, offset=2**53 - 3)):
         with pytest.raises(PosEncError, match=r"more than this machine|2\*\*53"):
             call()
+
+
+def test_a_fixed_seq_len_past_the_last_exact_position_is_refused():
+    with pytest.raises(PosEncError, match="seq_len must be <= 9007199254740992, got 9007199254740993"):
+        RotaryEmbedding(64, scaling=DynamicNTK(2.0, 4096), seq_len=2**53 + 1)
+    assert RotaryEmbedding(64, scaling=DynamicNTK(2.0, 4096), seq_len=2**20, max_len=0).seq_len == 2**20

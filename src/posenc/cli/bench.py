@@ -12,6 +12,9 @@ from ..errors import PosEncError, check_d_model, check_size, show_value
 from ._base import CommandError, command, emit_json, integer
 
 
+MAX_REPEATS = 1000  # a median of 1000 is as steady as it gets; more only runs longer
+
+
 def _setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="small shapes, few repetitions (seconds)")
     p.add_argument("--repeats", type=integer, default=None, metavar="N",
@@ -41,8 +44,8 @@ def _shape(text: str) -> tuple[int, int]:
 
 @command("bench", "time posenc against the usual formulas, side by side with the cost of writing the output", _setup)
 def bench(args: argparse.Namespace) -> int:
-    if args.repeats is not None and args.repeats < 1:
-        raise CommandError(f"--repeats must be >= 1, got {show_value(args.repeats)}")
+    if args.repeats is not None and not 1 <= args.repeats <= MAX_REPEATS:
+        raise CommandError(f"--repeats must be from 1 to {MAX_REPEATS}, got {show_value(args.repeats)}")
     extra = []
     try:
         from ..bench.torch_rows import producers

@@ -6,7 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, as_array, check_d_model, check_dtype, check_int, check_layout, check_positions
+from ..errors import (
+    PosEncError,
+    as_array,
+    check_d_model,
+    check_dtype,
+    check_layout,
+    check_positions,
+    check_seq_len,
+)
 from ..layout import sin_cos_views
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len
 from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims, check_scaling, rope_frequencies
@@ -87,7 +95,7 @@ def apply_rope(
     xp = check_xpos(xpos, role)
     if xp is not None and sec is not None:
         raise PosEncError("xpos with sections (multi-axis RoPE) is not defined: pass one or the other")
-    length = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1)
+    length = None if seq_len is None else check_seq_len(seq_len)
     _check_broadcast(pos, sec, arr.shape)
     check_scaling(scaling)
     if seq_len is None:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._concurrency import BoundedCache
-from ..errors import PosEncError, check_base, check_d_model, check_int, show_value
+from ..errors import PosEncError, check_base, check_d_model, check_seq_len, show_value
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
 from .scaling import SCALINGS, Scaled
 from .sections import Sections, check_sections, per_axis_frequencies
@@ -200,7 +200,7 @@ def rope_frequencies(
     h, r = check_dims(head_dim, rotary_dim)
     b = check_base(base)
     check_scaling(scaling)
-    n = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1)
+    n = None if seq_len is None else check_seq_len(seq_len)
     sec = check_sections(sections, section_layout, ladder)
     check_multi_axis(sec, r, scaling)
     # Keyed on what of seq_len matters (the effective length or base), so one

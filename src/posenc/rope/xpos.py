@@ -38,7 +38,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..errors import MAX_POSITION, PosEncError, check_d_model, check_dtype, check_int, check_positions, check_real
+from ..errors import (
+    PosEncError,
+    check_d_model,
+    check_dtype,
+    check_positions,
+    check_real,
+    check_seq_len,
+)
 from ..exact.core import split, two_prod
 from .cos_sin import cos_sin_tables
 from .frequencies import RopeFrequencies
@@ -91,7 +98,7 @@ class XPos:
 
     def middle(self, length: int) -> int:
         """The position measured as 0: ``length // 2`` when centring, else 0."""
-        return check_int(length, "seq_len", minimum=1, maximum=int(MAX_POSITION)) // 2 if self.center else 0
+        return check_seq_len(length) // 2 if self.center else 0
 
 
 def _zeta(gamma: float, r: int) -> list[Fraction]:
@@ -194,7 +201,7 @@ def xpos_scale(
     r = check_d_model(rotary_dim, "rotary_dim")
     dt = check_dtype(dtype)
     pos = check_positions(positions)
-    n = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1, maximum=int(MAX_POSITION))
+    n = None if seq_len is None else check_seq_len(seq_len)
     units = _centred(pos, xp, n) * (1.0 if role == "q" else -1.0)
     _check_range(units, xp, r, dt, "positions − c" if xp.center else "positions")
     return _factors(units, xp, r).astype(dt)

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import PosEncError, check_int, check_layout
+from ..errors import PosEncError, check_int, check_layout, check_seq_len
 from ..rope.cos_sin import cos_sin_tables, rope_table
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from ..rope.sections import Sections, check_sections
@@ -143,7 +143,7 @@ class RotaryEmbedding(nn.Module):
         self.scaling = scaling
         self.layout = check_layout(layout, ROPE_LAYOUTS)
         self.sequence_dim = check_sequence_dim(sequence_dim)
-        self.seq_len = None if seq_len is None else check_int(seq_len, "seq_len", minimum=1)
+        self.seq_len = None if seq_len is None else check_seq_len(seq_len)
         self.freqs = freqs
         self._regime = None if scaling is None else scaling.cache_key(seq_len)
         rows = check_int(max_len, "max_len", minimum=0)
