@@ -11,7 +11,6 @@ from ..bench import format_markdown, format_report, run
 from ..errors import PosEncError, check_d_model, check_size, show_value
 from ._base import CommandError, command, emit_json, integer
 
-
 MAX_REPEATS = 1000  # a median of 1000 is as steady as it gets; more only runs longer
 
 
