@@ -35,7 +35,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .errors import format_bytes
+from .memory import format_bytes
 
 __all__ = ["AtomicFile", "Interrupted", "atomic_file"]
 

@@ -55,17 +55,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import (
-    MAX_D_MODEL,
-    PosEncError,
-    allocate,
-    check_dtype,
-    check_int,
-    check_positions,
-    check_real,
-    check_size,
-    check_span,
-)
+from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_positions, check_real, check_span
+from ..memory import allocate, check_size
 
 __all__ = [
     "ALIBI_CONVENTIONS",

@@ -11,7 +11,8 @@ import numpy as np
 
 from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled, ready
-from ..errors import allocate, check_angle
+from ..errors import check_angle
+from ..memory import allocate
 from .core import build_fill, reduce_core, refold, sincos_core, split
 from .ladder import Ladder
 

@@ -111,10 +111,11 @@ def _fit_title(figure: Any, ax: Any) -> None:
 
 def render(fig: PageFigure) -> str:
     """Draw one figure and return it as inline SVG."""
-    figure = plot.require()(figsize=fig.size, dpi=100, layout="constrained")
-    ax = figure.add_subplot()
-    fig.draw(ax=ax)
-    _fit_title(figure, ax)
-    buf = io.StringIO()
-    figure.savefig(buf, format="svg", metadata={"Date": None})
+    with plot.DRAWING:
+        figure = plot.require()(figsize=fig.size, dpi=100, layout="constrained")
+        ax = figure.add_subplot()
+        fig.draw(ax=ax)
+        _fit_title(figure, ax)
+        buf = io.StringIO()
+        figure.savefig(buf, format="svg", metadata={"Date": None})
     return inline_svg(buf.getvalue(), f"fig-{fig.key}", fig.caption)

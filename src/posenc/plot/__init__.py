@@ -13,13 +13,14 @@ new figure, and returns the figure; save it with ``fig.savefig("file.png")``.
 [None, 'curve', 'period']
 """
 
-from ._canvas import MISSING, require
+from ._canvas import DRAWING, MISSING, require
 from .bias import plot_alibi, plot_buckets, plot_xpos
 from .grid import plot_grid
 from .rope import plot_rope
 from .sinusoidal import plot_heatmap, plot_kernel, plot_ladder, plot_rotation, plot_wave
 
 __all__ = [
+    "DRAWING",
     "MISSING",
     "plot_alibi",
     "plot_buckets",

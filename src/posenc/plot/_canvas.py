@@ -8,6 +8,7 @@ Extra ``posenc[plot]``: matplotlib is imported only when drawing, through
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +19,9 @@ if TYPE_CHECKING:
     from matplotlib.legend import Legend
     from matplotlib.transforms import Bbox
 
-__all__ = ["BLUE", "GREY", "MAX_CELLS", "MISSING", "ORANGE", "RED", "canvas", "legend_clear_of_data", "require"]
+__all__ = [
+    "BLUE", "DRAWING", "GREY", "MAX_CELLS", "MISSING", "ORANGE", "RED", "canvas", "legend_clear_of_data", "require",
+]
 
 #: The message when matplotlib is not installed.
 MISSING = "plotting needs matplotlib: pip install 'posenc[plot]'"
@@ -26,6 +29,11 @@ MISSING = "plotting needs matplotlib: pip install 'posenc[plot]'"
 #: The palette of every figure.
 BLUE, ORANGE, RED, GREY = "tab:blue", "tab:orange", "tab:red", "0.6"
 MAX_CELLS = 1 << 24  # a heatmap larger than this is no longer a picture
+
+#: Held while posenc draws a figure (the page, the command): matplotlib's text
+#: layout shares one mathtext parser, which two threads laying out text at once
+#: break (a ValueError from deep inside it). Figures are not on a hot path.
+DRAWING = threading.RLock()
 
 
 def require() -> type[Figure]:

@@ -6,10 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, allocate, check_dtype, check_positions, check_size, check_span
+from ..errors import PosEncError, check_dtype, check_positions, check_span
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import KeyScan, consecutive_start, place_rows, scan_keys, table_rows
+from ..memory import allocate, check_size
 from .frequencies import RopeFrequencies, check_dims, check_scaling, rope_frequencies
 from .sections import Sections, check_sections
 

@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_int, check_layout, check_size
+from ..errors import PosEncError, check_int, check_layout
 from ..layout import pair_permutation
+from ..memory import check_size
 from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims
 
 __all__ = ["permute_qk_weights", "qk_permutation"]

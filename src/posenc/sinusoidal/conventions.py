@@ -41,7 +41,6 @@ from ..errors import (
     MAX_POSITION,
     MIN_FREQUENCY,
     PosEncError,
-    allocate,
     check_base,
     check_channels,
     check_d_model,
@@ -55,6 +54,7 @@ from ..errors import (
 )
 from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos, geometric_ladder, seed_ladder, two_sum
 from ..layout import sin_cos_views
+from ..memory import allocate
 
 __all__ = [
     "NAMES",

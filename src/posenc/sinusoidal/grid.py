@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, allocate, check_dtype, check_int, check_positions
+from ..errors import PosEncError, check_dtype, check_int, check_positions
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, consecutive_start, place_rows, scan_keys, table_rows
 from ..layout import sin_cos_views
+from ..memory import allocate
 from .conventions_nd import Block, NdPlan, resolve
 
 __all__ = ["MAX_POINTS", "diagonal_rows", "encode_nd", "grid", "render_nd"]

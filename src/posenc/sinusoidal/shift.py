@@ -17,7 +17,6 @@ import numpy as np
 
 from ..errors import (
     PosEncError,
-    allocate,
     as_array,
     check_base,
     check_d_model,
@@ -27,6 +26,7 @@ from ..errors import (
 )
 from ..exact import seed_ladder, sincos
 from ..layout import sin_cos_views
+from ..memory import allocate
 
 __all__ = ["shift", "shift_matrix"]
 

@@ -58,7 +58,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..errors import PosEncError, check_int, check_size
+from ..errors import PosEncError, check_int
+from ..memory import check_size
 from ._positions import Request, check_positions_held, parse_request, position_bounds
 from ._rows import NUMPY_DTYPES, RowBuilder, built_rows, direct_rows, gather_rows, to_device
 

@@ -1,0 +1,77 @@
+"""Outputs sized against this machine before any allocation.
+
+A table of 10**12 rows would otherwise reach NumPy, which fails with a
+MemoryError, or succeed on an overcommitting system and be killed later:
+posenc refuses it at once, in a :class:`~posenc.errors.PosEncError` that
+names the shape and the bytes it needs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import PosEncError, shape_text
+
+__all__ = ["allocate", "check_size", "format_bytes"]
+
+
+def format_bytes(n: float) -> str:
+    """``1.5 GiB``: a byte count for a message.
+
+    >>> format_bytes(512), format_bytes(3 * 2**30)
+    ('512 bytes', '3.0 GiB')
+    """
+    if n >= 2**100:  # beyond float arithmetic's comfort, and any disk: the order of magnitude says it
+        return f"about 10**{math.floor(math.log10(int(n)))} bytes"  # log10 of an int: no str(), no float overflow
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError  # pragma: no cover
+
+
+def _memory() -> int:
+    """Physical memory of this machine, bytes (a huge number where unknown)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 2**62
+
+
+def check_size(shape: Sequence[int], dtype: Any, what: str) -> None:
+    """Refuse, at once, an output larger than this machine's memory.
+
+    Without it a table of 10**12 rows would reach NumPy, which fails with a
+    MemoryError, or succeed on an overcommitting system and be killed later.
+
+    >>> check_size((10**12, 512), np.float32, "table")
+    Traceback (most recent call last):
+    ...
+    posenc.errors.PosEncError: table of shape (1000000000000, 512) in float32 needs 1.8 PiB, more than ...
+    """
+    count = math.prod(int(n) for n in shape)
+    need = count * np.dtype(dtype).itemsize
+    have = _memory()
+    if need > have:
+        raise PosEncError(
+            f"{what} of shape {shape_text(shape)} in {np.dtype(dtype)} needs {format_bytes(need)}, "
+            f"more than this machine's {format_bytes(have)} of memory"
+        )
+
+
+def allocate(shape: Sequence[int], dtype: Any, what: str, *, zeros: bool = False) -> np.ndarray:
+    """``np.empty`` (or ``np.zeros``) after :func:`check_size`; a MemoryError becomes a PosEncError."""
+    check_size(shape, dtype, what)
+    try:
+        return (np.zeros if zeros else np.empty)(tuple(shape), dtype=dtype)
+    except MemoryError as exc:
+        need = math.prod(int(n) for n in shape) * np.dtype(dtype).itemsize
+        raise PosEncError(
+            f"{what} of shape {shape_text(shape)} in {np.dtype(dtype)} needs {format_bytes(need)}, "
+            "more memory than is free now"
+        ) from exc
