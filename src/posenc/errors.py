@@ -141,10 +141,10 @@ def _clip(text: str, limit: int) -> str:
 
 
 def shape_text(shape: Sequence[int]) -> str:
-    """``(3, 4)`` for a message; a huge extent by its digit count, the whole clipped to one line.
+    """``(3, 4)`` for a message, clipped to one line (the count of characters cut said).
 
-    >>> shape_text((3, 10**70))
-    '(3, 10**70)'
+    >>> shape_text((3, 4)), shape_text((7,))
+    ('(3, 4)', '(7,)')
     """
     parts = [_plain(int(n)) for n in shape]
     return _clip("(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")", SHOW_LIMIT)
