@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -134,8 +135,7 @@ def format_markdown(report: Report) -> str:
         ours = r.method.startswith("posenc") and "NumPy only" not in r.method
         ratio = f"{r.ratio:.2f}"
         cells = (
-            "" if r.operation == last else r.operation.replace("x", "×", 1) if r.operation.startswith("table")
-            else r.operation,
+            "" if r.operation == last else re.sub(r"(\d)x(\d)", "\\1×\\2", r.operation),
             f"**{r.method}**" if ours else r.method,
             _ms(r.median_ms),
             "" if r.floor_ms is None else _ms(r.floor_ms),
@@ -146,4 +146,8 @@ def format_markdown(report: Report) -> str:
         )
         lines.append("| " + " | ".join(cells) + " |")
         last = r.operation
+    if report.scaling:
+        shapes = ", ".join(f"{n}×{d}" for n, d, _ in report.scaling)
+        times = ", ".join(f"{ns:.2f}" for _, _, ns in report.scaling)
+        lines += ["", f"posenc's table time per value at {shapes}: {times} ns."]
     return "\n".join(lines)
