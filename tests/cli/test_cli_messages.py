@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 
 import mpmath
 import pytest
@@ -81,8 +82,8 @@ def test_negative_positions_in_every_form_are_values(capsys):
     assert data["encoding"][1][0] == pytest.approx(0.0, abs=2e-16)  # sin(-π)
 
 
-def _value_options() -> list[tuple[list[str], str]]:
-    """(subcommand path, option) for every option of every subcommand that takes a value."""
+def _options(keep: Callable[[argparse.Action], bool], *, positional: bool = False) -> list[tuple[list[str], str]]:
+    """(subcommand path, option) for every option of every subcommand that ``keep`` takes; "" for a positional slot."""
     found = []
 
     def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
@@ -90,13 +91,18 @@ def _value_options() -> list[tuple[list[str], str]]:
             if isinstance(action, argparse._SubParsersAction):
                 for name, sub in action.choices.items():
                     walk(sub, [*path, name])
-            elif action.option_strings and action.nargs != 0 and action.dest != "help":
+            elif action.option_strings and keep(action):
                 found.append((path, action.option_strings[-1]))
-        if path:
-            found.append((path, ""))  # a positional slot
+        if path and positional:
+            found.append((path, ""))
 
     walk(build_parser(), [])
     return found
+
+
+def _value_options() -> list[tuple[list[str], str]]:
+    """Every option that takes a value, and every subcommand's positional slot."""
+    return _options(lambda a: a.nargs != 0 and a.dest != "help", positional=True)
 
 
 @pytest.mark.parametrize("big", [BIG, BIG + "x", " " * 50_000 + "2 pi x"], ids=["digits", "digits+x", "spaces"])
@@ -173,21 +179,10 @@ _BASE = {"encode": ["1", "--d-model", "4"], "table": ["--length", "3", "--d-mode
 
 
 def _integer_options() -> list[tuple[list[str], str]]:
-    """(subcommand path, option) for every option read by the integer type (``1e6``)."""
+    """Every option read by the integer type (``1e6``)."""
     from posenc.cli._base import _digits, integer
 
-    found = []
-
-    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for name, sub in action.choices.items():
-                    walk(sub, [*path, name])
-            elif action.option_strings and action.type in (integer, _digits):
-                found.append((path, action.option_strings[-1]))
-
-    walk(build_parser(), [])
-    return found
+    return _options(lambda a: a.type in (integer, _digits))
 
 
 def test_the_sweep_covers_the_integer_options():
