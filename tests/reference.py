@@ -5,6 +5,10 @@ Nothing here imports posenc: the references are written from the formulas.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+from typing import Any
+
 import mpmath
 import numpy as np
 
@@ -41,3 +45,24 @@ def reference_encoding(p: float, d: int, base: float) -> list[mpmath.mpf]:
         s, c = sin_cos(p, omega(d, base, i))
         out += [s, c]
     return out
+
+
+def mrope_reference(segments: Any, advance: str = "max") -> tuple[list[list[int]], int]:
+    """(t, h, w) rows and rope delta of a multimodal prompt, slowly, from the rules of transformers' get_rope_index.
+
+    Text: c, c+1, … on every axis. A grid (t, h, w, time_step): (c + floor(i·step), c + j, c + k) in C order,
+    then c = max so far + 1 ("max": transformers 4.x, Qwen's code) or c + max(h, w) ("spatial": transformers 5.3+).
+    Reads only the segments' fields (n; t, h, w, time_step).
+    """
+    rows: list[list[int]] = []
+    c = 0
+    for seg in segments:
+        if hasattr(seg, "n"):
+            rows += [[c + i] * 3 for i in range(seg.n)]
+            c += seg.n
+            continue
+        step = Fraction(seg.time_step)
+        rows += [[c + math.floor(i * step), c + j, c + k] for i in range(seg.t) for j in range(seg.h)
+                 for k in range(seg.w)]
+        c = max(max(r) for r in rows) + 1 if advance == "max" else c + max(seg.h, seg.w)
+    return rows, max(max(r) for r in rows) + 1 - len(rows)

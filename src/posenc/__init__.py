@@ -11,6 +11,7 @@ from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_buc
 from .errors import PosEncError
 from .layout import LAYOUTS
 from .rope import (
+    MROPE_ADVANCES,
     NTK,
     ROPE_LAYOUTS,
     DynamicNTK,
@@ -21,10 +22,14 @@ from .rope import (
     RopeContextReport,
     RopeFrequencies,
     Sections,
+    Text,
+    VisionGrid,
     XPos,
     YaRN,
     apply_rope,
     from_hf_config,
+    mrope_decode_positions,
+    mrope_positions,
     permute_qk_weights,
     qk_permutation,
     rope_context_report,
@@ -69,6 +74,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ALIBI_CONVENTIONS",
     "LAYOUTS",
+    "MROPE_ADVANCES",
     "NTK",
     "ROPE_LAYOUTS",
     "Aliasing",
@@ -85,6 +91,8 @@ __all__ = [
     "RopeFrequencies",
     "Sections",
     "Separation",
+    "Text",
+    "VisionGrid",
     "XPos",
     "YaRN",
     "__version__",
@@ -105,6 +113,8 @@ __all__ = [
     "max_wavelength",
     "min_base",
     "min_separation",
+    "mrope_decode_positions",
+    "mrope_positions",
     "permute_qk_weights",
     "qk_permutation",
     "rope_context_report",

@@ -16,7 +16,7 @@ import pytest
 
 import posenc
 from posenc import PosEncError, conventions
-from reference import omega, sin_cos, ulp_error
+from reference import mrope_reference, omega, sin_cos, ulp_error
 
 mpmath.mp.dps = 60
 
@@ -352,3 +352,31 @@ def _check_sections(sec: Any, kw: dict[str, Any]) -> None:
 def _check_xpos(xp: Any, kw: dict[str, Any]) -> None:
     z = xp.zeta(8)
     assert np.isfinite(z).all() and (z > 0).all()
+
+
+def _check_mrope_text(seg: Any, kw: dict[str, Any]) -> None:
+    assert type(seg.n) is int and seg.n == kw["n"] >= 0 and seg.tokens == seg.n
+
+
+def _check_vision_grid(g: Any, kw: dict[str, Any]) -> None:
+    assert all(type(v) is int and v >= 1 for v in (g.t, g.h, g.w)) and (g.t, g.h, g.w) == (kw["t"], kw["h"], kw["w"])
+    assert g.time_step == float(kw.get("time_step", 1.0)) >= 0 and g.tokens == g.t * g.h * g.w
+
+
+def _check_from_processor(g: Any, kw: dict[str, Any]) -> None:
+    m = int(kw.get("spatial_merge_size", 2))
+    t, h, w = (int(v) for v in kw["grid_thw"])
+    assert (g.t, g.h * m, g.w * m) == (t, h, w) and g.time_step == float(kw.get("time_step", 1.0))
+
+
+def _check_mrope_positions(out: Any, kw: dict[str, Any]) -> None:
+    pos, delta = out
+    assert pos.dtype == np.int64 and type(delta) is int
+    assert (pos.tolist(), delta) == mrope_reference(kw["segments"], kw.get("advance", "max"))
+
+
+def _check_mrope_decode(out: np.ndarray, kw: dict[str, Any]) -> None:
+    base = np.asarray(kw["start"]).astype(np.int64) + np.asarray(kw["rope_delta"]).astype(np.int64)
+    n = int(kw.get("count", 1))
+    assert out.dtype == np.int64 and out.shape == (*base.shape, n, 3)
+    np.testing.assert_array_equal(out, np.broadcast_to((base[..., None] + np.arange(n))[..., None], out.shape))

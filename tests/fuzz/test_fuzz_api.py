@@ -40,6 +40,7 @@ from fuzz_checks import (
     _check_encode_nd,
     _check_freqs,
     _check_frequencies,
+    _check_from_processor,
     _check_get,
     _check_grid,
     _check_grid_report,
@@ -48,6 +49,9 @@ from fuzz_checks import (
     _check_max_wavelength,
     _check_min_base,
     _check_min_separation,
+    _check_mrope_decode,
+    _check_mrope_positions,
+    _check_mrope_text,
     _check_permutation,
     _check_permute_weights,
     _check_rope_context,
@@ -61,6 +65,7 @@ from fuzz_checks import (
     _check_t5_bucket,
     _check_t5_edges,
     _check_table,
+    _check_vision_grid,
     _check_wavelengths,
     _check_xpos,
     _check_xpos_decay,
@@ -160,6 +165,16 @@ _SIZES = st.one_of(st.lists(small_ints(0, 12), min_size=1, max_size=3),
 _SECTIONS = st.one_of(st.lists(small_ints(1, 8), min_size=1, max_size=3).map(tuple),
                       st.sampled_from([(0,), (1, -1), "qwen", 3, (2.5, 1), (10**400,)]), junk)
 _B_OR_JUNK = st.one_of(st.booleans(), junk)
+_COUNT = st.one_of(small_ints(0, 6), lengths(), reals, junk)
+_SIDE = st.one_of(small_ints(1, 5), lengths(), reals, junk)
+_STEP = st.one_of(st.floats(0, 1e6), st.sampled_from([0.5, 2 / 3, 12.5, 2.0**60, -1.0]), reals, junk)
+_SEGMENT = st.one_of(
+    st.builds(posenc.Text, st.integers(0, 5)),
+    st.builds(posenc.VisionGrid, st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.floats(0, 100)),
+    st.sampled_from([posenc.VisionGrid(10**6, 10**6, 10**6), posenc.VisionGrid(3, 1, 1, 2.0**52),
+                     posenc.Text(2**31 - 1)]),
+    small_ints(0, 3), junk,
+)
 
 
 def _grid_call(size: Any) -> Any:
@@ -249,6 +264,17 @@ CASES: dict[str, Case] = {
         section_layout=st.one_of(st.sampled_from(["contiguous", "interleaved"]), junk),
         ladder=st.one_of(st.sampled_from(["shared", "per_axis"]), junk), layout=layouts(("half", "interleaved"))),
         _check_grid_report),
+    "Text": Case(posenc.Text, _kw(N=_COUNT), _check_mrope_text),
+    "VisionGrid": Case(posenc.VisionGrid, _kw(T=_SIDE, H=_SIDE, W=_SIDE, time_step=_STEP), _check_vision_grid),
+    "VisionGrid.from_processor": Case(posenc.VisionGrid.from_processor, _kw(
+        GRID_THW=st.one_of(st.lists(st.one_of(small_ints(1, 12), reals), max_size=4), positions(), junk),
+        spatial_merge_size=st.one_of(small_ints(1, 4), lengths(), junk), time_step=_STEP), _check_from_processor),
+    "mrope_positions": Case(posenc.mrope_positions, _kw(
+        SEGMENTS=st.one_of(st.lists(_SEGMENT, max_size=4), st.tuples(_SEGMENT), junk),
+        advance=st.one_of(st.sampled_from(posenc.MROPE_ADVANCES), st.text(max_size=4), junk)), _check_mrope_positions),
+    "mrope_decode_positions": Case(posenc.mrope_decode_positions, _kw(
+        ROPE_DELTA=st.one_of(small_ints(-50, 50), positions(), junk),
+        START=st.one_of(small_ints(0, 99), positions(), junk), count=_COUNT), _check_mrope_decode),
     "Sections": Case(posenc.Sections, _kw(
         SIZES=_SECTIONS, layout=st.one_of(st.sampled_from(["contiguous", "interleaved"]), junk),
         ladder=st.one_of(st.sampled_from(["shared", "per_axis"]), junk)), _check_sections,
@@ -273,7 +299,7 @@ CASES: dict[str, Case] = {
 #: Public names that are results or data, not things to call with hostile input.
 NOT_CALLED = {"Aliasing", "ContextReport", "RopeConfig", "RopeContextReport", "RopeFrequencies", "Separation",
               "conventions", "LAYOUTS", "ROPE_LAYOUTS", "PosEncError", "__version__", "ALIBI_CONVENTIONS",
-              "AxisLadder", "GridReport", "conventions_nd"}
+              "AxisLadder", "GridReport", "conventions_nd", "MROPE_ADVANCES"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

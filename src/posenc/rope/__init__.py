@@ -5,6 +5,7 @@
 tables, :mod:`~posenc.rope.apply` the rotation of q and k,
 :mod:`~posenc.rope.permute` the conversion of weights between layouts,
 :mod:`~posenc.rope.sections` multi-axis RoPE (M-RoPE, axial),
+:mod:`~posenc.rope.multimodal` the M-RoPE positions of multimodal prompts,
 :mod:`~posenc.rope.xpos` xPos (RoPE with a decay),
 :mod:`~posenc.rope.hf_config` the reading of a Hugging Face config, and
 :mod:`~posenc.rope.context` what a scaled ladder covers.
@@ -15,12 +16,14 @@ from .context import RopeContextReport, rope_context_report, rope_grid_report
 from .cos_sin import rope_cos_sin, rope_table
 from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from .hf_config import RopeConfig, from_hf_config
+from .multimodal import MROPE_ADVANCES, Text, VisionGrid, mrope_decode_positions, mrope_positions
 from .permute import permute_qk_weights, qk_permutation
 from .scaling import NTK, SCALINGS, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from .sections import Sections
 from .xpos import XPos, xpos_decay, xpos_scale
 
 __all__ = [
+    "MROPE_ADVANCES",
     "NTK",
     "ROPE_LAYOUTS",
     "SCALINGS",
@@ -32,10 +35,14 @@ __all__ = [
     "RopeContextReport",
     "RopeFrequencies",
     "Sections",
+    "Text",
+    "VisionGrid",
     "XPos",
     "YaRN",
     "apply_rope",
     "from_hf_config",
+    "mrope_decode_positions",
+    "mrope_positions",
     "permute_qk_weights",
     "qk_permutation",
     "rope_context_report",
