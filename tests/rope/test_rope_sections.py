@@ -21,9 +21,12 @@ from posenc import (
     Linear,
     PosEncError,
     Sections,
+    Text,
+    VisionGrid,
     YaRN,
     apply_rope,
     from_hf_config,
+    mrope_positions,
     rope_cos_sin,
     rope_frequencies,
 )
@@ -173,13 +176,8 @@ def test_sections_is_frozen_and_scaling_applies_to_the_shared_ladder():
 
 
 def _mrope_positions(text_before, grid_thw, text_after):
-    """(t, h, w) ids as Qwen2-VL's get_rope_index gives them: text, one image grid, text continuing at max + 1."""
-    t, h, w = grid_thw
-    ids = [[i, i, i] for i in range(text_before)]
-    ids += [[text_before + a, text_before + b, text_before + c] for a in range(t) for b in range(h) for c in range(w)]
-    nxt = max(max(r) for r in ids) + 1
-    ids += [[nxt + i] * 3 for i in range(text_after)]
-    return np.array(ids)
+    """(t, h, w) ids of text, one grid (merged), text: posenc's get_rope_index (tests/rope/test_mrope_ids.py)."""
+    return mrope_positions([Text(text_before), VisionGrid(*grid_thw), Text(text_after)])[0]
 
 
 def _hf_text(kind):

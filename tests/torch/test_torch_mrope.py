@@ -19,13 +19,8 @@ AXIAL = {"sections": (16, 16), "ladder": "per_axis"}
 
 
 def mrope_positions(text: int, thw: tuple[int, int, int], after: int) -> np.ndarray:
-    """(t, h, w) of text, one grid, text, as get_rope_index lays them out (written here, not posenc's)."""
-    t, h, w = thw
-    ids = [[i, i, i] for i in range(text)]
-    ids += [[text + a, text + b, text + c] for a in range(t) for b in range(h) for c in range(w)]
-    nxt = max(max(r) for r in ids) + 1
-    ids += [[nxt + i] * 3 for i in range(after)]
-    return np.array(ids)
+    """(t, h, w) of text, one grid, text: posenc.mrope_positions (checked against get_rope_index in test_mrope_ids)."""
+    return posenc.mrope_positions([posenc.Text(text), posenc.VisionGrid(*thw), posenc.Text(after)])[0]
 
 
 def _qk(b=2, nh=4, nkv=2, s=10, dtype=torch.float32, seed=0):

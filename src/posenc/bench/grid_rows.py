@@ -23,6 +23,8 @@ import numpy as np
 
 from ..rope.cos_sin import rope_cos_sin
 from ..rope.frequencies import rope_frequencies
+from ..rope.multimodal import Text, VisionGrid
+from ..rope.multimodal import mrope_positions as multimodal_positions
 from ..sinusoidal.grid import encode_nd, grid
 from .measure import time_in_groups, ulp_gap
 from .report import Row
@@ -88,21 +90,12 @@ def _big_vision_recipe(h: int, w: int, d: int) -> np.ndarray:
 
 
 def mrope_positions(text_before: int, grid_thw: tuple[int, int, int], text_after: int) -> np.ndarray:
-    """(t, h, w) positions ``[s, 3]`` of text, one video/image grid, text: as Qwen2-VL's ``get_rope_index``.
-
-    Text tokens sit at (p, p, p); the grid's tokens at (offset + t, offset + h,
-    offset + w) with offset the text before it; text after continues at the
-    largest position so far plus one.
+    """(t, h, w) positions ``[s, 3]`` of text, one video/image grid (merged), text: :func:`posenc.mrope_positions`.
 
     >>> mrope_positions(2, (1, 2, 2), 1).tolist()
     [[0, 0, 0], [1, 1, 1], [2, 2, 2], [2, 2, 3], [2, 3, 2], [2, 3, 3], [4, 4, 4]]
     """
-    t, h, w = grid_thw
-    before = np.repeat(np.arange(text_before)[:, None], 3, axis=1)
-    cells = grid(t, h, w) + text_before
-    nxt = int(cells.max()) + 1 if cells.size else text_before
-    after = np.repeat(np.arange(nxt, nxt + text_after)[:, None], 3, axis=1)
-    return np.concatenate([before, cells, after]).astype(np.int64)
+    return multimodal_positions([Text(text_before), VisionGrid(*grid_thw), Text(text_after)])[0]
 
 
 def _mrope_rows(text: int, thw: tuple[int, int, int], head_dim: int) -> Callable[[int], list[Row]]:

@@ -19,11 +19,11 @@ of ``Qwen2VLModel`` in ``models/qwen2_vl/modeling_qwen2_vl.py``,
   ``time_interval``; the floor is ``.long()`` after the multiply).
 - after a grid the cursor moves on, by the rule ``advance``:
 
-  - ``"max"`` (default): c = the largest position so far + 1. This is the
-    models' own rule (Qwen's reference code and transformers 4.x
-    ``get_rope_index``: ``st_idx = llm_pos_ids_list[-1].max() + 1``; the
-    Qwen2.5-VL example in transformers PR #35569: video t ids 0, 50, 100,
-    then text from 101).
+  - ``"max"`` (default): c = the largest position so far + 1, the rule the
+    models were released with: transformers 4.x to 5.2 ``get_rope_index``
+    (``st_idx = llm_pos_ids_list[-1].max() + 1``; the Qwen2.5-VL example of
+    PR #35569: video t ids 0, 50, 100, then text from 101; issue #45381
+    shows 5.2.0 continuing a video's text at its last t + 1).
   - ``"spatial"``: c += max(h, w), ignoring the temporal extent: transformers
     >= 5.3 (``current_pos += max(grid_thw[1], grid_thw[2]) //
     spatial_merge_size``; checked against 5.23).
