@@ -181,34 +181,72 @@ def test_the_qwen2_5_vl_example_of_transformers_pr_35569():
     assert pos[12:, 0].tolist() == [101, 102, 103, 104, 105]
 
 
-def test_decode_positions_equal_generate():
-    """Qwen2-VL generate with left padding: the text model's positions at prefill and at every decoded step."""
+GENERATE = {  # layouts where both rules agree (no video outlasts its width)
+    "qwen2_vl": [[1, ("image", (1, 4, 4)), 2], [3, ("image", (1, 8, 4)), 1, ("image", (1, 4, 4)), 2]],
+    "qwen2_5_vl": [[1, ("video", (2, 8, 8), 0.5), 2], [3, ("image", (1, 8, 4)), 2]],
+    "qwen3_vl": [[2, ("video", (2, 4, 4)), 1], [1, ("image", (1, 4, 8)), 3]],
+}
+
+
+def _generate(family, specs, steps):
+    """generate, left-padded: (prompts, width, the (t, h, w) positions the text model saw per forward [3, b, s])."""
     torch = pytest.importorskip("torch")
     import transformers as tr
 
-    specs = [[1, ("image", (1, 4, 4)), 2], [3, ("image", (1, 8, 4)), 1, ("image", (1, 4, 4)), 2]]
-    rows = [_prompt("qwen2_vl", s) for s in specs]
+    rows = [_prompt(family, s) for s in specs]
     width = max(len(r[0]) for r in rows)
     ids = torch.tensor([[PAD] * (width - len(r[0])) + r[0] for r in rows])
-    mask = (torch.arange(width)[None] >= torch.tensor([[width - len(r[0])] for r in rows])).long()
-    grids = torch.tensor([g for r in rows for g in r[1]])
+    kw = {"attention_mask": (torch.arange(width)[None] >= torch.tensor([[width - len(r[0])] for r in rows])).long(),
+          "mm_token_type_ids": (ids == IMG).int() + 2 * (ids == VID).int()}
+    for key, pixels, k in (("image_grid_thw", "pixel_values", 1), ("video_grid_thw", "pixel_values_videos", 2)):
+        grids = [g for r in rows for g in r[k]]
+        if grids:
+            kw[key] = torch.tensor(grids)
+            kw[pixels] = torch.randn(int(kw[key].prod(-1).sum()), 3 * 2 * 2 * 2)  # c·temporal·patch²
+    if family == "qwen2_5_vl":
+        kw["second_per_grid_ts"] = torch.tensor([s for r in rows for s in r[3]])
     torch.manual_seed(0)
-    model = tr.Qwen2VLForConditionalGeneration(_config("qwen2_vl")).eval()
+    cls = {"qwen2_vl": tr.Qwen2VLForConditionalGeneration, "qwen2_5_vl": tr.Qwen2_5_VLForConditionalGeneration,
+           "qwen3_vl": tr.Qwen3VLForConditionalGeneration}[family]
+    model = cls(_config(family)).eval()
     seen = []
-    model.model.language_model.rotary_emb.register_forward_hook(lambda m, a, o: seen.append(a[1].clone()))
-    pixels = torch.randn(int(grids.prod(-1).sum()), 3 * 2 * 2 * 2)
-    steps = 4
-    model.generate(input_ids=ids, attention_mask=mask, mm_token_type_ids=(ids == IMG).int(), pixel_values=pixels,
-                   image_grid_thw=grids, max_new_tokens=steps, min_new_tokens=steps, do_sample=False)
+    model.model.language_model.rotary_emb.register_forward_hook(lambda m, a, o: seen.append(a[1][-3:].numpy()))
+    model.generate(input_ids=ids, max_new_tokens=steps, min_new_tokens=steps, do_sample=False, **kw)
     assert len(seen) == steps
+    return rows, width, seen
+
+
+@pytest.mark.parametrize("family", sorted(GENERATE))
+def test_decode_positions_equal_generate(family):
+    """The text model's positions at prefill and at every decoded step; each row its own prompt and delta."""
+    steps = 4
+    rows, width, seen = _generate(family, GENERATE[family], steps)
     for b, r in enumerate(rows):
         pos, delta = mrope_positions(r[4])
-        np.testing.assert_array_equal(seen[0][:, b, width - len(r[0]):].T.numpy(), pos)
-        decoded = np.stack([s[:, b, 0].numpy() for s in seen[1:]])  # [steps − 1, 3]
+        np.testing.assert_array_equal(seen[0][:, b, width - len(r[0]):].T, pos)
+        decoded = np.stack([s[:, b, 0] for s in seen[1:]])  # [steps − 1, 3]
         # the token decoded at step j sits at cache position len(prompt) + j − 1 (its real tokens only)
         np.testing.assert_array_equal(decoded, mrope_decode_positions(delta, len(r[0]), steps - 1))
-    both = mrope_decode_positions(np.array([mrope_positions(r[4])[1] for r in rows]), [len(r[0]) for r in rows], 1)
-    np.testing.assert_array_equal(both[:, 0], seen[1][:, :, 0].T.numpy())
+    deltas = np.array([mrope_positions(r[4])[1] for r in rows])
+    both = mrope_decode_positions(deltas, [len(r[0]) for r in rows], 1)
+    np.testing.assert_array_equal(both[:, 0], seen[1][:, :, 0].T)
+
+
+def test_transformers_5_generate_and_its_rope_deltas_part_on_a_long_video():
+    """Qwen2.5-VL, a video whose time outlasts its width. transformers 5.23 lays the prompt out by the spatial
+    rule; generate then decodes from the last position + 1, while rope_deltas (a forward with a cache) say
+    max + 1. Under the models' rule ("max") the last text token holds the maximum and the two coincide."""
+    steps = 3
+    rows, _, seen = _generate("qwen2_5_vl", [[1, ("video", (4, 4, 4), 0.5), 2]], steps)
+    segs = rows[0][4]
+    spatial, delta = mrope_positions(segs, advance="spatial")
+    np.testing.assert_array_equal(seen[0][:, 0].T, spatial)
+    decoded = np.stack([s[:, 0, 0] for s in seen[1:]])
+    np.testing.assert_array_equal(decoded, spatial[-1] + 1 + np.arange(steps - 1)[:, None])
+    assert (mrope_decode_positions(delta, len(spatial), steps - 1) > decoded).all()
+    ours, d = mrope_positions(segs)
+    assert (ours[-1] == ours.max()).all()
+    np.testing.assert_array_equal(mrope_decode_positions(d, len(ours), 2), ours[-1] + 1 + np.arange(2)[:, None])
 
 
 # --- properties -------------------------------------------------------------------------

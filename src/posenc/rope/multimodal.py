@@ -36,10 +36,15 @@ of ``Qwen2VLModel`` in ``models/qwen2_vl/modeling_qwen2_vl.py``,
 ``rope_delta`` = (largest position + 1) − (number of tokens): a decoded token
 at cache position c (the prompt's tokens are 0 … s − 1, so the first
 decoded one is at s) has position c + rope_delta on every axis
-(:func:`mrope_decode_positions`; transformers ``compute_3d_position_ids``
-during generation). With left padding, c counts the row's real tokens only
-(transformers: ``attention_mask.cumsum(-1) − 1``), and each row has its own
-delta: compute each row's positions alone.
+(:func:`mrope_decode_positions`; transformers ``compute_3d_position_ids``,
+a forward on a cache without position ids). transformers' ``generate``
+instead continues each axis from the prompt's last position + 1
+(``_update_model_kwargs_for_generation``); the two agree when the last
+token holds the largest position, as it does under ``advance="max"`` for a
+prompt that ends in text (under ``"spatial"``, after a long video, they
+part). With left padding, c counts the row's real tokens only
+(``attention_mask.cumsum(-1) − 1``), and each row has its own delta:
+compute each row's positions alone.
 
 Hugging Face's ``position_ids`` are ``[3, b, s]``; posenc's positions are
 ``[..., s, 3]``: ``np.moveaxis(position_ids, 0, -1)`` one way,
