@@ -6,7 +6,6 @@ Nothing here imports posenc: the references are written from the formulas.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -50,8 +49,9 @@ def reference_encoding(p: float, d: int, base: float) -> list[mpmath.mpf]:
 def mrope_reference(segments: Any, advance: str = "max") -> tuple[list[list[int]], int]:
     """(t, h, w) rows and rope delta of a multimodal prompt, slowly, from the rules of transformers' get_rope_index.
 
-    Text: c, c+1, … on every axis. A grid (t, h, w, time_step): (c + floor(i·step), c + j, c + k) in C order,
-    then c = max so far + 1 ("max": transformers 4.x, Qwen's code) or c + max(h, w) ("spatial": transformers 5.3+).
+    Text: c, c+1, … on every axis. A grid (t, h, w, time_step): (c + τ(i), c + j, c + k) in C order, τ(i) the
+    float32 product of i and the step, truncated (transformers' ``(arange(t) * time_interval).long()``); then
+    c = max so far + 1 ("max": transformers 4.x, Qwen's code) or c + max(h, w) ("spatial": transformers 5.3+).
     Reads only the segments' fields (n; t, h, w, time_step).
     """
     rows: list[list[int]] = []
@@ -61,8 +61,7 @@ def mrope_reference(segments: Any, advance: str = "max") -> tuple[list[list[int]
             rows += [[c + i] * 3 for i in range(seg.n)]
             c += seg.n
             continue
-        step = Fraction(seg.time_step)
-        rows += [[c + math.floor(i * step), c + j, c + k] for i in range(seg.t) for j in range(seg.h)
-                 for k in range(seg.w)]
+        tau = [math.trunc(float(np.float32(i) * np.float32(seg.time_step))) for i in range(seg.t)]
+        rows += [[c + tau[i], c + j, c + k] for i in range(seg.t) for j in range(seg.h) for k in range(seg.w)]
         c = max(max(r) for r in rows) + 1 if advance == "max" else c + max(seg.h, seg.w)
     return rows, max(max(r) for r in rows) + 1 - len(rows)

@@ -360,13 +360,14 @@ def _check_mrope_text(seg: Any, kw: dict[str, Any]) -> None:
 
 def _check_vision_grid(g: Any, kw: dict[str, Any]) -> None:
     assert all(type(v) is int and v >= 1 for v in (g.t, g.h, g.w)) and (g.t, g.h, g.w) == (kw["t"], kw["h"], kw["w"])
-    assert g.time_step == float(kw.get("time_step", 1.0)) >= 0 and g.tokens == g.t * g.h * g.w
+    assert g.time_step == float(np.float32(kw.get("time_step", 1.0))) >= 0 and g.tokens == g.t * g.h * g.w
 
 
 def _check_from_processor(g: Any, kw: dict[str, Any]) -> None:
     m = int(kw.get("spatial_merge_size", 2))
     t, h, w = (int(v) for v in kw["grid_thw"])
-    assert (g.t, g.h * m, g.w * m) == (t, h, w) and g.time_step == float(kw.get("time_step", 1.0))
+    step = np.float32(kw.get("tokens_per_second", 1.0)) * np.float32(kw.get("second_per_grid", 1.0))
+    assert (g.t, g.h * m, g.w * m) == (t, h, w) and g.time_step == float(step)
 
 
 def _check_mrope_positions(out: Any, kw: dict[str, Any]) -> None:

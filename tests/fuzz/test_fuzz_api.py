@@ -268,7 +268,8 @@ CASES: dict[str, Case] = {
     "VisionGrid": Case(posenc.VisionGrid, _kw(T=_SIDE, H=_SIDE, W=_SIDE, time_step=_STEP), _check_vision_grid),
     "VisionGrid.from_processor": Case(posenc.VisionGrid.from_processor, _kw(
         GRID_THW=st.one_of(st.lists(st.one_of(small_ints(1, 12), reals), max_size=4), positions(), junk),
-        spatial_merge_size=st.one_of(small_ints(1, 4), lengths(), junk), time_step=_STEP), _check_from_processor),
+        spatial_merge_size=st.one_of(small_ints(1, 4), lengths(), junk), tokens_per_second=_STEP,
+        second_per_grid=_STEP), _check_from_processor),
     "mrope_positions": Case(posenc.mrope_positions, _kw(
         SEGMENTS=st.one_of(st.lists(_SEGMENT, max_size=4), st.tuples(_SEGMENT), junk),
         advance=st.one_of(st.sampled_from(posenc.MROPE_ADVANCES), st.text(max_size=4), junk)), _check_mrope_positions),

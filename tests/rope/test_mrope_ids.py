@@ -12,7 +12,6 @@ step. Elsewhere: a slow reference written from the rules (tests/reference.py).
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import hypothesis.strategies as st
 import numpy as np
@@ -65,9 +64,9 @@ def _prompt(family, spec, tokens_per_second=4):
         ids.extend([WORD] * n)
         segs.append(Text(n))
 
-    def vision(token, grid, step=1.0):  # vision start and end are text tokens
+    def vision(token, grid, **time):  # vision start and end are text tokens
         ids.extend([VS, *[token] * (math.prod(grid) // MERGE**2), VE])
-        segs.extend([Text(1), VisionGrid.from_processor(grid, MERGE, time_step=step), Text(1)])
+        segs.extend([Text(1), VisionGrid.from_processor(grid, MERGE, **time), Text(1)])
 
     for item in spec:
         if isinstance(item, int):
@@ -84,8 +83,8 @@ def _prompt(family, spec, tokens_per_second=4):
         else:
             videos.append(item[1])
             seconds.append(item[2] if len(item) > 2 else 1.0)
-            step = tokens_per_second * seconds[-1] if family == "qwen2_5_vl" else 1.0
-            vision(VID, item[1], step)
+            time = {"tokens_per_second": tokens_per_second, "second_per_grid": seconds[-1]}
+            vision(VID, item[1], **(time if family == "qwen2_5_vl" else {}))
     return ids, images, videos, seconds, segs
 
 
@@ -161,16 +160,15 @@ def test_a_long_video_is_where_transformers_5_moved_the_text(grid):
     assert got[-4, 0] <= video[:, 0].max()
 
 
-@pytest.mark.parametrize("seconds", [[0.5], [1.0], [2.0], [1.5, 0.25]])
-@pytest.mark.parametrize("tokens_per_second", [1, 2, 4, 25])
+@pytest.mark.parametrize("seconds", [[0.5], [1.0], [2.0], [1.5, 0.25], [2 / 3, 2 / 7], [2 / 41, 0.4, 2 / 30]])
+@pytest.mark.parametrize("tokens_per_second", [1, 2, 4, 25, 41])
 def test_qwen2_5_vl_video_time_steps(seconds, tokens_per_second):
-    spec = [2] + [x for s in seconds for x in (("video", (4, 4, 6), s), 1)]
+    """second_per_grid_ts = temporal_patch_size / fps; long videos (t = 96) meet float32's rounding."""
+    spec = [2] + [x for s in seconds for x in (("video", (96, 2, 4), s), 1)]
     for got, delta, segs in _hf_index("qwen2_5_vl", [spec], tokens_per_second):
         pos, d = mrope_positions(segs, advance="spatial")
         np.testing.assert_array_equal(pos, got)
         assert d == delta
-        grids = [s for s in segs if isinstance(s, VisionGrid)]
-        assert [g.time_step for g in grids] == [tokens_per_second * s for s in seconds]
 
 
 def test_the_qwen2_5_vl_example_of_transformers_pr_35569():
@@ -285,10 +283,17 @@ def test_text_only_is_plain_positions(n, cached):
     assert np.array_equal(mrope_decode_positions(0, cached, 2), [[cached] * 3, [cached + 1] * 3])
 
 
-@given(st.integers(1, 40), st.one_of(st.floats(0, 2**20), st.sampled_from([0.1, 1 / 3, 2**-40, 2**52 / 41])))
-def test_temporal_ids_are_exact_floors(t, step):
+@given(st.integers(1, 200), st.one_of(st.floats(0, 2**20, width=32), st.sampled_from([0.1, 4 / 3, 2 / 41, 2**-40])))
+def test_temporal_ids_are_transformers_float32_products(t, step):
+    torch = pytest.importorskip("torch")
     pos, _ = mrope_positions([VisionGrid(t, 1, 1, time_step=step)])
-    assert pos[:, 0].tolist() == [math.floor(i * Fraction(step)) for i in range(t)]
+    assert pos[:, 0].tolist() == (torch.arange(t) * torch.tensor(step, dtype=torch.float32)).long().tolist()
+
+
+@given(st.integers(1, 2000), st.integers(0, 64))
+def test_short_binary_steps_are_exact(t, quarters):
+    pos, _ = mrope_positions([VisionGrid(t, 1, 1, time_step=quarters / 4)])
+    assert pos[:, 0].tolist() == [i * quarters // 4 for i in range(t)]
 
 
 def test_spatial_and_max_agree_unless_time_outlasts_space():
@@ -299,7 +304,9 @@ def test_spatial_and_max_agree_unless_time_outlasts_space():
 
 
 def test_from_processor_and_the_hf_layout():
-    assert VisionGrid.from_processor([2, 16, 24], 2, time_step=0.5) == VisionGrid(2, 8, 12, 0.5)
+    assert VisionGrid.from_processor([2, 16, 24], 2, tokens_per_second=2, second_per_grid=0.25) == VisionGrid(
+        2, 8, 12, 0.5)
+    assert VisionGrid(1, 1, 1, 0.1).time_step == float(np.float32(0.1))  # the step transformers multiplies by
     assert VisionGrid.from_processor(np.array([1, 28, 28]), 14) == VisionGrid(1, 2, 2)
     pos, _ = mrope_positions([Text(3), VisionGrid(1, 2, 2), Text(2)])
     hf = np.moveaxis(pos, -1, 0)[:, None]  # [3, b=1, s]
@@ -315,6 +322,10 @@ def test_from_processor_and_the_hf_layout():
     (lambda: VisionGrid(0, 2, 2), "t"), (lambda: VisionGrid(1, 0, 2), "h"), (lambda: VisionGrid(1, 2, -3), "w"),
     (lambda: VisionGrid(1.5, 2, 2), "t"), (lambda: VisionGrid(1, 2, 2, -0.5), "time_step"),
     (lambda: VisionGrid(1, 2, 2, float("nan")), "time_step"), (lambda: VisionGrid(1, 2, 2, "1"), "time_step"),
+    (lambda: VisionGrid(1, 2, 2, 1e39), "time_step"),
+    (lambda: VisionGrid.from_processor((2, 4, 4), tokens_per_second=2), "second_per_grid"),
+    (lambda: VisionGrid.from_processor((2, 4, 4), tokens_per_second=1e30, second_per_grid=1e30), "time_step"),
+    (lambda: VisionGrid.from_processor((2, 4, 4), tokens_per_second=-2, second_per_grid=1), "tokens_per_second"),
     (lambda: VisionGrid.from_processor((1, 5, 4), 2), "multiples"),
     (lambda: VisionGrid.from_processor((1, 4)), "t, h, w"), (lambda: VisionGrid.from_processor(5), "t, h, w"),
     (lambda: VisionGrid.from_processor((1, 4, 4), 0), "spatial_merge_size"),

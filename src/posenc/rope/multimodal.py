@@ -13,10 +13,10 @@ of ``Qwen2VLModel`` in ``models/qwen2_vl/modeling_qwen2_vl.py``,
   the language model sees it*, the processor's ``grid_thw`` with h and w
   divided by ``spatial_merge_size`` (:meth:`VisionGrid.from_processor`).
   Its t·h·w tokens, in C order over (t, h, w), sit at
-  (c + ⌊i·time_step⌋, c + j, c + k). ``time_step`` is 1 for Qwen2-VL and
-  Qwen3-VL and for every image; Qwen2.5-VL videos use
-  ``tokens_per_second · second_per_grid_t`` (``get_rope_index``:
-  ``time_interval``; the floor is ``.long()`` after the multiply).
+  (c + τ(i), c + j, c + k), τ(i) = ⌊i·time_step⌋ as transformers evaluates
+  it (below). ``time_step`` is 1 for Qwen2-VL and Qwen3-VL and for every
+  image; Qwen2.5-VL videos use ``tokens_per_second · second_per_grid_t``
+  (``get_rope_index``: ``time_interval``).
 - after a grid the cursor moves on, by the rule ``advance``:
 
   - ``"max"`` (default): c = the largest position so far + 1, the rule the
@@ -30,7 +30,7 @@ of ``Qwen2VLModel`` in ``models/qwen2_vl/modeling_qwen2_vl.py``,
 
   The two agree for every image (t = 1), for Qwen3-VL (its processor splits
   a video into one t = 1 grid per frame, each after its timestamp text) and
-  for any grid with (t − 1)·time_step < max(h, w); they differ for a
+  for any grid with τ(t − 1) < max(h, w); they differ for a
   Qwen2-VL/Qwen2.5-VL video whose temporal extent is the larger.
 
 ``rope_delta`` = (largest position + 1) − (number of tokens): a decoded token
@@ -50,12 +50,18 @@ Hugging Face's ``position_ids`` are ``[3, b, s]``; posenc's positions are
 ``[..., s, 3]``: ``np.moveaxis(position_ids, 0, -1)`` one way,
 ``np.moveaxis(positions, -1, 0)`` the other.
 
-Exactness: positions are int64 and ⌊i·time_step⌋ is the exact floor of the
-product of i and the float given. transformers forms ``tokens_per_second ·
-second_per_grid_t`` and i times it in float32, so for a step that is not a
-short binary fraction (2/3 s per grid, say) it can round i·step across an
-integer where the exact product is just below or at one; the floor then
-differs by one. Steps such as 0.5, 1, 2 or 25·0.5 are exact in both.
+The temporal ids reproduce transformers' float32 arithmetic: τ(i) =
+trunc(float32(float32(i) · float32(time_step))) (``get_vision_position_ids``:
+``(torch.arange(t) * time_interval).long()``, float32 because
+``second_per_grid_ts`` is a float32 tensor). That is what the models run
+with, and not the exact floor of i·time_step: for a step that is no short
+binary fraction (2/3 s per grid at 2 tokens per second, 1.3333333333333333)
+the exact floor of the float gives 3 at i = 3, transformers 4 (3·4/3, the
+intended value); at larger i float32 can as well land one below the
+intended value (1 token per second, 2/41 s per grid: i = 41 gives 1).
+:meth:`VisionGrid.from_processor` forms the step from ``tokens_per_second``
+and ``second_per_grid`` as transformers does, float32(float32(tps) ·
+float32(spg)). Every other position is an exact int64.
 """
 
 from __future__ import annotations
@@ -75,9 +81,10 @@ __all__ = ["MROPE_ADVANCES", "Text", "VisionGrid", "mrope_decode_positions", "mr
 #: How the cursor moves past a vision grid: ``"max"`` (the models' rule) or ``"spatial"`` (transformers >= 5.3).
 MROPE_ADVANCES = ("max", "spatial")
 
-#: The most tokens in one segment and the longest grid side: far beyond any prompt, and it keeps
-#: i·time_step exact in int64 (:func:`_floor_multiples`).
+#: The most tokens in one segment and the longest grid side: far beyond any prompt.
 MAX_COUNT = 2**31 - 1
+
+_F32_MAX = float(np.finfo(np.float32).max)  # the time step is a float32, as in transformers
 
 
 @dataclass(frozen=True)
@@ -111,33 +118,52 @@ class VisionGrid:
     24
     >>> VisionGrid.from_processor((1, 28, 42), spatial_merge_size=2)
     VisionGrid(t=1, h=14, w=21, time_step=1.0)
+    >>> VisionGrid.from_processor((4, 28, 28), tokens_per_second=2, second_per_grid=2 / 3).time_step
+    1.3333333730697632
     """
 
     t: int  # temporal patches (frames / temporal_patch_size); 1 for an image
     h: int  # rows of merged patches
     w: int  # columns of merged patches
-    time_step: float = 1.0  # t position step: 1, or Qwen2.5-VL video tokens_per_second·second_per_grid_t
+    time_step: float = 1.0  # t id step, used as float32: 1, or Qwen2.5-VL video tokens_per_second·second_per_grid_t
 
     def __post_init__(self) -> None:
         for axis in ("t", "h", "w"):
             value = check_int(getattr(self, axis), f"VisionGrid {axis}", minimum=1, maximum=MAX_COUNT)
             object.__setattr__(self, axis, value)
         step = check_real(self.time_step, "time_step")
-        if not step >= 0:  # frames must not go back in time
-            raise PosEncError(f"time_step must be >= 0, got {show_value(self.time_step)}")
-        object.__setattr__(self, "time_step", step + 0.0)  # -0.0 -> 0.0
+        if not 0 <= step <= _F32_MAX:  # frames must not go back in time, and the step is a float32
+            raise PosEncError(f"time_step must be in [0, {_F32_MAX:.4g}] (a float32 >= 0), "
+                              f"got {show_value(self.time_step)}")
+        object.__setattr__(self, "time_step", float(np.float32(step)) + 0.0)  # the step transformers uses; -0 -> 0
 
     @classmethod
     def from_processor(cls, grid_thw: Sequence[int], spatial_merge_size: int = 2, *,
-                       time_step: float = 1.0) -> VisionGrid:
+                       tokens_per_second: float | None = None, second_per_grid: float | None = None) -> VisionGrid:
         """The grid of a processor's ``grid_thw`` row (``image_grid_thw``/``video_grid_thw``), h and w merged.
 
         Args:
             grid_thw: (t, h, w) in vision patches, as the processor returns it
                 (a torch row: ``row.tolist()``).
             spatial_merge_size: patches merged per side (``vision_config.spatial_merge_size``).
-            time_step: as in :class:`VisionGrid`.
+            tokens_per_second: a Qwen2.5-VL video: ``vision_config.tokens_per_second``;
+                with ``second_per_grid``, the time step is their float32 product
+                (transformers ``time_interval``). Leave both out for an image or
+                a Qwen2-VL/Qwen3-VL video (step 1).
+            second_per_grid: the video's ``second_per_grid_ts`` entry (temporal_patch_size / fps).
         """
+        step = 1.0
+        if (tokens_per_second is None) != (second_per_grid is None):
+            raise PosEncError(f"tokens_per_second and second_per_grid go together, got tokens_per_second "
+                              f"{show_value(tokens_per_second)} and second_per_grid {show_value(second_per_grid)}")
+        if tokens_per_second is not None:
+            tps = check_real(tokens_per_second, "tokens_per_second")
+            spg = check_real(second_per_grid, "second_per_grid")
+            if not (0 <= tps <= _F32_MAX and 0 <= spg <= _F32_MAX):
+                raise PosEncError(f"tokens_per_second and second_per_grid must be float32 values >= 0, got "
+                                  f"{show_value(tokens_per_second)} and {show_value(second_per_grid)}")
+            with np.errstate(over="ignore"):  # an infinite product is refused by VisionGrid, naming time_step
+                step = float(np.float32(tps) * np.float32(spg))
         merge = check_int(spatial_merge_size, "spatial_merge_size", minimum=1, maximum=MAX_COUNT)
         try:
             three = not isinstance(grid_thw, (str, bytes, dict)) and len(grid_thw) == 3
@@ -149,7 +175,7 @@ class VisionGrid:
         if h % merge or w % merge:  # the processor resizes images to multiples of the merge
             raise PosEncError(f"grid_thw h and w must be multiples of spatial_merge_size {merge}, "
                               f"got {show_value(grid_thw)}")
-        return cls(t, h // merge, w // merge, time_step)
+        return cls(t, h // merge, w // merge, step)
 
     @property
     def tokens(self) -> int:
@@ -157,9 +183,8 @@ class VisionGrid:
         return self.t * self.h * self.w
 
     def extent(self) -> int:
-        """The largest offset of a position from the grid's cursor: max(⌊(t−1)·time_step⌋, h − 1, w − 1)."""
-        num, den = self.time_step.as_integer_ratio()
-        return max((self.t - 1) * num // den, self.h - 1, self.w - 1)
+        """The largest offset of a position from the grid's cursor: max(τ(t − 1), h − 1, w − 1)."""
+        return max(int(_time_ids(self.t - 1, 1, self.time_step)[0]), self.h - 1, self.w - 1)
 
 
 def _check_segments(segments: Any, advance: Any) -> tuple[list[Text | VisionGrid], list[int], int, int]:
@@ -232,33 +257,26 @@ def mrope_positions(segments: Sequence[Text | VisionGrid], *, advance: str = "ma
             out[row : row + seg.n] = np.arange(c, c + seg.n, dtype=np.int64)[:, None]
         else:
             block = out[row : row + seg.tokens].reshape(seg.t, seg.h, seg.w, 3)
-            block[..., 0] = (c + _floor_multiples(seg.t, seg.time_step))[:, None, None]
+            block[..., 0] = (c + _time_ids(0, seg.t, seg.time_step))[:, None, None]
             block[..., 1] = np.arange(c, c + seg.h, dtype=np.int64)[:, None]
             block[..., 2] = np.arange(c, c + seg.w, dtype=np.int64)
         row += seg.tokens
     return out, top + 1 - tokens
 
 
-def _floor_multiples(t: int, step: float) -> np.ndarray:
-    """⌊i·step⌋ for i = 0 … t − 1, exactly, int64 ``[t]`` (0 <= step, t < 2**31, (t − 1)·step < 2**53).
+def _time_ids(first: int, count: int, step: float) -> np.ndarray:
+    """τ(i) = trunc(float32(float32(i)·float32(step))) for i = first … first + count − 1, int64 ``[count]``.
 
-    step = num/2**k exactly (a float). With num = hi·2**22 + lo, i·hi < 2**62
-    and i·lo < 2**53 stay exact in int64, and
-    ⌊i·num/2**k⌋ = ⌊(i·hi + ⌊i·lo/2**22⌋)/2**(k−22)⌋ (k >= 22; nested floors
-    by powers of two), or i·hi·2**(22−k) + ⌊i·lo/2**k⌋ (k < 22).
+    As transformers: an int64 arange times a float32 scalar is float32 (i
+    rounded to float32, one rounding of the product), then ``.long()``.
 
-    >>> _floor_multiples(5, 0.1).tolist(), _floor_multiples(4, 2.5).tolist()
-    ([0, 0, 0, 0, 0], [0, 2, 5, 7])
+    >>> _time_ids(0, 5, 2.5).tolist(), _time_ids(0, 4, 4 / 3).tolist()      # 3·float32(4/3) rounds to 4
+    ([0, 2, 5, 7, 10], [0, 1, 2, 4])
     """
-    i = np.arange(t, dtype=np.int64)
-    num, den = step.as_integer_ratio()
-    if den == 1:
-        return i * num
-    k = den.bit_length() - 1
-    x, y = i * (num >> 22), i * (num & ((1 << 22) - 1))
-    if k >= 22:
-        return (x + (y >> 22)) >> (k - 22)
-    return (x << (22 - k)) + (y >> k)
+    i = np.arange(first, first + count, dtype=np.int64).astype(np.float32)
+    with np.errstate(over="ignore"):  # a product past float32: the caller's 2**53 check refuses it
+        tau = i * np.float32(step)
+    return np.minimum(tau.astype(np.float64), 2.0**62).astype(np.int64)  # clamped: a cast of inf is undefined
 
 
 def _int_array(value: Any, name: str) -> np.ndarray:
