@@ -68,3 +68,28 @@ def test_nested_spans_run_inline_on_pool_threads():
     finisher.join(timeout=300)  # a deadlock never finishes; the work itself is instant
     assert not finisher.is_alive(), "nested run_spans deadlocked"
     assert len(done) == n * len(spans(4 * n, n))
+
+
+def test_grids_and_multi_axis_rope_from_many_threads_equal_one_thread():
+    """The placement cuts each call's rows among the pool's threads; concurrent callers share that pool."""
+    import numpy as np
+
+    import posenc
+
+    rng = np.random.default_rng(3)
+    text = np.repeat(np.arange(600)[:, None], 3, axis=1)
+    image = np.stack(np.meshgrid(np.arange(4), np.arange(24), np.arange(30), indexing="ij"), -1).reshape(-1, 3) + 600
+    jobs = []
+    for j in range(8):
+        shift = int(rng.integers(0, 5000))
+        pos = np.concatenate([text, image, text + 630]) + shift
+        layout = ("contiguous", "interleaved")[j % 2]
+        jobs.append(lambda pos=pos, layout=layout: posenc.rope_cos_sin(pos, 128, sections=(24, 20, 20),
+                                                                       section_layout=layout))
+        coords = posenc.grid(48, 40) + shift
+        jobs.append(lambda coords=coords: (posenc.encode_nd(coords, 512),))
+    want = [job() for job in jobs]
+    results = _race(lambda: [job() for job in jobs], threads=4)
+    for got in results:
+        for g, w in zip(got, want, strict=True):
+            assert all(np.array_equal(a, b) for a, b in zip(g, w, strict=True))

@@ -16,7 +16,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "posenc"
 MAX_FILE_LINES = 420
 MAX_FUNCTION_LINES = 60
-KERNEL_FACTORIES = {("exact/_jit.py", "_build"), ("torch/_kernels.py", "_build"), ("exact/placement.py", "_build")}
+KERNEL_FACTORIES = {("exact/_jit.py", "_build"), ("torch/_kernels.py", "_build"), ("exact/_place_jit.py", "build")}
 
 
 def modules() -> list[Path]:

@@ -180,3 +180,94 @@ def test_concurrent_callers_get_their_own_rows():
     for t in threads:
         t.join()
     assert bad == []
+
+
+# ---------------------------------------------------------------- assemble: text runs filled, the rest placed
+
+def diagonal_value(p: np.ndarray, width: int) -> np.ndarray:
+    """The row of the diagonal point p, any function of (p, column) will do: p·1000 + column."""
+    return (p[:, None] * 1000.0 + np.arange(width)).astype(np.float64)
+
+
+def fill_rows(rows: TableRows, dest: np.ndarray) -> None:
+    p = np.arange(rows.start, rows.start + rows.count, dtype=np.float64) if rows.values is None else rows.values
+    dest[:] = diagonal_value(p, dest.shape[1])
+
+
+def text_and_grids(layout: list[tuple[str, int]], n_axes: int = 3) -> np.ndarray:
+    """Qwen2-VL-like keys: ("text", n) runs on the diagonal, ("grid", side) blocks of side x side points."""
+    out, nxt = [], 0
+    for kind, size in layout:
+        if kind == "text":
+            out.append(np.repeat(np.arange(nxt, nxt + size, dtype=np.float64)[:, None], n_axes, axis=1))
+        else:
+            g = np.stack(np.meshgrid(np.arange(size), np.arange(size), indexing="ij"), -1).reshape(-1, 2) + nxt
+            out.append(np.concatenate([np.full((g.shape[0], n_axes - 2), float(nxt)), g], axis=1))
+        nxt = int(out[-1].max()) + 1
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("layout", [
+    [("text", 600), ("grid", 40), ("text", 700)],
+    [("grid", 30), ("text", 300), ("grid", 20), ("text", 257), ("grid", 9)],
+    [("text", 255), ("grid", 10), ("text", 256)],  # one run just under RUN_MIN, one at it
+    [("text", 3000)],
+    [("grid", 50)],
+])
+@pytest.mark.parametrize("kind", ["runs", "interleaved"])
+def test_assemble_fills_text_runs_and_places_the_rest(layout, kind):
+    keys = text_and_grids(layout)
+    width = 48
+    axes = axis_pattern(kind, 3, width, np.random.default_rng(0))
+    want = diagonal_value(keys.reshape(-1), width).reshape(keys.shape[0], 3, width)[
+        np.arange(keys.shape[0])[:, None], axes, np.arange(width)]
+    out = np.full((keys.shape[0], width), np.nan)
+    placement.assemble(keys, axes, out, fill_rows)
+    assert np.array_equal(out, want)
+
+
+def test_assemble_computes_each_text_position_once_and_the_images_from_one_table():
+    # text 0…899, a 60x60 image at 900 (its first point (900, 900, 900) extends the text run), text 960…1459,
+    # a 30x30 image at 1460 (the same)
+    keys = text_and_grids([("text", 900), ("grid", 60), ("text", 500), ("grid", 30)])
+    calls: list[tuple[int, int, bool]] = []
+    lock = threading.Lock()
+
+    def spy(rows: TableRows, dest: np.ndarray) -> None:
+        with lock:
+            calls.append((rows.start, rows.count, rows.values is None))
+        fill_rows(rows, dest)
+
+    out = np.zeros((keys.shape[0], 32))
+    placement.assemble(keys, np.arange(32) % 3, out, spy)
+    assert calls[0] == (900, 1489 - 900 + 1, True)  # first the table: every diagonal point the images need
+    text = np.zeros(1500, dtype=int)
+    for start, count, ranged in calls[1:]:  # then the text runs, cut among the threads
+        assert ranged
+        text[start : start + count] += 1
+    assert text[:901].tolist() == [1] * 901 and text[960:1461].tolist() == [1] * 501
+    assert text.sum() == 901 + 501
+
+
+@settings(max_examples=40, deadline=None)
+@given(sizes=st.lists(st.integers(1, 500), min_size=1, max_size=6), weights=st.lists(st.sampled_from([1.0, 1.6]),
+       min_size=6, max_size=6), parts=st.integers(1, 4))
+def test_shared_work_covers_every_row_once(sizes, weights, parts):
+    seen: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def record(a: int, z: int) -> None:
+        with lock:
+            seen.append((a, z))
+
+    edges = np.cumsum([0, *sizes]).tolist()
+    pieces = [(a, z, w, record) for a, z, w in zip(edges[:-1], edges[1:], weights, strict=False)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(placement, "default_threads", lambda: parts)
+        patch.setattr(placement, "_PARALLEL_MIN", 1)
+        placement._run_shared(pieces)
+    covered = np.zeros(edges[-1], dtype=int)
+    for a, z in seen:
+        assert a < z
+        covered[a:z] += 1
+    assert covered.tolist() == [1] * edges[-1]

@@ -20,6 +20,8 @@ slice. Without numba, NumPy's ``take`` does the same run by run.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,9 +29,14 @@ import numpy as np
 
 from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled
+from ..memory import allocate
+from . import _place_jit
 from .angles import prefer_compiled
 
-__all__ = ["SPAN", "KeyScan", "TableRows", "consecutive_start", "place_rows", "scan_keys", "table_rows"]
+__all__ = [
+    "RUN_MIN", "SPAN", "KeyScan", "TableRows", "assemble", "consecutive_start", "place_rows", "row_placer",
+    "scan_keys", "table_rows",
+]
 
 #: Coordinates spanning up to max(SPAN, points) consecutive integers are
 #: tabulated over that whole range (the consecutive-position path); others
@@ -40,112 +47,9 @@ _MASKS = 4  # axes selected per pass
 _PARALLEL_MIN = 1 << 20  # output values below which handing half to a pool thread costs more than it saves
 
 
-def _build() -> Any:
-    from numba import float64, int64, njit, uint64
-
-    @njit(cache=True, nogil=True, boundscheck=False)
-    def extent(flat):  # pragma: no cover - compiled
-        """(min, max, any key fractional) of finite keys |k| < 2**53, through int64 (which vectorizes).
-
-        With a fractional key, min and max are of the keys' integer parts.
-        """
-        lo = int64(flat[0])
-        hi = lo
-        fractional = 0
-        for i in range(uint64(flat.shape[0])):
-            k = int64(flat[i])
-            lo = min(lo, k)
-            hi = max(hi, k)
-            fractional |= float64(k) != flat[i]
-        return lo, hi, fractional
-
-    @njit(cache=True, nogil=True, boundscheck=False)
-    def diagonal(keys):  # pragma: no cover - compiled
-        """Whether every row of keys [m, n] holds one value; stops at the first row that does not."""
-        m, n = keys.shape
-        for r in range(m):
-            for x in range(1, n):
-                if keys[r, x] != keys[r, 0]:
-                    return False
-        return True
-
-    @njit(cache=True, nogil=True, boundscheck=False)
-    def runs(data, out, keys, lo, r_axis, r_start, r_len, width, first, last):  # pragma: no cover - compiled
-        """out[r, run] = data[key(r, axis) - lo, run] for every run of columns of one axis."""
-        n = keys.shape[1]
-        uw = uint64(width)
-        ptr = np.empty(n, np.uint64)
-        for r in range(first, last):
-            dst = uint64(r) * uw
-            same = True
-            for x in range(n):
-                ptr[x] = uint64(np.int64(keys[r, x]) - lo) * uw
-                same = same and keys[r, x] == keys[r, 0]
-            if same:  # a diagonal point: its table row as is
-                s = ptr[0]
-                for i in range(uw):
-                    out[dst + i] = data[s + i]
-                continue
-            for k in range(r_axis.shape[0]):
-                s = ptr[r_axis[k]] + uint64(r_start[k])
-                d = dst + uint64(r_start[k])
-                for i in range(uint64(r_len[k])):
-                    out[d + i] = data[s + i]
-
-    @njit(cache=True, nogil=True, boundscheck=False)
-    def select(data, out, keys, lo, cols, m0, m1, m2, m3, k, accumulate, width, first, last):  # pragma: no cover
-        """out[r, c] = data[key(r, cols[j]) - lo, c] where mask j is all ones on c, for up to 4 axes j.
-
-        A bitwise select (each column is in exactly one mask) rather than a
-        gather, so every load and store has unit stride; ``accumulate`` ORs
-        into what earlier passes (axes beyond the fourth) wrote. The part
-        from all but the last axis is kept while those keys repeat (a grid
-        in C order varies its last axis fastest).
-        """
-        n = keys.shape[1]
-        uw = uint64(width)
-        part = np.zeros(uw, data.dtype)
-        held0 = uint64(0)
-        held1 = uint64(0)
-        held = False
-        for r in range(first, last):
-            dst = uint64(r) * uw
-            same = not accumulate
-            for x in range(n):
-                same = same and keys[r, x] == keys[r, 0]
-            a0 = uint64(np.int64(keys[r, cols[0]]) - lo) * uw
-            a1 = uint64(np.int64(keys[r, cols[1]]) - lo) * uw
-            a2 = uint64(np.int64(keys[r, cols[2]]) - lo) * uw
-            a3 = uint64(np.int64(keys[r, cols[3]]) - lo) * uw
-            if same:
-                for i in range(uw):
-                    out[dst + i] = data[a0 + i]
-            elif accumulate or k > 3:
-                for i in range(uw):
-                    v = ((data[a0 + i] & m0[i]) | (data[a1 + i] & m1[i])
-                         | (data[a2 + i] & m2[i]) | (data[a3 + i] & m3[i]))
-                    out[dst + i] = (out[dst + i] | v) if accumulate else v
-            elif k == 2:
-                if not (held and a0 == held0):
-                    for i in range(uw):
-                        part[i] = data[a0 + i] & m0[i]
-                    held, held0 = True, a0
-                for i in range(uw):
-                    out[dst + i] = part[i] | (data[a1 + i] & m1[i])
-            else:
-                if not (held and a0 == held0 and a1 == held1):
-                    for i in range(uw):
-                        part[i] = (data[a0 + i] & m0[i]) | (data[a1 + i] & m1[i])
-                    held, held0, held1 = True, a0, a1
-                for i in range(uw):
-                    out[dst + i] = part[i] | (data[a2 + i] & m2[i])
-
-    return diagonal, runs, select, extent
-
-
 def _kernels(values: int) -> Any:
     """The compiled kernels when numba is installed and the work pays for loading it, else None."""
-    return compiled("exact.placement", _build) if prefer_compiled(values) else None
+    return compiled("exact.placement", _place_jit.build) if prefer_compiled(values) else None
 
 
 @dataclass(frozen=True)
@@ -247,33 +151,154 @@ def place_rows(table: np.ndarray, rows: TableRows, axes: np.ndarray, out: np.nda
     m, width = out.shape
     if m == 0 or width == 0:
         return
+    run_spans(spans(m, default_threads() if out.size >= _PARALLEL_MIN else 1), row_placer(table, rows, axes, out))
+
+
+def row_placer(table: np.ndarray, rows: TableRows, axes: np.ndarray, out: np.ndarray) -> Callable[[int, int], None]:
+    """:func:`place_rows` as ``work(first, last)`` over output rows, for the caller's threads."""
+    width = out.shape[1]
     kern = _kernels(out.size)
     if kern is None or not (table.flags.c_contiguous and out.flags.c_contiguous):
-        _place_numpy(table, rows, axes, out)
-        return
+        return lambda a, z: _place_numpy(table, _rows_of(rows, a, z), axes, out[a:z])
     bits = np.dtype(f"u{out.dtype.itemsize}")
     data, dest = table.reshape(-1).view(bits), out.reshape(-1).view(bits)
     keys = np.ascontiguousarray(rows.keys)
     starts = np.flatnonzero(np.diff(axes, prepend=-1))  # where each run of one axis's columns begins
-    passes: list[Any] = []
     if width / starts.shape[0] >= _SELECT_RUN:
         r_len = np.diff(np.append(starts, width))
         args = (axes[starts].astype(np.int64), starts.astype(np.int64), r_len, width)
-        passes.append(lambda a, z: kern[1](data, dest, keys, rows.start, *args, a, z))
-    else:
-        on = np.iinfo(bits).max
-        used = np.unique(axes).tolist()
-        for g in range(0, len(used), _MASKS):
-            group = used[g : g + _MASKS]
-            masks = np.zeros((_MASKS, width), dtype=bits)
-            for j, ax in enumerate(group):
-                masks[j, axes == ax] = on
-            cols = np.array(group + [group[0]] * (_MASKS - len(group)), dtype=np.int64)
-            args_g = (cols, *masks, len(group), g > 0, width)
-            passes.append(lambda a, z, args_g=args_g: kern[2](data, dest, keys, rows.start, *args_g, a, z))
-    parts = spans(m, default_threads() if out.size >= _PARALLEL_MIN else 1)
-    for work in passes:  # each pass writes every row before the next ORs into it
-        run_spans(parts, work)
+        return lambda a, z: kern[1](data, dest, keys, rows.start, *args, a, z)
+    on = np.iinfo(bits).max
+    used = np.unique(axes).tolist()
+    passes = []
+    for g in range(0, len(used), _MASKS):
+        group = used[g : g + _MASKS]
+        masks = np.zeros((_MASKS, width), dtype=bits)
+        for j, ax in enumerate(group):
+            masks[j, axes == ax] = on
+        cols = np.array(group + [group[0]] * (_MASKS - len(group)), dtype=np.int64)
+        passes.append((cols, *masks, len(group), g > 0, width))
+
+    def work(a: int, z: int) -> None:
+        for args_g in passes:  # a later pass ORs into the rows the earlier ones wrote
+            kern[2](data, dest, keys, rows.start, *args_g, a, z)
+
+    return work
+
+
+def _rows_of(rows: TableRows, a: int, z: int) -> TableRows:
+    return TableRows(rows.start, rows.count, rows.values, rows.keys[a:z])
+
+
+#: Runs of at least this many consecutive diagonal points (text between
+#: images) are computed straight into the output, beside the placing.
+RUN_MIN = 256
+_FILL_COST = 1.6  # a row computed by angle addition costs about this many placed (copied) rows
+
+
+def assemble(keys: np.ndarray, axes: np.ndarray, out: np.ndarray,
+             fill: Callable[[TableRows, np.ndarray], None]) -> None:
+    """Write ``out[r]``, the row of the point ``keys[r]``, from exact rows of diagonal points.
+
+    Args:
+        keys: validated float64 ``[m, n]``, a point per row.
+        axes: int ``[width]``, the axis each column follows.
+        out: ``[m, width]``, C order; columns ``fill`` leaves alone must be
+            zero (they are copied from zeroed tables).
+        fill: ``fill(rows, dest)`` writes the exact rows of the diagonal
+            points ``rows`` names into ``dest`` ``[rows.count, width]``.
+
+    The points all diagonal (one axis; text only): ``fill`` writes ``out``.
+    Otherwise runs of :data:`RUN_MIN` or more consecutive diagonal points
+    are filled in place while the other rows are placed from a table of the
+    diagonal points they need, the work shared evenly among the threads.
+
+    >>> keys = np.array([[2.0, 2.0], [3.0, 5.0]])
+    >>> def fill(rows, dest):  # the diagonal point p has the row (p, 10·p)
+    ...     p = np.arange(rows.start, rows.start + rows.count) if rows.values is None else rows.values
+    ...     dest[:] = np.stack([p, 10 * p], axis=1)
+    >>> out = np.empty((2, 2))
+    >>> assemble(keys, np.array([0, 1]), out, fill)
+    >>> out.tolist()
+    [[2.0, 20.0], [3.0, 50.0]]
+    """
+    m, width = out.shape
+    if m == 0 or width == 0:
+        return
+    scan = None if keys.shape[1] == 1 else scan_keys(keys)
+    if scan is None or scan.diagonal:
+        flat = keys[:, 0]
+        first = consecutive_start(flat)
+        fill(TableRows(first, m, None, keys) if first is not None else TableRows(0, m, flat, keys), out)
+        return
+    kern = _kernels(out.size)
+    runs = [] if kern is None else kern[4](np.ascontiguousarray(keys), RUN_MIN).tolist()
+    if not runs:
+        rows = table_rows(keys, scan)
+        table = allocate((rows.count, width), out.dtype, "rows of the distinct positions", zeros=True)
+        fill(rows, table)
+        place_rows(table, rows, axes, out)
+        return
+    edges = [0, *(r for run in runs for r in run), m]  # gap, run, gap, …, run, gap
+    gaps = [(a, z) for a, z in zip(edges[0::2], edges[1::2], strict=True) if z > a]
+    pieces: list[tuple[int, int, float, Callable[[int, int], None]]] = []
+    for r0, r1 in runs:
+        p0 = int(keys[r0, 0])
+
+        def fill_run(a: int, z: int, r0: int = r0, p0: int = p0) -> None:
+            fill(TableRows(p0 + a - r0, z - a, None, keys[a:z]), out[a:z])
+
+        pieces.append((r0, r1, _FILL_COST, fill_run))
+    if gaps:
+        pieces += _gap_pieces(keys, gaps, axes, out, fill)
+    _run_shared(pieces)
+
+
+def _gap_pieces(
+    keys: np.ndarray, gaps: list[tuple[int, int]], axes: np.ndarray, out: np.ndarray,
+    fill: Callable[[TableRows, np.ndarray], None],
+) -> list[tuple[int, int, float, Callable[[int, int], None]]]:
+    """One table for the diagonal points the gaps between runs need; a placer per gap."""
+    inside = keys[gaps[0][0] : gaps[0][1]] if len(gaps) == 1 else np.concatenate([keys[a:z] for a, z in gaps])
+    rows = table_rows(inside, scan_keys(inside))
+    table = allocate((rows.count, out.shape[1]), out.dtype, "rows of the distinct positions", zeros=True)
+    fill(rows, table)
+    pieces: list[tuple[int, int, float, Callable[[int, int], None]]] = []
+    at = 0
+    for a, z in gaps:
+        placer = row_placer(table, _rows_of(rows, at, at + z - a), axes, out[a:z])
+
+        def place(x: int, y: int, a: int = a, placer: Callable[[int, int], None] = placer) -> None:
+            placer(x - a, y - a)  # the gap's placer counts rows from the gap's first
+
+        pieces.append((a, z, 1.0, place))
+        at += z - a
+    return pieces
+
+
+def _run_shared(pieces: list[tuple[int, int, float, Callable[[int, int], None]]]) -> None:
+    """Run ``fn(first, last)`` over every piece's rows, cut into equal shares of cost, one per thread."""
+    total = sum((z - a) * w for a, z, w, _ in pieces)
+    parts = default_threads() if total * 64 >= _PARALLEL_MIN else 1  # ~64 values a row: only big work splits
+    share = total / parts
+    groups: list[list[tuple[Callable[[int, int], None], int, int]]] = [[] for _ in range(parts)]
+    spent = 0.0
+    for a, z, w, fn in pieces:
+        r = a
+        while r < z:
+            g = min(parts - 1, int(spent / share))
+            fit = z - r if g == parts - 1 else max(1, math.ceil(((g + 1) * share - spent) / w))
+            take = min(z - r, fit)
+            groups[g].append((fn, r, r + take))
+            spent += take * w
+            r += take
+
+    def work(first: int, last: int) -> None:
+        for g in range(first, last):
+            for fn, a, z in groups[g]:
+                fn(a, z)
+
+    run_spans([(g, g + 1) for g in range(parts) if groups[g]], work)
 
 
 def _place_numpy(table: np.ndarray, rows: TableRows, axes: np.ndarray, out: np.ndarray) -> None:

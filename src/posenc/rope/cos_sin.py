@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import PosEncError, check_dtype, check_positions, check_span
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
-from ..exact.placement import KeyScan, consecutive_start, place_rows, scan_keys, table_rows
+from ..exact.placement import TableRows, assemble
 from ..memory import allocate, check_size
 from .frequencies import RopeFrequencies, check_dims, check_scaling, rope_frequencies
 from .sections import Sections, check_sections
@@ -54,46 +54,28 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     af = freqs.attention_factor
     # one rounding from the float64 value: write straight into dtype unless af must multiply first
     work = dtype if af == 1.0 else np.dtype(np.float64)
-    multi = None if sec is None else pos.reshape(-1, sec.n_axes)
-    scan = None if multi is None or multi.shape[0] == 0 else scan_keys(multi)
-    if multi is not None and scan is not None and not scan.diagonal:
-        cos, sin = _placed(multi, scan, freqs, work)
-    else:  # one position per token (text tokens have every axis at one position: exactly 1-D RoPE)
-        flat = pos.reshape(-1) if multi is None else multi[:, 0]
-        rows = flat.shape[0]
-        check_size((rows, n), work, "cos table")  # the message names the (rows, r/2) table the caller gets
-        both = allocate((rows, 2 * n), work, "cos and sin tables")  # [cos | sin] per row
-        cos, sin = both[:, :n], both[:, n:]
-        first = consecutive_start(flat)
-        if first is not None:
-            fill_range(first, flat.shape[0], freqs.ladder, both, "cos_sin")
+    keys = pos.reshape(-1, 1 if sec is None else sec.n_axes)
+    m = keys.shape[0]
+    check_size((m, n), work, "cos table")  # the message names the (rows, r/2) table the caller gets
+    both = allocate((m, 2 * n), work, "cos and sin tables")  # [cos | sin] per row
+    pair_axes = np.zeros(n, dtype=np.int64) if sec is None else freqs.pair_axes
+    if sec is not None:
+        prefer_compiled(both.size)  # numba's one-time load pays off against an output this large
+
+    def fill(rows: TableRows, dest: np.ndarray) -> None:
+        # the plain RoPE rows of positions: pair i of a multi-axis token is pair i of the text token at p_a(i)
+        if rows.values is None:
+            fill_range(rows.start, rows.count, freqs.ladder, dest, "cos_sin")
         else:
-            fill_sincos(flat, freqs.ladder, sin, cos)
+            fill_sincos(rows.values, freqs.ladder, dest[:, n:], dest[:, :n])
+
+    assemble(keys, np.concatenate([pair_axes, pair_axes]), both, fill)
+    cos, sin = both[:, :n], both[:, n:]
     if af != 1.0:
         cos = (cos * af).astype(dtype, copy=False)
         sin = (sin * af).astype(dtype, copy=False)
     shape = (*lead, n)
     return cos.reshape(shape), sin.reshape(shape)
-
-
-def _placed(
-    keys: np.ndarray, scan: KeyScan, freqs: RopeFrequencies, work: np.dtype
-) -> tuple[np.ndarray, np.ndarray]:
-    """Multi-axis cos/sin ``[m, r/2]``: the 1-D rows of the batch's positions, each pair from its axis's row."""
-    n = freqs.rotary_dim // 2
-    m = keys.shape[0]
-    check_size((m, n), work, "cos table")
-    prefer_compiled(m * n * 2)  # numba's one-time load pays off against an output this large
-    rows = table_rows(keys, scan)
-    table = allocate((rows.count, 2 * n), work, "cos and sin rows of the distinct positions")
-    if rows.values is None:
-        fill_range(rows.start, rows.count, freqs.ladder, table, "cos_sin")
-    else:
-        fill_sincos(rows.values, freqs.ladder, table[:, n:], table[:, :n])
-    both = allocate((m, 2 * n), work, "cos and sin tables")  # [cos | sin] per row, as the 1-D path
-    axes = freqs.pair_axes
-    place_rows(table, rows, np.concatenate([axes, axes]), both)
-    return both[:, :n], both[:, n:]
 
 
 def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.float32) -> np.ndarray:

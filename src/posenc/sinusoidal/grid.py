@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import PosEncError, check_dtype, check_int, check_positions
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
-from ..exact.placement import TableRows, consecutive_start, place_rows, scan_keys, table_rows
+from ..exact.placement import TableRows, assemble
 from ..layout import sin_cos_views
 from ..memory import allocate
 from .conventions_nd import Block, NdPlan, resolve
@@ -123,27 +123,16 @@ def render_nd(plan: NdPlan, coords: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
     Column c follows one axis, so a point's row is pieced together from the
     rows of the diagonal points (p, …, p) at its coordinates
-    (:mod:`posenc.exact.placement`); those few rows are computed exactly.
+    (:func:`posenc.exact.placement.assemble`); those few rows are computed exactly.
     """
     m = coords.shape[0]
     covered = sum(b.width for b in plan.blocks)
     out = allocate((m, plan.d_model), dtype, "encode_nd output", zeros=covered < plan.d_model)
-    if m == 0:
-        return out
     prefer_compiled(out.size)  # numba's one-time load pays off against an output this large
-    scan = scan_keys(coords)
-    if scan.diagonal:  # one axis, or every point on the diagonal: the rows themselves
-        first = consecutive_start(coords[:, 0])
-        diagonal_rows(plan, TableRows(first or 0, m, None if first is not None else coords[:, 0], coords), out)
-        return out
-    rows = table_rows(coords, scan)
-    table = allocate((rows.count, plan.d_model), dtype, "encode_nd rows of the distinct coordinates",
-                     zeros=covered < plan.d_model)
-    diagonal_rows(plan, rows, table)
     axes = np.zeros(plan.d_model, dtype=np.int64)  # channels no block covers: zeros, from any axis
     for b in plan.blocks:
         axes[b.channels.start : b.channels.stop] = b.axis
-    place_rows(table, rows, axes, out)
+    assemble(coords, axes, out, lambda rows, dest: diagonal_rows(plan, rows, dest))
     return out
 
 
