@@ -220,3 +220,10 @@ def test_a_sequence_longer_than_the_last_exact_position_is_refused(call):
         call(2**53 + 1)
     with pytest.raises(PosEncError, match="seq_len must be >= 1"):
         call(0)
+
+
+def test_a_context_past_2_53_is_reported_for_plain_rope_and_refused_by_name_for_dynamic_scalings():
+    report = posenc.rope_context_report(context=1.351079352388807e16, head_dim=6)  # found by the fuzz suite
+    assert report.wraps
+    with pytest.raises(PosEncError, match=r"context must be <= 2\*\*53 for DynamicNTK.*got 1\.351079352388807e\+?16"):
+        posenc.rope_context_report(context=1.351079352388807e16, head_dim=64, scaling=posenc.DynamicNTK(2.0, 4096))

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_context, check_layout
+from ..errors import MAX_POSITION, PosEncError, check_context, check_layout, show_value
 from ..sinusoidal.frequencies import min_base
 from ..sinusoidal.grid_analysis import GridReport, axis_ladder, check_sizes
 from .frequencies import ROPE_LAYOUTS, rope_frequencies
@@ -81,7 +81,14 @@ def rope_context_report(
     (False, 39, 20473564)
     """
     c = check_context(context)
-    n = math.ceil(c) if seq_len is None else seq_len
+    n = seq_len
+    if n is None and scaling is not None and scaling.cache_key(None) is not None:  # its frequencies follow the length
+        n = math.ceil(c)
+        if n > MAX_POSITION:
+            raise PosEncError(
+                f"context must be <= 2**53 for {type(scaling).__name__}, whose frequencies follow the length "
+                f"(positions stop at 2**53), got {show_value(context)}; pass seq_len to pick its frequencies"
+            )
     f = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=n)
     plain = rope_frequencies(head_dim, base=base, rotary_dim=f.rotary_dim) if scaling is not None else f
     loops = c / f.wavelengths
