@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import MAX_POSITION, PosEncError, check_context, check_layout, show_value
 from ..sinusoidal.frequencies import min_base
 from ..sinusoidal.grid_analysis import GridReport, axis_ladder, check_sizes
-from .frequencies import ROPE_LAYOUTS, rope_frequencies
+from .frequencies import ROPE_LAYOUTS, check_scaling, rope_frequencies
 
 __all__ = ["RopeContextReport", "rope_context_report", "rope_grid_report"]
 
@@ -81,6 +81,7 @@ def rope_context_report(
     (False, 39, 20473564)
     """
     c = check_context(context)
+    check_scaling(scaling)
     n = seq_len
     if n is None and scaling is not None and scaling.cache_key(None) is not None:  # its frequencies follow the length
         n = math.ceil(c)
