@@ -25,6 +25,8 @@ from matplotlib.transforms import Bbox
 
 from posenc import plot
 from posenc.cli.plotting import PLOT_KINDS
+from posenc.page.figures import FIGURES as PAGE_FIGURES
+from posenc.page.figures import draw as draw_page_figure
 from posenc.rope import YaRN
 
 FIGURES: dict[str, Callable[[], Figure]] = {
@@ -48,6 +50,14 @@ FIGURES: dict[str, Callable[[], Figure]] = {
     "alibi --heads 2 --max-distance 8": lambda: plot.plot_alibi(2, max_distance=8),
     "alibi --heads 1": lambda: plot.plot_alibi(1),
 }
+
+
+def _as_on_the_page(page_figure) -> Callable[[], Figure]:
+    """The page draws its figures into narrower canvases (legible at 350 px): every check holds there too."""
+    return lambda: draw_page_figure(page_figure)
+
+
+FIGURES.update({f"{f.key} (as on the page)": _as_on_the_page(f) for f in PAGE_FIGURES})
 
 
 def _draw(fig: Figure):

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import plot
 
-__all__ = ["FIGURES", "PageFigure", "inline_svg", "render"]
+__all__ = ["FIGURES", "PageFigure", "draw", "inline_svg", "render"]
 
 
 @dataclass(frozen=True)
@@ -109,13 +109,19 @@ def _fit_title(figure: Any, ax: Any) -> None:
             return
 
 
+def draw(fig: PageFigure) -> Any:
+    """The page's matplotlib Figure: the plot at the page's size, its title fitted to the width."""
+    figure = plot.require()(figsize=fig.size, dpi=100, layout="constrained")
+    ax = figure.add_subplot()
+    fig.draw(ax=ax)
+    _fit_title(figure, ax)
+    return figure
+
+
 def render(fig: PageFigure) -> str:
     """Draw one figure and return it as inline SVG."""
     with plot.DRAWING:
-        figure = plot.require()(figsize=fig.size, dpi=100, layout="constrained")
-        ax = figure.add_subplot()
-        fig.draw(ax=ax)
-        _fit_title(figure, ax)
+        figure = draw(fig)
         buf = io.StringIO()
         figure.savefig(buf, format="svg", metadata={"Date": None})
     return inline_svg(buf.getvalue(), f"fig-{fig.key}", fig.caption)

@@ -59,24 +59,29 @@ def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax
     if m > 64:
         raise PosEncError(f"positions must be <= 64 (each dot is labelled), got {show_value(positions)}")
     period = float(wavelengths(d, b)[0])
+    own = ax is None  # the figure is ours: it may widen for a legend beside the axes
+    fig, ax = canvas(ax)
+    # a label and its gap, ~48 pt, in positions: from the axes' width (the page's figures are narrower)
+    span_pt = max(fig.get_figwidth() * 72.0 * ax.get_position().width, 100.0)
     right = max(m - 1, period) + 0.5
+    reach = 48.0 * (right + 0.3) / span_pt
+    if m <= 16 and m - 1 - reach < period < m - 1:  # the last label fits left of its dot only across the line
+        right = m - 1 + 1.15 * reach
+        reach = 48.0 * (right + 0.3) / span_pt
     xs = np.linspace(0.0, right, 600)
     curve = encode(xs, d, base=b, dtype=np.float64)[:, 0]
     ints = np.arange(m)
     at_ints = encode(ints, d, base=b, dtype=np.float64)
     dots, slope = at_ints[:, 0], at_ints[:, 1]  # cos is the slope of sin: it says where the curve goes next
-    own = ax is None  # the figure is ours: it may widen for a legend beside the axes
-    fig, ax = canvas(ax)
     ax.axhline(0.0, color=GREY, lw=0.8, zorder=0)
     ax.plot(xs, curve, color=BLUE, lw=2, label=r"$\sin(\mathrm{pos})$, smooth", gid="curve")
     ax.scatter(ints, dots, color=ORANGE, s=50, zorder=3, edgecolor="black", linewidth=0.6,
                label=f"integer positions 0 … {m - 1}", gid="positions")
     if m <= 16:
-        reach = 62 / (680 / (right + 0.3))  # a label and its gap in positions: ~62 px of the ~680 px wide axes
         for x, y, up in zip(ints.tolist(), dots.tolist(), (slope > 0).tolist(), strict=True):
             # on the side the curve leaves empty: right of the dot (below when rising, above when falling),
             # or left of it (above when rising) where the right would cross the period line or the edge
-            left = x == m - 1 or x < period < x + reach
+            left = (x == m - 1 and x + reach > right) or x < period < x + reach
             below = up != left
             ax.annotate("0" if y == 0 else f"{y:.4f}", (x, y), textcoords="offset points",
                         xytext=(-7 if left else 7, -15 if below else 7), ha="right" if left else "left",
@@ -185,8 +190,9 @@ def _draw_turn(a: Axes, t: _Turn, lw: float, zoom: float | None) -> None:
         a.annotate("", xy=(r * t.cos_p[-1], r * t.sin_p[-1]), xytext=(r * t.cos_p[-6], r * t.sin_p[-6]),
                    arrowprops={"arrowstyle": "-|>", "color": RED, "lw": lw, "mutation_scale": 16})
         mid = len(t.cos_p) // 2
-        a.annotate(rf"$\varphi = {t.phi:.4g}$ rad", (r * t.cos_p[mid], r * t.sin_p[mid]), textcoords="offset points",
-                   xytext=(-10, 0), ha="right", va="center", color=RED, fontsize=10)
+        # two lines: narrow enough to stay inside the inset in the page's smaller figure
+        a.annotate(f"$\\varphi = {t.phi:.4g}$\nrad", (r * t.cos_p[mid], r * t.sin_p[mid]), textcoords="offset points",
+                   xytext=(-10, 0), ha="right", va="center", multialignment="right", color=RED, fontsize=10)
 
 
 def _legend_and_inset(ax: Axes, t: _Turn) -> None:
