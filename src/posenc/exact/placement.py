@@ -225,15 +225,16 @@ def assemble(keys: np.ndarray, axes: np.ndarray, out: np.ndarray,
     m, width = out.shape
     if m == 0 or width == 0:
         return
-    scan = None if keys.shape[1] == 1 else scan_keys(keys)
-    if scan is None or scan.diagonal:
-        flat = keys[:, 0]
-        first = consecutive_start(flat)
-        fill(TableRows(first, m, None, keys) if first is not None else TableRows(0, m, flat, keys), out)
-        return
-    kern = _kernels(out.size)
+    kern = None if keys.shape[1] == 1 else _kernels(out.size)
     runs = [] if kern is None else kern[4](np.ascontiguousarray(keys), RUN_MIN).tolist()
+    if runs == [[0, m]] or keys.shape[1] == 1:  # one axis, or text only
+        _fill_all(keys, out, fill)
+        return
     if not runs:
+        scan = scan_keys(keys)
+        if scan.diagonal:
+            _fill_all(keys, out, fill)
+            return
         rows = table_rows(keys, scan)
         table = allocate((rows.count, width), out.dtype, "rows of the distinct positions", zeros=True)
         fill(rows, table)
@@ -252,6 +253,14 @@ def assemble(keys: np.ndarray, axes: np.ndarray, out: np.ndarray,
     if gaps:
         pieces += _gap_pieces(keys, gaps, axes, out, fill)
     _run_shared(pieces)
+
+
+def _fill_all(keys: np.ndarray, out: np.ndarray, fill: Callable[[TableRows, np.ndarray], None]) -> None:
+    """Every point on the diagonal: their rows are the output (consecutive positions: the table path)."""
+    flat = keys[:, 0]
+    first = consecutive_start(flat)
+    fill(TableRows(first, flat.shape[0], None, keys) if first is not None else TableRows(0, flat.shape[0], flat, keys),
+         out)
 
 
 def _gap_pieces(

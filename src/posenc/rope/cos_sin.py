@@ -149,9 +149,10 @@ def rope_cos_sin(
     dt = check_dtype(dtype)
     pos = check_positions(positions)
     check_scaling(scaling)
-    check_axes(pos, check_sections(sections, section_layout, ladder))
+    sec = check_sections(sections, section_layout, ladder)
+    check_axes(pos, sec)
     if seq_len is None:
         seq_len = default_seq_len(scaling, pos)
     freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
-                             sections=sections, section_layout=section_layout, ladder=ladder)
+                             sections=sec)
     return cos_sin_tables(pos, freqs, dt)
