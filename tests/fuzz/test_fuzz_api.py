@@ -295,7 +295,16 @@ CASES: dict[str, Case] = {
     "conventions.Fairseq": Case(conventions.Fairseq, _kw(padding_idx=st.one_of(small_ints(0, 5), reals, junk)),
                                 _check_convention),
     "conventions.Keras": Case(conventions.Keras, _kw(max_wavelength=bases()), _check_convention),
+    "register_scaling": Case(posenc.register_scaling, _kw(
+        ROPE_TYPE=st.one_of(st.just("fuzz_registered"), junk),
+        FACTORY=st.one_of(st.just(lambda rope, cfg: posenc.Linear(2.0)), junk),
+        replace=st.one_of(st.just(True), junk)), lambda out, kw: _check_registered(kw)),
 }
+
+def _check_registered(kw: dict[str, Any]) -> None:
+    cfg = posenc.from_hf_config({"head_dim": 8, "rope_parameters": {"rope_type": kw["rope_type"]}})
+    assert cfg is not None and cfg.scaling == posenc.Linear(2.0)  # the registered factory is what reads it
+
 
 #: Public names that are results or data, not things to call with hostile input.
 NOT_CALLED = {"Aliasing", "ContextReport", "RopeConfig", "RopeContextReport", "RopeFrequencies", "Separation",
