@@ -2,7 +2,7 @@
 
 Each entry: the config class and model class names, and the config keys. The
 rope keys are the checkpoints' (config.json on the Hub); sizes are tiny
-(hidden 64, 4 heads of 16, 1-2 layers) so that two shared cores cope.
+(hidden 64, 4 heads of 16, 1-2 layers; 128 where a quarter of the head is rotated, so that RoPE has 4 pairs) so that two shared cores cope.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
         "original_max_position_embeddings": 4096,
         "rope_scaling": {"type": "longrope", "short_factor": _SHORT[:6], "long_factor": _LONG[:6]}}),
     "pythia": ("GPTNeoXConfig", "GPTNeoXForCausalLM", {
-        **TINY, "rotary_pct": 0.25, "rotary_emb_base": 10000, "max_position_embeddings": 2048,
+        **TINY, "hidden_size": 128, "rotary_pct": 0.25, "rotary_emb_base": 10000, "max_position_embeddings": 2048,
         "use_parallel_residual": True}),
     "gptj": ("GPTJConfig", "GPTJForCausalLM", {
         "vocab_size": 96, "n_embd": 64, "n_head": 4, "n_layer": 1, "rotary_dim": 8, "n_positions": 2**20 + 64}),
@@ -66,7 +66,7 @@ FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "glm4": ("Glm4Config", "Glm4ForCausalLM", {**TINY, "partial_rotary_factor": 0.5, "rope_theta": 10000.0,
                                                "max_position_embeddings": 131072}),
     "olmo2": ("Olmo2Config", "Olmo2ForCausalLM", {**TINY, "rope_theta": 500000.0, "max_position_embeddings": 4096}),
-    "stablelm": ("StableLmConfig", "StableLmForCausalLM", {**TINY, "rope_theta": 10000.0,
+    "stablelm": ("StableLmConfig", "StableLmForCausalLM", {**TINY, "hidden_size": 128, "rope_theta": 10000.0,
                                                            "max_position_embeddings": 4096}),
     "falcon": ("FalconConfig", "FalconForCausalLM", {
         "vocab_size": 96, "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1,
