@@ -70,10 +70,10 @@ def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
 
     config = getattr(module, "config", None) or model.config.get_text_config()
     kinds, _ = rope_layer_plan(config)
-    used = {k: r for k, r in kinds.items() if r is not None}
+    used: dict[str | None, Any] = {k: r for k, r in kinds.items() if r is not None}
     takes_type = "layer_type" in inspect.signature(module.forward).parameters
     if takes_type and len(used) > 1:
-        return dict(used)
+        return {k: r for k, r in used.items()}
     distinct = set(used.values())
     if len(distinct) != 1:
         raise PosEncError(f"{type(module).__name__} serves layers with different RoPE ({sorted(used)}) but takes no "

@@ -2,7 +2,8 @@
 
 Each entry: the config class and model class names, and the config keys. The
 rope keys are the checkpoints' (config.json on the Hub); sizes are tiny
-(hidden 64, 4 heads of 16, 1-2 layers; 128 where a quarter of the head is rotated, so that RoPE has 4 pairs) so that two shared cores cope.
+(hidden 64, 4 heads of 16, 1-2 layers; 128 where a quarter of the head is
+rotated, so that RoPE has 4 pairs) so that two shared cores cope.
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "gptj": ("GPTJConfig", "GPTJForCausalLM", {
         "vocab_size": 96, "n_embd": 64, "n_head": 4, "n_layer": 1, "rotary_dim": 8, "n_positions": 2**20 + 64}),
     "deepseek-v3": ("DeepseekV3Config", "DeepseekV3ForCausalLM", {
-        **TINY, "num_key_value_heads": 4, "q_lora_rank": None, "kv_lora_rank": 16, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8,
-        "v_head_dim": 16, "first_k_dense_replace": 1, "n_routed_experts": 2, "num_experts_per_tok": 1,
+        **TINY, "num_key_value_heads": 4, "q_lora_rank": None, "kv_lora_rank": 16, "qk_rope_head_dim": 8,
+        "qk_nope_head_dim": 8, "v_head_dim": 16, "first_k_dense_replace": 1, "n_routed_experts": 2,
+        "num_experts_per_tok": 1,
         "n_group": 1, "topk_group": 1, "rope_theta": 10000.0, "max_position_embeddings": 163840,
         "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096, "beta_fast": 32,
                          "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}}),

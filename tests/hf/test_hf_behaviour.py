@@ -10,9 +10,10 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from families import build  # noqa: E402
+
 import posenc  # noqa: E402
 import posenc.hf  # noqa: E402
-from families import build  # noqa: E402
 from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
 
 IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27]])

@@ -17,9 +17,10 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from families import FAMILIES, build  # noqa: E402
+
 import posenc  # noqa: E402
 import posenc.hf  # noqa: E402
-from families import FAMILIES, build  # noqa: E402
 
 IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27, 33, 14]])
 LONG_OFFSETS = (100_000, 999_984)  # the first of 16 positions, at 1e5 and just below 1e6
