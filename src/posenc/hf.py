@@ -76,7 +76,7 @@ def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
         return {k: r for k, r in used.items()}
     distinct = set(used.values())
     if len(distinct) != 1:
-        raise PosEncError(f"{type(module).__name__} serves layers with different RoPE ({sorted(used)}) but takes no "
+        raise PosEncError(f"{type(module).__name__} serves layers with different RoPE ({sorted(map(str, used))}) but takes no "
                           "layer_type; posenc cannot tell them apart")
     rope = next(iter(distinct))
     if rope.sections is not None:
