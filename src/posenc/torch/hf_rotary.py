@@ -36,6 +36,25 @@ __all__ = ["FORMS", "PatchedRotary", "PatchedSinCos", "output_form", "rotary_for
 FORMS = ("cat", "repeat", "half", "complex")
 
 _DYNAMIC_KEEP = 8  # bases held at once for dynamic NTK (a generation moves through one at a time)
+_AHEAD = 256  # rows held past a request outside the window: the next decode steps read them
+
+
+def follow(rope: RotaryEmbedding, positions: torch.Tensor, dtype: torch.dtype) -> None:
+    """Keep the rows window where the model is decoding (eager): a request outside it moves or grows it there.
+
+    Decoding at 10^6 would otherwise compute every step's row on its own
+    (the cache keeps far positions out of a window held at 0); here the
+    window moves to the request and holds :data:`_AHEAD` rows beyond it,
+    growing by doubling as decode goes on (:meth:`RotaryEmbedding.reserve`).
+    """
+    if torch.compiler.is_compiling() or positions.numel() == 0:
+        return
+    lo, hi = int(positions.min()), int(positions.max()) + 1
+    a, z = rope.cache.held(dtype)
+    if a <= lo and hi <= z:
+        return
+    start = a if a < z and a <= lo and lo - z <= z - a else lo  # just past the window: grow it, else move
+    rope.reserve(hi + max(_AHEAD, z - a, hi - lo), start, dtype=dtype)
 
 
 def rotary_for(rope: Any, seq_len: int | None = None) -> RotaryEmbedding:
@@ -122,6 +141,9 @@ class PatchedRotary(nn.Module):
         rope = self._module(kind, position_ids)
         positions = position_ids if position_ids.dim() == 2 else position_ids.reshape(1, -1)
         dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+        if rope.scaling is not None and rope.scaling.cache_key(None) is not None and not torch.compiler.is_compiling():
+            rope._follow_length(0, int(positions.max()) + 1)  # LongRoPE's regime first: it resets the rows
+        follow(rope, positions, dtype)
         rows = rope.cache.lookup(positions.shape[-1], positions=positions, batch=int(positions.shape[0]),
                                  device=x.device, dtype=dtype, before=rope._follow_length)
         out = _format(rows[..., 0, :], rows[..., 1, :], self.form)
