@@ -76,8 +76,8 @@ def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
         return {k: r for k, r in used.items()}
     distinct = set(used.values())
     if len(distinct) != 1:
-        raise PosEncError(f"{type(module).__name__} serves layers with different RoPE ({sorted(map(str, used))}) but takes no "
-                          "layer_type; posenc cannot tell them apart")
+        raise PosEncError(f"{type(module).__name__} serves layers with different RoPE ({sorted(map(str, used))}) "
+                          "but takes no layer_type; posenc cannot tell them apart")
     rope = next(iter(distinct))
     if rope.sections is not None:
         raise PosEncError(f"{type(module).__name__}: multi-axis RoPE (mrope_section) is not patched; use "

@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from posenc.bench.hf_rows import POSITION, _Decoder, _model, producers  # noqa: E402
-from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
+from posenc.bench.hf_rows import POSITION, _Decoder, _model, producers
+from posenc.torch.hf_rotary import PatchedRotary
 
 
 def test_decode_row_is_timed_beside_stock():

@@ -30,8 +30,8 @@ def _model(hidden: int, heads: int, layers: int) -> Any:
         warnings.simplefilter("ignore")
         config = transformers.LlamaConfig(vocab_size=1024, hidden_size=hidden, intermediate_size=2 * hidden,
                                           num_hidden_layers=layers, num_attention_heads=heads,
-                                          num_key_value_heads=heads, rope_theta=500000.0,
-                                          max_position_embeddings=131072)
+                                          num_key_value_heads=heads, max_position_embeddings=131072,
+                                          rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
         torch.manual_seed(0)
         return transformers.LlamaForCausalLM(config).eval()
 
