@@ -137,3 +137,18 @@ def test_register_scaling_reads_a_new_rope_type_through_the_public_api():
     register_scaling("not_a_scaling_test", lambda rope, cfg: "yarn", replace=True)
     with pytest.raises(PosEncError, match="not a scaling"):
         from_hf_config({"head_dim": 8, "rope_parameters": {"rope_type": "not_a_scaling_test"}})
+
+
+def test_yarn_ramp_bounds_follow_transformers_float64_rule():
+    import math
+    from decimal import Decimal
+
+    from posenc import YaRN
+
+    base = 91830668759514.55  # d(32) is 6 + 2.6e-17 exactly, 5.999999999999999 in float64
+    low, high = YaRN(4.0, 4096).ramp_range(128, Decimal(base))
+
+    def d(rotations):  # transformers' find_correction_dim, in Python floats
+        return (128 * math.log(4096 / (rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    assert (low, high) == (math.floor(d(32)), min(math.ceil(d(1)), 127)) and low == 5

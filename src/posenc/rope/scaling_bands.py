@@ -112,18 +112,24 @@ class YaRN:
             return _mscale(f, Decimal(1))
 
     def ramp_range(self, dim: int, base: Decimal) -> tuple[Decimal, Decimal]:
-        """The (low, high) channel indices of the ramp, as HF's ``find_correction_range``."""
-        with localcontext() as ctx:
-            ctx.prec = DECIMAL_PREC
-            two_pi = 2 * decimal_pi()
+        """The (low, high) channel indices of the ramp, by HF's float64 rule (``find_correction_range``).
 
-            def d(rotations: float) -> Decimal:
-                return dim * (Decimal(self.original_max) / (exact_decimal(rotations) * two_pi)).ln() / (2 * base.ln())
+        Checkpoints were trained with the bounds transformers computes in
+        Python floats (``math.log``, then ``floor``/``ceil``), so posenc
+        computes them the same way: at contrived bases the exactly rounded
+        d(n) lands on the other side of an integer (base
+        91830668759514.55: 6 exactly, 5 in float64), and the model's ramp is
+        the float64 one. The ramp between the bounds is exact.
+        """
+        b = float(base)
 
-            low, high = d(self.beta_fast), d(self.beta_slow)
-            if self.truncate:
-                low, high = Decimal(math.floor(low)), Decimal(math.ceil(high))
-            return max(low, Decimal(0)), min(high, Decimal(dim - 1))
+        def d(rotations: float) -> float:
+            return (dim * math.log(self.original_max / (rotations * 2 * math.pi))) / (2 * math.log(b))
+
+        low, high = d(self.beta_fast), d(self.beta_slow)
+        if self.truncate:
+            low, high = math.floor(low), math.ceil(high)
+        return Decimal(max(low, 0)), Decimal(min(high, dim - 1))
 
     def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
         low, high = self.ramp_range(dim, base)
