@@ -102,3 +102,29 @@ def test_models_without_rope_are_refused_by_model_type(config_cls, model_cls, ke
     model = getattr(transformers, model_cls)(getattr(transformers, config_cls)(**keys))
     with pytest.raises(posenc.PosEncError, match=repr(model_type)):
         posenc.hf.patch(model)
+
+
+def test_patched_models_pickle_and_serve_threads():
+    import pickle
+    import threading
+
+    patched = posenc.hf.patch(build("llama-dynamic"))
+    want = _logits(patched, IDS)
+    clone = pickle.loads(pickle.dumps(patched))
+    assert torch.equal(_logits(clone, IDS), want)
+    ids = torch.arange(100).reshape(1, 100) % 96
+    results, errors = [], []
+
+    def work():
+        try:
+            results.append(_logits(patched, IDS))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    _logits(patched, ids)
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 4

@@ -21,6 +21,7 @@ frequencies exact); :class:`posenc.torch.RotaryEmbedding` itself (with
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import torch
@@ -110,6 +111,7 @@ class PatchedRotary(nn.Module):
         self.original_max = original_max
         self._longest: dict[str | None, int] = {}
         self._dynamic: dict[tuple[str | None, int], RotaryEmbedding] = {}
+        self._lock = threading.Lock()  # the longest length seen and the bases held change together
 
     def _module(self, kind: str | None, position_ids: torch.Tensor) -> RotaryEmbedding:
         rope = self.ropes[kind]
@@ -118,20 +120,21 @@ class PatchedRotary(nn.Module):
         # transformers' dynamic_frequency_update: grow past the longest seen, keep it, reset below the original
         original = rope.scaling.original_max
         seq = int(position_ids.max()) + 1
-        longest = self._longest.get(kind, original)
-        if seq > longest:
-            longest = seq
-        if seq < original and longest > original:
-            longest = original
-        self._longest[kind] = longest
-        if longest <= original:
-            return self.rotary[str(kind)]  # type: ignore[return-value]
-        key = (kind, longest)
-        if key not in self._dynamic:
-            if len(self._dynamic) >= _DYNAMIC_KEEP:
-                self._dynamic.pop(next(iter(self._dynamic)))
-            self._dynamic[key] = rotary_for(rope, seq_len=longest).to(position_ids.device)
-        return self._dynamic[key]
+        with self._lock:
+            longest = self._longest.get(kind, original)
+            if seq > longest:
+                longest = seq
+            if seq < original and longest > original:
+                longest = original
+            self._longest[kind] = longest
+            if longest <= original:
+                return self.rotary[str(kind)]  # type: ignore[return-value]
+            key = (kind, longest)
+            if key not in self._dynamic:
+                if len(self._dynamic) >= _DYNAMIC_KEEP:
+                    self._dynamic.pop(next(iter(self._dynamic)))
+                self._dynamic[key] = rotary_for(rope, seq_len=longest).to(position_ids.device)
+            return self._dynamic[key]
 
     def forward(self, x: torch.Tensor, position_ids: torch.Tensor, layer_type: str | None = None) -> Any:
         kind = layer_type if layer_type in self.ropes else None
@@ -151,6 +154,15 @@ class PatchedRotary(nn.Module):
             return out
         cos, sin = out
         return cos.to(x.dtype), sin.to(x.dtype)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_lock", None)  # locks do not pickle or deepcopy; each copy gets its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._lock = threading.Lock()
 
     def extra_repr(self) -> str:
         return f"form={self.form!r}, replaces={type(self.stock).__name__}"
