@@ -118,7 +118,7 @@ def test_patched_models_pickle_and_serve_threads():
     def work():
         try:
             results.append(_logits(patched, IDS))
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work) for _ in range(4)]
