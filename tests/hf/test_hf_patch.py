@@ -71,7 +71,11 @@ def _stock_inv_freq(model, kind):
 
 
 def _stock_layout(model, rotary_dim: int) -> str | None:
-    """The pairs the modeling module's rotate function mixes: e_0's partner at r/2 ("half") or 1 ("interleaved")."""
+    """The pairs the modeling module's rotation mixes: e_0's partner at r/2 ("half") or 1 ("interleaved").
+
+    ``rotate_every_two`` (GPT-J), the complex form (Llama 4), DeepSeek-V3's
+    ``apply_rotary_pos_emb_interleave`` at angle π/2 on pair 0, or ``rotate_half``.
+    """
     mod = importlib.import_module(type(model).__module__)
     e0 = torch.zeros(1, 1, 1, rotary_dim)
     e0[..., 0] = 1.0
@@ -83,7 +87,17 @@ def _stock_layout(model, rotary_dim: int) -> str | None:
         freqs = torch.polar(torch.ones_like(angle), angle)
         out, _ = mod.apply_rotary_emb(e0.transpose(1, 2), e0.transpose(1, 2), freqs)
         out = out.transpose(1, 2)
-    elif hasattr(mod, "rotate_half") and not hasattr(mod, "apply_rotary_pos_emb_interleave"):
+    elif hasattr(mod, "apply_rotary_pos_emb_interleave") and model.config.rope_interleave:
+        # it writes its output de-interleaved (the same order for q and k): find the input channel whose
+        # rotation lands on the same two output channels as channel 0's, at angle π/4 on pair 0
+        cos, sin = torch.ones(1, 1, rotary_dim), torch.zeros(1, 1, rotary_dim)
+        cos[..., 0] = cos[..., rotary_dim // 2] = sin[..., 0] = sin[..., rotary_dim // 2] = math.sqrt(0.5)
+        eye = torch.eye(rotary_dim).reshape(rotary_dim, 1, 1, rotary_dim)
+        out, _ = mod.apply_rotary_pos_emb_interleave(eye, eye, cos, sin)
+        support = [frozenset(torch.nonzero(o.flatten()).flatten().tolist()) for o in out]
+        partner = next(j for j in range(1, rotary_dim) if support[j] == support[0])
+        return {rotary_dim // 2: "half", 1: "interleaved"}.get(partner)
+    elif hasattr(mod, "rotate_half"):
         out = mod.rotate_half(e0)
     else:
         return None
@@ -104,9 +118,7 @@ def test_from_hf_config_per_layer_is_what_the_modeling_code_uses(name):
         mine = posenc.rope_frequencies(rope.head_dim, **rope.kwargs()).inv_freq
         # float32 frequencies (Llama 3's blend in float32 steps): a few float32 ulps
         assert mine.shape == inv.shape and np.allclose(mine, inv, rtol=2e-6, atol=0), (i, mine, inv)
-        layout = _stock_layout(model, rope.rotary_dim)
-        if layout is not None:
-            assert rope.layout == layout, (i, rope.layout, layout)
+        assert rope.layout == _stock_layout(model, rope.rotary_dim), i
     if len({(r is None, r) for r in layers}) > 1:
         with pytest.raises(posenc.PosEncError, match="layer="):
             posenc.from_hf_config(model.config)
