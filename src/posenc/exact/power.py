@@ -43,7 +43,7 @@ import numpy as np
 
 from .core import DECIMAL_PREC, split, two_prod, two_sum
 
-__all__ = ["EXP_EPS", "exp_dd", "nearest_power", "round_checked"]
+__all__ = ["EXP_EPS", "exp_dd", "log_float32", "nearest_log", "nearest_power", "round_checked"]
 
 #: Bound on the relative error of :func:`exp_dd` (hi + lo against the true exp(x_hi + x_lo)).
 EXP_EPS = 2.0**-72
@@ -157,31 +157,100 @@ def _is_power(z: Fraction, t: Fraction, m: Fraction) -> bool | None:
     return z**a == m**b
 
 
-def nearest_power(z: Fraction, t: Fraction, dtype: Any) -> float:
-    """z**t (z > 0, t rational) rounded to the nearest ``dtype`` value, ties to even: exact, slow (~1 ms).
+def _decide(value: Any, scale: float, dtype: Any, tie: Any = None) -> float:
+    """The nearest ``dtype`` value to ``value(digits)`` (a Decimal > 0 within ``scale·10**(1-digits)`` relative).
 
-    >>> nearest_power(Fraction(3, 4), Fraction(34), np.float64) == float(Fraction(3, 4) ** 34)
-    True
+    Ziv's loop: more digits until no midpoint lies within the error bound;
+    ``tie(m)`` (True, False or None: unknown) says whether the value is the
+    midpoint ``m`` itself, then broken to even.
     """
     fi = np.finfo(np.dtype(dtype))
     bits, emin = fi.nmant + 1, fi.minexp
-    # a loose bound on |ln num|, |ln den| and |t·ln z|, for the error bound below
-    x_size = (abs(float(t)) + 1.0) * (0.7 * (z.numerator.bit_length() + z.denominator.bit_length()) + 1.0) + 3.0
     digits = 40
     while True:
         with localcontext() as ctx:
             ctx.prec = digits
-            v = ((Decimal(z.numerator).ln() - Decimal(z.denominator).ln())
-                 * (Decimal(t.numerator) / Decimal(t.denominator))).exp()
-        # each of ln, ln, −, /, ·, exp rounds by <= 10**(1-digits) relative; exp turns x's error into relative error
-        bound = Fraction(Decimal(6 * x_size) * Decimal(10) ** (1 - digits))
-        fv = Fraction(v)
+            fv = Fraction(value(digits))
+        bound = Fraction(Decimal(scale) * Decimal(10) ** (1 - digits))
         n, unit, mid = _nearest(fv, bits, emin)
         if abs(fv - mid) > bound * fv:
             return float((n if fv < mid else n + 1) * unit)
-        tie = _is_power(z, t, mid)
-        if tie:
+        exact = tie(mid) if tie is not None else False
+        if exact:
             return float((n if n % 2 == 0 else n + 1) * unit)
-        if tie is None and digits > 5000:  # pragma: no cover - needs a value within 10**-5000 of a midpoint
-            raise ArithmeticError(f"cannot decide the rounding of {z}**{t}")
+        if exact is None and digits > 5000:  # pragma: no cover - needs a value within 10**-5000 of a midpoint
+            raise ArithmeticError("cannot decide a rounding within 10**-5000")
         digits *= 2
+
+
+def nearest_power(z: Fraction, t: Fraction, dtype: Any) -> float:
+    """z**t (z > 0, t rational) rounded to the nearest ``dtype`` value, ties to even: exact, slow (~0.1 ms).
+
+    >>> nearest_power(Fraction(3, 4), Fraction(34), np.float64) == float(Fraction(3, 4) ** 34)
+    True
+    """
+    # a loose bound on |ln num|, |ln den| and |t·ln z|: each of ln, ln, −, /, ·, exp rounds by <= 10**(1-digits)
+    # relative, and exp turns the exponent's absolute error into relative error
+    size = (abs(float(t)) + 1.0) * (0.7 * (z.numerator.bit_length() + z.denominator.bit_length()) + 1.0) + 3.0
+
+    def value(digits: int) -> Decimal:
+        return ((Decimal(z.numerator).ln() - Decimal(z.denominator).ln())
+                * (Decimal(t.numerator) / Decimal(t.denominator))).exp()
+
+    return _decide(value, 6 * size, dtype, lambda m: _is_power(z, t, m))
+
+
+def nearest_log(x: Fraction, dtype: Any) -> float:
+    """ln x (x >= 1) rounded to the nearest ``dtype`` value: exact (ln of a rational other than 1 is never a tie).
+
+    >>> nearest_log(Fraction(2), np.float32) == float(np.float32(0.6931472))
+    True
+    """
+    if x == 1:
+        return 0.0
+    if x < 1:
+        raise ValueError(f"nearest_log needs x >= 1, got {x}")
+    # ln num and ln den to 10**(1-p) relative, p = digits + 2·(den's digits): their difference, ln x >= 1/(2·den),
+    # is then within (ln num + ln den + 1)·10**(1-digits) relative
+    size = 0.7 * (x.numerator.bit_length() + x.denominator.bit_length()) + 3.0
+
+    def value(digits: int) -> Decimal:
+        with localcontext() as ctx:
+            ctx.prec = digits + 2 * len(str(x.denominator))  # the cancellation of ln num − ln den
+            return Decimal(x.numerator).ln() - Decimal(x.denominator).ln()
+
+    return _decide(value, size, dtype)
+
+
+def log_float32(x: np.ndarray) -> np.ndarray:
+    """ln x, correctly rounded to float32, for float32 ``x >= 1`` (any shape): no libm in the result.
+
+    ``np.log`` in float64 gives a first guess; each guess y is then proved
+    (or moved by one float32) by comparing x with posenc's exp of the
+    float32 midpoints around y, and the rare values too close to a midpoint
+    to prove are decided by :func:`nearest_log`. So the bits do not depend
+    on the machine's log.
+    """
+    flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
+    x64 = flat.astype(np.float64)
+    y = np.log(x64).astype(np.float32)  # a guess only
+    done = x64 == 1.0  # ln 1 = 0 exactly
+    y[done] = 0.0
+    margin = 2.0**-50  # covers EXP_EPS and the low word
+    for _ in range(4):
+        y64 = y.astype(np.float64)
+        below = (y64 + np.nextafter(y, np.float32(-np.inf)).astype(np.float64)) * 0.5  # exact in float64
+        above = (y64 + np.nextafter(y, np.float32(np.inf)).astype(np.float64)) * 0.5
+        e_lo = exp_dd(below, np.zeros_like(below))[0]
+        e_hi = exp_dd(above, np.zeros_like(above))[0]
+        ok = (e_lo * (1 + margin) < x64) & (x64 < e_hi * (1 - margin))
+        up = x64 > e_hi * (1 + margin)
+        down = x64 < e_lo * (1 - margin)
+        done |= ok
+        y = np.where(~done & up, np.nextafter(y, np.float32(np.inf)), y)
+        y = np.where(~done & down, np.nextafter(y, np.float32(-np.inf)), y)
+        if done.all():
+            break
+    for i in np.nonzero(~done)[0]:
+        y[i] = nearest_log(Fraction(float(x64[i])), np.float32)
+    return y.reshape(np.shape(x))
