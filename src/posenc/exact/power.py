@@ -87,8 +87,11 @@ def _horner(z: Any) -> Any:
 def exp_dd(x_hi: np.ndarray, x_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """exp(x_hi + x_lo) as a double-double (hi, lo), within :data:`EXP_EPS` relative.
 
-    ``|x_lo| <= 2**-50·|x_hi|``. Beyond float64's normal range the result is
-    (0, 0) or (inf, 0): a value that would be subnormal is flushed to 0.
+    ``|x_lo| <= 2**-50·|x_hi|``. The bound holds for results above 2**-960;
+    below, the final scaling rounds the low word to a multiple of the
+    smallest subnormal (see :func:`round_checked`). Beyond float64's normal
+    range the result is (0, 0) or (inf, 0): a value that would be subnormal
+    is flushed to 0.
     """
     xh = np.clip(x_hi, -_LIMIT, _LIMIT)
     xl = np.where(np.abs(x_hi) <= _LIMIT, x_lo, 0.0)
@@ -122,6 +125,12 @@ def round_checked(hi: np.ndarray, lo: np.ndarray, dtype: Any) -> tuple[np.ndarra
     Returns ``(y, hard)``: y float64 (values of ``dtype``), ``hard`` a bool
     mask of the entries whose true value may lie on the other side of a
     midpoint; recompute those exactly.
+
+    Float64 results below 2**-960 stay decided correctly although the low
+    word was rounded to a multiple g of the smallest subnormal: before that
+    rounding |lo| <= half an ulp of hi (a multiple of g), and rounding is
+    monotone, so a low word that reaches the midpoint is flagged, and one
+    below it is below it by g or more, which exceeds the error bound.
     """
     dt = np.dtype(dtype)
     with np.errstate(all="ignore"):  # inf and 0 (out of range) pass through unchanged
