@@ -304,25 +304,45 @@ def environment() -> dict[str, Any]:
     """What this process runs on: the SIMD levels NumPy dispatches to, numba, torch's CPU capability."""
     import numpy as np
     import torch
+    from numpy._core import _multiarray_umath as feats  # numpy >= 2
 
     from posenc.exact.angles import prefer_compiled
 
-    feats = np.__dict__.get("_core")._multiarray_umath  # numpy >= 2
     return {
         "numpy": np.__version__,
         "dispatch_on": [f for f in feats.__cpu_dispatch__ if feats.__cpu_features__.get(f)],
         "numba": prefer_compiled(1 << 30),  # loads the compiled engine up front when numba is there
         "torch_capability": torch.backends.cpu.get_cpu_capability(),
+        "numba_cpu": os.environ.get("NUMBA_CPU_NAME", "host"),
     }
 
 
-def simd_off_env() -> dict[str, str]:
-    """Environment turning off every SIMD level NumPy dispatches to above its baseline here, and torch's too."""
-    import numpy as np
+_SIMD_VARS = ("NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "ATEN_CPU_CAPABILITY", "NUMBA_CPU_NAME",
+              "NUMBA_CPU_FEATURES")
 
-    feats = np.__dict__.get("_core")._multiarray_umath
-    on = [f for f in feats.__cpu_dispatch__ if feats.__cpu_features__.get(f)]
-    return {"NPY_DISABLE_CPU_FEATURES": " ".join(on), "ATEN_CPU_CAPABILITY": "default"}
+
+def _clean_env() -> dict[str, str]:
+    """This process's environment without any SIMD override, and with posenc's sources first on the path."""
+    env = {k: v for k, v in os.environ.items() if k not in _SIMD_VARS}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
+    return env
+
+
+def native_dispatch() -> list[str]:
+    """The SIMD levels NumPy dispatches to above its baseline on this CPU (asked of a fresh, unrestricted process)."""
+    code = ("import json, numpy as np; f = np._core._multiarray_umath; "
+            "print(json.dumps([x for x in f.__cpu_dispatch__ if f.__cpu_features__.get(x)]))")
+    run = subprocess.run([sys.executable, "-c", code], env=_clean_env(), capture_output=True, text=True, check=True)
+    return list(json.loads(run.stdout))
+
+
+def simd_off_env() -> dict[str, str]:
+    """Environment turning off every SIMD level NumPy dispatches to above its baseline here, torch's and numba's.
+
+    numba then compiles for a generic x86-64 (no AVX), torch takes its default (non-vectorised-ISA) kernels.
+    """
+    return {"NPY_DISABLE_CPU_FEATURES": " ".join(native_dispatch()), "ATEN_CPU_CAPABILITY": "default",
+            "NUMBA_CPU_NAME": "generic"}
 
 
 MODES = ("native", "simd-off", "no-numba")
@@ -330,7 +350,7 @@ MODES = ("native", "simd-off", "no-numba")
 
 def run_mode(mode: str) -> dict[str, Any]:
     """This tool in a fresh process in ``mode``: {"environment": …, "digests": …}."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = _clean_env()  # native: whatever this CPU has, even when the caller runs restricted
     args = [sys.executable, str(Path(__file__).resolve())]
     if mode == "simd-off":
         env.update(simd_off_env())
