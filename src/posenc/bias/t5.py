@@ -109,7 +109,8 @@ class T5Buckets:
         table = _near_buckets(self)
         out = table[np.minimum(flat, table.shape[0] - 1)]
         far = flat >= table.shape[0]
-        if far.any():  # each distinct float32 distance once
+        # buckets never decrease with the distance (each float32 step is monotonic): past a last bucket, the last
+        if far.any() and table[-1] < self.per_direction - 1:  # each distinct float32 distance once
             x, where = np.unique(flat[far].astype(np.float32), return_inverse=True)
             out[far] = self.log_bucket(x)[where.reshape(-1)]
         return out.reshape(d.shape)

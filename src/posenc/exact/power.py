@@ -61,7 +61,7 @@ def _constants() -> tuple[float, float, float, float, np.ndarray, np.ndarray]:
         rest = c
         for bits in (35, 35):
             e = math.frexp(float(rest))[1] - 1  # 2**e <= rest < 2**(e+1)
-            w = float(round(rest * Decimal(2) ** (bits - 1 - e))) * 2.0 ** (e - bits + 1)  # ``bits`` bits, exact
+            w = math.ldexp(float(round(rest * Decimal(2) ** (bits - 1 - e))), e - bits + 1)  # ``bits`` bits, exact
             words.append(w)
             rest -= Decimal(w)
         words.append(float(rest))
@@ -105,7 +105,7 @@ def exp_dd(x_hi: np.ndarray, x_lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s, e = two_sum(rh, 0.5 * z)
     qh, ql = two_sum(s, e + tail)  # exp(r) - 1
     j = (n - _STEPS * np.floor(n / _STEPS)).astype(np.intp)
-    m = ((n - j) / _STEPS).astype(np.int64)
+    m = ((n - j) / _STEPS).astype(np.intc)  # |m| < 2**11: ldexp's int on every platform
     th, tl = T_HI[j], T_LO[j]
     thh, thl = split(th)
     qhh, qhl = split(qh)
