@@ -42,6 +42,11 @@ def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
     return torch.arange(starts.shape[0], device=cu.device) - starts
 
 
+
+@torch.compiler.disable(reason=(
+    "posenc.torch.apply_rope computes its cos/sin in NumPy on the host at every call, which torch.compile "
+    "cannot trace: inside a compiled model use posenc.torch.RotaryEmbedding (cached rows, one graph), "
+    "or compile with fullgraph=False"))
 def apply_rope(
     x: torch.Tensor,
     positions: Any,
