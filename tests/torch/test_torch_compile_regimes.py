@@ -15,7 +15,7 @@ import torch
 
 import posenc
 from posenc import DynamicNTK, LongRoPE, PosEncError, XPos
-from posenc.torch import AlibiBias, RotaryEmbedding
+from posenc.torch import AlibiBias, RotaryEmbedding, positions_from_cu_seqlens
 
 H = 64
 
@@ -140,3 +140,11 @@ def test_the_issue_reproducer_gives_eager_signs():
     torch._dynamo.reset()  # Dynamo keeps one cache per code object: a new fullgraph compile needs a fresh one
     message = _fullgraph_error(torch.compile(f, fullgraph=True, backend="aot_eager"), t)
     assert "posenc.encode" in message and "fullgraph=False" in message, message
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_compiled_cu_seqlens_are_checked_in_the_graph(fullgraph):
+    compiled = torch.compile(positions_from_cu_seqlens, fullgraph=fullgraph, dynamic=True, backend="aot_eager")
+    assert compiled(torch.tensor([0, 3, 5])).tolist() == [0, 1, 2, 0, 1]
+    with pytest.raises(RuntimeError, match=r"posenc\.torch\.positions_from_cu_seqlens"):  # not positions [-2, -1, 0]
+        compiled(torch.tensor([2, 5]))
