@@ -11,13 +11,19 @@ remedy. With ``fullgraph=False`` that is a graph break and eager's bits; with
 ``fullgraph=True`` it is Dynamo's ``Unsupported`` error carrying that reason,
 never a number computed by the emulation.
 
-This module never imports torch: the check is ``sys.modules.get("torch")``
-(a compiled region exists only once torch is loaded) and costs one dict
-look-up and one ``is_compiling()`` call per public call. The disabled
-wrappers are made the first time one is needed; ``posenc.torch`` makes them
-at import (torch._dynamo is loaded there anyway). A first call traced before
-that meets ``torch._dynamo.graph_break`` with the same reason, so a
-``fullgraph=True`` compile fails with the posenc message then too.
+This module never imports torch. Until ``torch._dynamo`` is loaded (what
+``torch.compile`` imports) no frame can be traced, and a call costs one
+``sys.modules`` look-up. Once it is loaded, every call goes through the
+disabled wrapper (~0.5 µs), traced or not: Dynamo runs a frame it skips (one
+holding no tensor) eagerly but still under its frame hook, so a plain
+``is_compiling()`` test would be False there while the NumPy frames below it
+were traced all the same. The wrappers are made once, by ``posenc.torch`` at
+import (``torch._dynamo`` is loaded there anyway) or at the first call that
+needs them; a first call met inside a trace first hits
+``torch._dynamo.graph_break`` with the same reason, so ``fullgraph=True``
+fails with the posenc message then too. Making them is idempotent, so
+threads that race only make the same wrapper twice (no lock: a lock inside
+a traced frame would break the graph by itself).
 """
 
 from __future__ import annotations
