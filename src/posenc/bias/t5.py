@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import PosEncError, as_array, check_int, show_value
 from ..exact.power import log_float32, nearest_log
 
@@ -73,6 +74,7 @@ class T5Buckets:
     num_buckets: int = 32  # T5's default
     max_distance: int = 128  # T5's default
 
+    @outside_compile("bias.t5.T5Buckets")
     def __post_init__(self) -> None:
         if not isinstance(self.bidirectional, (bool, np.bool_)):
             raise PosEncError(f"bidirectional must be True or False, got {self.bidirectional!r}")
@@ -172,6 +174,7 @@ def _offsets(relative_position: Any) -> np.ndarray:
     return arr
 
 
+@outside_compile("t5_bucket")
 def t5_bucket(
     relative_position: Any, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
 ) -> np.ndarray:
@@ -206,6 +209,7 @@ def t5_bucket(
     return cfg.distance_bucket(-np.minimum(rel, 0))
 
 
+@outside_compile("t5_bucket_edges")
 def t5_bucket_edges(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
     """Where each bucket starts: the smallest distance |j − i| in each bucket of one direction.
 

@@ -41,6 +41,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import (
     PosEncError,
     check_d_model,
@@ -81,6 +82,7 @@ class XPos:
     scale_base: float = 512.0  # the offset over which pair i decays by ζ_i
     center: bool = True  # measure positions from N//2 (rotary-embedding-torch), keeping ζ^(p/scale_base) in range
 
+    @outside_compile("XPos")
     def __post_init__(self) -> None:
         g = check_real(self.gamma, "gamma")
         if not g > 0:
@@ -194,6 +196,7 @@ def check_xpos(xpos: Any, role: Any) -> XPos | None:
     return xpos
 
 
+@outside_compile("xpos_scale")
 def xpos_scale(
     positions: Any, rotary_dim: int, *, xpos: XPos | None = None, role: str = "q",
     seq_len: int | None = None, dtype: Any = np.float64,
@@ -222,6 +225,7 @@ def xpos_scale(
     return _factors(units, xp, r, dt).astype(dt)
 
 
+@outside_compile("xpos_decay")
 def xpos_decay(offsets: Any, rotary_dim: int, *, xpos: XPos | None = None) -> np.ndarray:
     """ζ_i^(Δ/scale_base): what xPos multiplies pair i of q·k by at offset Δ = p_q − p_k, ``[..., r/2]`` float64.
 
