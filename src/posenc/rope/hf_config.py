@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .._compile import outside_compile
 from ..errors import MAX_POSITION, PosEncError, check_base, check_channels, check_int, check_real, show_value
 from .frequencies import rope_frequencies
 from .hf_families import Plan, plan
@@ -98,6 +99,7 @@ def _as_dict(config: Any) -> Mapping[str, Any]:
     raise PosEncError(f"config must be a dict (config.json) or have .to_dict(), got {type(config).__name__}")
 
 
+@outside_compile("from_hf_config")
 def from_hf_config(config: Any, layer: int | None = None) -> RopeConfig | None:
     """Read a HF ``config.json`` dict (or a ``PretrainedConfig``) into a :class:`RopeConfig`.
 

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+from .._compile import outside_compile
 from ..errors import PosEncError, show_value
 
 __all__ = ["ScalingFactory", "is_scaling", "register_scaling", "registered_rope_types", "scaling_factory"]
@@ -32,6 +33,7 @@ _LOCK = threading.Lock()
 _FACTORIES: dict[str, ScalingFactory] = {}
 
 
+@outside_compile("register_scaling")
 def register_scaling(rope_type: str, factory: ScalingFactory, *, replace: bool = False) -> None:
     """Make :func:`posenc.from_hf_config` read ``rope_type`` with ``factory``.
 
