@@ -66,8 +66,8 @@ def test_bloom_slopes_for_12_heads_are_posencs_rounded_once():
     # inside the patched forward: posenc's; outside it (other models): transformers' own float32 pow
     assert torch.equal(seen[0], want)
     theirs = modeling_bloom._get_alibi_slopes(12, torch.device("cpu"))
-    ulp = np.spacing(want.numpy())
-    assert (np.abs(theirs.numpy() - want.numpy()) <= ulp).all()
+    ulp = np.spacing(want.numpy())  # torch's float32 pow: close, not correctly rounded (a CPU's libm decides)
+    assert (np.abs(theirs.numpy() - want.numpy()) <= 2 * ulp).all()
 
 
 def test_t5_buckets_already_match():
