@@ -68,6 +68,14 @@ def test_llama4_nope_layers_equal_freq_factors_and_complex_layout():
     assert f.inv_freq[long] == pytest.approx(plain.inv_freq[long] / 16, rel=1e-15)
 
 
+def test_llama4_scout_empty_no_rope_layers_means_every_fourth():
+    scout = {"model_type": "llama4_text", "head_dim": 128, "num_hidden_layers": 8, "rope_theta": 500000.0,
+             "no_rope_layers": []}  # Llama-4-Scout's config.json: Llama4TextConfig fills the interval-4 default
+    assert [from_hf_config(scout, layer=i) is None for i in range(8)] == [False, False, False, True] * 2
+    sm = {"model_type": "smollm3", "hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 4}
+    assert [from_hf_config(sm, layer=i) is None for i in range(4)] == [False, False, False, True]
+
+
 def test_smollm3_interval_and_cohere2_global_layers_are_nope():
     sm = {"model_type": "smollm3", "hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 8,
           "no_rope_layer_interval": 4}

@@ -51,6 +51,9 @@ _NOT_READ = {
     **{t: "3-D multimodal RoPE with its own channel split" for t in ("ernie4_5_vl_moe", "ernie4_5_vl_moe_text")},
 }
 
+# families whose NoPE layers default to every 4th (no_rope_layer_interval) when no_rope_layers is not given
+_NOPE_INTERVAL = ("llama4", "llama4_text", "smollm3", "mistral_large4", "mistral_large4_text")
+
 # per-model defaults of partial_rotary_factor: the config classes' `kwargs.setdefault(...)` / field defaults
 _PRF_DEFAULT = {"stablelm": 0.25, "glm": 0.5, "glm4": 0.5, "persimmon": 0.5, "phi": 0.5, "gpt_neox": 0.25,
                 "gpt_neox_japanese": 1.0}
@@ -197,8 +200,12 @@ def _no_rope(cfg: Mapping[str, Any], model_type: Any, kinds: dict[str, Any],
         return kinds, layers
     flags = cfg.get("no_rope_layers")
     n = cfg.get("num_hidden_layers")
-    if flags is None and "no_rope_layer_interval" in cfg and n is not None:
-        every = check_int(cfg["no_rope_layer_interval"], "no_rope_layer_interval", minimum=1)
+    # Llama4TextConfig: an empty (or missing) list means "every no_rope_layer_interval-th layer" (default 4),
+    # as Llama 4 Scout's config.json leaves it; SmolLM3Config / MistralLarge4Config: a missing one does
+    interval_default = model_type in _NOPE_INTERVAL and (not flags if model_type.startswith("llama4")
+                                                         else flags is None)
+    if (interval_default or (flags is None and "no_rope_layer_interval" in cfg)) and n is not None:
+        every = check_int(cfg.get("no_rope_layer_interval", 4), "no_rope_layer_interval", minimum=1)
         flags = [int((i + 1) % every != 0) for i in range(check_int(n, "num_hidden_layers", minimum=0))]
     if not flags:
         return kinds, layers
