@@ -1,8 +1,9 @@
 """Every transformers 5.23 config class with a rotary module: posenc reads it as the module computes, or refuses it.
 
 The reference is transformers itself: each model family's ``*RotaryEmbedding``
-built from the family's default config, and its ``inv_freq`` buffer (per
-layer type where it keeps several). posenc reads the same config
+built from the family's default config, its ``inv_freq`` buffer (per
+layer type where it keeps several), and the pairs its modeling file's
+rotate function mixes. posenc reads the same config
 (``config.to_dict()``); its frequencies must match to float32 rounding, or
 ``from_hf_config`` must refuse the config with a :class:`PosEncError`. No
 third outcome: a family posenc reads differently from its modeling code
@@ -63,8 +64,25 @@ def _families():
     return out
 
 
+def _modeling_layout(module, config) -> str | None:
+    """The pairs the family's modeling file rotates, read from its functions (None: no rule applies)."""
+    mod = importlib.import_module(type(module).__module__)
+    if hasattr(mod, "apply_rotary_pos_emb_interleave"):  # DeepSeek-V3's form: interleaved unless switched off
+        return "half" if getattr(config, "rope_interleave", True) is False else "interleaved"
+    if hasattr(mod, "rotate_every_two") or "view_as_complex" in inspect.getsource(mod):
+        return "interleaved"
+    rotate = getattr(mod, "rotate_half_llm", None) or getattr(mod, "rotate_half", None)  # GLM-4V: the LM's own
+    if rotate is not None:
+        e0 = torch.zeros(1, 8)
+        e0[0, 0] = 1.0
+        partner = int(rotate(e0).abs().argmax())
+        return {4: "half", 1: "interleaved"}.get(partner)
+    return None
+
+
 def test_every_family_is_read_as_its_rotary_module_or_refused():
     agree, refused, differ = [], [], []
+    checked = 0
     for model_type, config, module in _families():
         if model_type in _OTHER_REPRESENTATION:
             continue
@@ -84,8 +102,13 @@ def test_every_family_is_read_as_its_rotary_module_or_refused():
             mine = posenc.rope_frequencies(rope.head_dim, **rope.kwargs()).inv_freq
             if ref.shape != mine.shape or not np.allclose(mine, ref, rtol=2e-6, atol=0):
                 differ.append((model_type, kind, ref.shape, mine.shape))
+            layout = _modeling_layout(module, config)
+            checked += layout is not None
+            if layout is not None and layout != rope.layout:
+                differ.append((model_type, kind, "layout", rope.layout, layout))
         agree.append(model_type)
     assert not differ, differ
+    assert checked >= 150  # families whose layout was read off their modeling file
     # the families of the issue's lists are read, not refused
     for must in ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3", "gpt_neox", "deepseek_v3",
                  "cohere", "cohere2", "glm4", "olmo2", "stablelm", "falcon", "smollm3", "granite", "llama4_text",

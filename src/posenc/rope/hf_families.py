@@ -22,7 +22,7 @@ __all__ = ["INTERLEAVED", "NO_ROPE", "Plan", "plan"]
 # rotate_half pairs (2i, 2i+1) (x[..., ::2], x[..., 1::2]), rotate_every_two, the complex form
 # (view_as_complex over consecutive pairs), or apply_rotary_pos_emb_interleave: modeling_<family>.py of each
 INTERLEAVED = frozenset({
-    "blt", "codegen", "cohere", "cohere2", "cohere2_moe", "deepseek_v2", "ernie4_5", "ernie4_5_moe",
+    "blt", "blt_global_transformer", "blt_local_decoder", "blt_local_encoder", "blt_patcher", "codegen", "cohere", "cohere2", "cohere2_moe", "deepseek_v2", "ernie4_5", "ernie4_5_moe",
     "ernie4_5_vl_moe", "glm", "glm4", "glm4v", "glm4v_text", "glm_ocr", "glm_ocr_text", "gptj", "helium",
     "llama4", "llama4_text", "moonshine", "moonshine_streaming",
     # apply_rotary_pos_emb_interleave always (DeepSeek-V3's rope_interleave path, with no flag to turn it off)
@@ -47,7 +47,8 @@ _NOT_READ = {
         "dots3_note_vision_encoder", "eomt_dinov3", "gemma4_vision", "inkling2_vision", "kimi_k25_vision",
         "lfm3_vl_vision", "minimax_m3_vl_vision", "mlcd", "mlcd_vision_model", "muse_glimmer_vision",
         "muse_spark_vision", "paddleocr_vl_vision", "pixtral", "sam3_vit_model", "step3p5_vision",
-        "video_llama_3_vision")},
+        "video_llama_3_vision", "llama4_vision_model")},
+    "dots3_note_audio_encoder": "an audio encoder's RoPE (not read)",
     **{t: "a rotary module with its own head width (not head_dim · partial_rotary_factor)" for t in (
         "dots3_note", "dots3_note_text", "embedding_gemma2", "embedding_gemma2_text", "jetmoe", "zamba2",
         "minimax_m3_vl", "minimax_m3_vl_text")},
