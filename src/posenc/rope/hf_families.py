@@ -22,7 +22,8 @@ __all__ = ["INTERLEAVED", "NO_ROPE", "Plan", "plan"]
 # rotate_half pairs (2i, 2i+1) (x[..., ::2], x[..., 1::2]), rotate_every_two, the complex form
 # (view_as_complex over consecutive pairs), or apply_rotary_pos_emb_interleave: modeling_<family>.py of each
 INTERLEAVED = frozenset({
-    "blt", "blt_global_transformer", "blt_local_decoder", "blt_local_encoder", "blt_patcher", "codegen", "cohere", "cohere2", "cohere2_moe", "deepseek_v2", "ernie4_5", "ernie4_5_moe",
+    "blt", "blt_global_transformer", "blt_local_decoder", "blt_local_encoder", "blt_patcher", "codegen", "cohere",
+    "cohere2", "cohere2_moe", "deepseek_v2", "ernie4_5", "ernie4_5_moe",
     "ernie4_5_vl_moe", "glm", "glm4", "glm4v", "glm4v_text", "glm_ocr", "glm_ocr_text", "gptj", "helium",
     "llama4", "llama4_text", "moonshine", "moonshine_streaming",
     # apply_rotary_pos_emb_interleave always (DeepSeek-V3's rope_interleave path, with no flag to turn it off)
