@@ -298,6 +298,8 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
                 )
         return arr.astype(np.float64)
     if kind == "O":
+        if any(v is None for v in arr.flat):  # NumPy reads None as nan: say what was given
+            raise PosEncError(f"{name} must be real numbers, got {show_value(positions)}")
         try:
             arr = np.asarray(positions, dtype=np.float64)
         except (OverflowError, ValueError, TypeError) as exc:

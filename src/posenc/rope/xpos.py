@@ -38,6 +38,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..arguments import check_choice
 from ..errors import (
     PosEncError,
     check_d_model,
@@ -45,6 +46,7 @@ from ..errors import (
     check_positions,
     check_real,
     check_seq_len,
+    show_value,
 )
 from ..exact.core import split, two_prod
 from .cos_sin import cos_sin_tables
@@ -170,12 +172,11 @@ def check_xpos(xpos: Any, role: Any) -> XPos | None:
     """None, or the XPos with a valid role (``"q"`` or ``"k"``)."""
     if xpos is None:
         if role is not None:
-            raise PosEncError(f"role is for xPos: pass xpos=XPos(...) with it, got role={role!r}")
+            raise PosEncError(f"role is for xPos: pass xpos=XPos(...) with it, got role={show_value(role)}")
         return None
     if not isinstance(xpos, XPos):
         raise PosEncError(f"xpos must be None or a posenc.XPos, got {xpos!r}"[:200])
-    if role not in XPOS_ROLES:
-        raise PosEncError(f"role must be 'q' (queries, scaled up) or 'k' (keys, scaled down) with xpos, got {role!r}")
+    check_choice(role, "role", XPOS_ROLES)  # 'q': queries, scaled up; 'k': keys, scaled down
     return xpos
 
 
