@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import PosEncError, show_value
 
-__all__ = ["check_choice", "is_default"]
+__all__ = ["check_choice", "check_flag", "check_items", "is_default"]
 
 
 def check_choice(value: Any, name: str, allowed: Sequence[str]) -> str:
@@ -55,3 +55,30 @@ def is_default(value: Any, default: Any) -> bool:
         return bool(value == default)
     except (TypeError, ValueError, OverflowError, ArithmeticError):  # a broken Real
         return False
+
+
+def check_items(value: Any, name: str, what: str) -> tuple[Any, ...]:
+    """The items of a sequence argument (sizes, coordinates), as a tuple.
+
+    Refuses text and what cannot be iterated, a 0-d array or tensor too
+    (it has ``__iter__``, which raises TypeError).
+
+    >>> check_items(np.array(3), "sizes", "the size along each axis")
+    Traceback (most recent call last):
+    ...
+    posenc.errors.PosEncError: sizes must be the size along each axis, got 3
+    """
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__") or getattr(value, "ndim", 1) == 0:
+        raise PosEncError(f"{name} must be {what}, got {show_value(value)}")
+    return tuple(value)
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """True or False (NumPy's too): not a one-element array, a tensor or a string, whose truth is no answer.
+
+    >>> check_flag(np.bool_(True), "per_channel")
+    True
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise PosEncError(f"{name} must be True or False, got {show_value(value)}")
+    return bool(value)

@@ -385,7 +385,7 @@ def check_dtype(dtype: Any) -> np.dtype:
     """A NumPy floating dtype posenc can round into: float16, float32, float64."""
     try:
         dt = np.dtype(dtype)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:  # ValueError: a tensor, whose dtype NumPy cannot read
         raise PosEncError(
             f"dtype must be one of float16, float32, float64, got {show_value(dtype)}"
         ) from exc

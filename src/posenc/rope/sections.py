@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..arguments import check_choice, is_default
+from ..arguments import check_choice, check_items, is_default
 from ..errors import MAX_D_MODEL, PosEncError, check_int, show_value
 from ..exact import DECIMAL_PREC
 
@@ -83,10 +83,7 @@ class Sections:
     ladder: str = "shared"  # "shared" (M-RoPE) or "per_axis" (axial: the Qwen2-VL vision tower)
 
     def __post_init__(self) -> None:
-        raw = self.sizes
-        if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
-            raise PosEncError(f"sections must be a sequence of pair counts, one per axis (e.g. (16, 24, 24)), "
-                              f"got {raw!r}"[:200])
+        raw = check_items(self.sizes, "sections", "a sequence of pair counts, one per axis (e.g. (16, 24, 24))")
         sizes = tuple(check_int(v, f"sections[{k}]", minimum=1, maximum=MAX_D_MODEL // 2)  # pairs of a head
                       for k, v in enumerate(raw))
         if not sizes:

@@ -38,7 +38,6 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..arguments import check_choice
 from ..errors import (
     PosEncError,
     check_d_model,
@@ -176,7 +175,9 @@ def check_xpos(xpos: Any, role: Any) -> XPos | None:
         return None
     if not isinstance(xpos, XPos):
         raise PosEncError(f"xpos must be None or a posenc.XPos, got {xpos!r}"[:200])
-    check_choice(role, "role", XPOS_ROLES)  # 'q': queries, scaled up; 'k': keys, scaled down
+    if not isinstance(role, str) or role not in XPOS_ROLES:  # a str: np.array(["q"]) in XPOS_ROLES is True
+        raise PosEncError(f"role must be 'q' (queries, scaled up) or 'k' (keys, scaled down) with xpos, "
+                          f"got {show_value(role)}")
     return xpos
 
 
