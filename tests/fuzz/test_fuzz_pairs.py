@@ -13,7 +13,14 @@ a name belongs, and the junk); the other required arguments from their
 strategies, the other optional ones left at their defaults. The outcomes
 allowed are those of the single-argument fuzz (:func:`~test_fuzz_api.judge`).
 
-Examples per pair: POSENC_PAIR_EXAMPLES (6 by default).
+Besides the drawn pairs, an exhaustive sweep: every argument of every
+function in turn gets every misplaced and every junk value, alone and beside
+each preset of the functions that take one (a preset with an argument it
+fixes is a pair too), the other required arguments a set that works.
+
+Examples per pair: POSENC_PAIR_EXAMPLES (6 by default). In all, 456 pairs
+of 52 functions (2,736 calls) and 13,694 sweep calls; tests/fuzz/test_fuzz_torch.py
+adds the torch modules' 169 pairs.
 """
 
 from __future__ import annotations
@@ -66,7 +73,7 @@ def test_hostile_pair(name, a, b):
     attempt()
 
 
-def _parameters(call: Any) -> set[str]:
+def parameters(call: Any) -> set[str]:
     sig = inspect.signature(call)
     return {p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
@@ -76,7 +83,7 @@ def test_every_parameter_is_drawn():
     missing = {}
     for name, case in CASES.items():
         required, optional = fields(case)
-        lacking = _parameters(case.call) - set(required) - set(optional)
+        lacking = parameters(case.call) - set(required) - set(optional)
         if lacking:
             missing[name] = sorted(lacking)
     assert missing == {}

@@ -19,7 +19,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from test_fuzz_api import _ALIBI_CONV, _B_OR_JUNK, _CONVENTION, _HEADS, _ROPE, _XPOS, Case, _kw, _scalings, drawn, judge
-from test_fuzz_pairs import PAIR_EXAMPLES, fields, pair_args, pairs
+from test_fuzz_pairs import PAIR_EXAMPLES, fields, pair_args, pairs, parameters
 
 import posenc
 import posenc.torch as pt
@@ -135,7 +135,7 @@ TORCH_CASES: dict[str, Case] = {
     "RotaryEmbedding": Case(pt.RotaryEmbedding, _kw(
         HEAD_DIM=d_models(32), scaling=_scalings(), layout=layouts(("half", "interleaved")), max_len=_MAX_LEN,
         sequence_dim=st.one_of(st.sampled_from([-2, -3, 1, 2]), reals, junk), xpos=_XPOS,
-        **{k: v for k, v in _ROPE.items()}), _check_rotary),
+        **_ROPE), _check_rotary),
     "AlibiBias": Case(pt.AlibiBias, _kw(N_HEADS=_HEADS, convention=_ALIBI_CONV, causal=_B_OR_JUNK, max_len=_MAX_LEN),
                       _check_alibi),
     "T5RelativeBias": Case(pt.T5RelativeBias, _kw(
@@ -151,7 +151,7 @@ TORCH_CASES: dict[str, Case] = {
     "torch.apply_rope": Case(pt.apply_rope, _kw(X=st.one_of(_TORCH_X, junk), POSITIONS=_TORCH_POS, scaling=_scalings(),
                                                 layout=layouts(("half", "interleaved")),
                                                 sequence_dim=st.one_of(st.sampled_from([-2, -3]), reals, junk),
-                                                **{k: v for k, v in _ROPE.items()}), _check_apply),
+                                                **_ROPE), _check_apply),
     "torch.positions_from_cu_seqlens": Case(pt.positions_from_cu_seqlens, _kw(CU_SEQLENS=_CU), _check_cu),
 }
 
@@ -160,6 +160,9 @@ TORCH_PAIRS = [(name, a, b) for name in sorted(TORCH_CASES) for a, b in pairs(TO
 
 def test_every_torch_public_name_is_fuzzed():
     assert {f"torch.{n}" if n[0].islower() else n for n in pt.__all__} == set(TORCH_CASES)
+    for name, case in TORCH_CASES.items():  # every constructor argument is drawn, so every pair is
+        required, optional = fields(case)
+        assert parameters(case.call) == {*required, *optional}, name
 
 
 @pytest.mark.parametrize("name", sorted(TORCH_CASES))
