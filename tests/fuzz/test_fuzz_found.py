@@ -104,7 +104,7 @@ _ARR = np.array([1.0, 2.0])
         (lambda: posenc.grid_report(np.array(3.0), 8), "sizes must be the grid's size"),
         (lambda: posenc.grid_similarity((2, 3), 8, np.array(1)), "patch must be coordinates"),
         # messages that named nothing the caller gave
-        (lambda: posenc.grid_report(_ARR, 8), "sizes[0] must be an integer"),  # was "size of axis 0"
+        (lambda: posenc.grid_report(_ARR, 8), "sizes[0] (axis 0) must be an integer"),  # was "size of axis 0"
         (lambda: posenc.apply_rope(np.zeros((1, 2)), 0, scaling=posenc.NTK(2.0)), "(scaling=NTK(factor=2.0))"),
         (lambda: posenc.encode(None, 4), "positions must be real numbers, got None"),  # was "got nan"
         (lambda: posenc.encode([1, None], 4), "got [1, None]"),

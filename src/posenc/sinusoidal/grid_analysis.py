@@ -117,7 +117,8 @@ def axis_ladder(
 def check_sizes(sizes: Any) -> tuple[int, ...]:
     """A grid's sizes: a non-empty sequence of integers >= 1."""
     items = check_items(sizes, "sizes", "the grid's size along each axis, e.g. (64, 64)")
-    out = tuple(check_int(s, f"sizes[{k}]", minimum=1, maximum=int(MAX_POSITION)) for k, s in enumerate(items))
+    out = tuple(check_int(s, f"sizes[{k}] (axis {k})", minimum=1, maximum=int(MAX_POSITION))
+                for k, s in enumerate(items))
     if not out:
         raise PosEncError("sizes must name at least one axis, e.g. (64, 64)")
     return out
