@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..arguments import check_choice, check_items, is_default
 from ..errors import MAX_D_MODEL, PosEncError, check_int, show_value
 from ..exact import DECIMAL_PREC
@@ -82,6 +83,7 @@ class Sections:
     layout: str = "contiguous"  # "contiguous" (Qwen2-VL) or "interleaved" (Qwen3-VL)
     ladder: str = "shared"  # "shared" (M-RoPE) or "per_axis" (axial: the Qwen2-VL vision tower)
 
+    @outside_compile("Sections")
     def __post_init__(self) -> None:
         raw = check_items(self.sizes, "sections", "a sequence of pair counts, one per axis (e.g. (16, 24, 24))")
         sizes = tuple(check_int(v, f"sections[{k}]", minimum=1, maximum=MAX_D_MODEL // 2)  # pairs of a head
