@@ -28,6 +28,8 @@ from mkdocs.plugins import event_priority
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "docs" / "generated" / "bench.md"
 MARKER = re.compile(r"<!-- posenc:([a-z-]+) -->")
+#: Sphinx roles in docstrings (:func:`encode`, :mod:`posenc.torch`): shown as code in Markdown.
+ROLE = re.compile(r":(?:func|mod|class|meth|data|attr|obj|exc):`~?([^`]+)`")
 HELP_WIDTH = "100"  # argparse wraps to $COLUMNS: fixed, so the page does not depend on the terminal
 
 
@@ -83,7 +85,7 @@ GENERATORS = {"command-reference": command_reference, "hf-config-keys": hf_confi
 class _DoctestFences(Preprocessor):
     """Docstrings' ``>>>`` examples shown as Python code, not as Markdown (where ``>`` quotes and ``[[0.8, 0.5]]``
     reads as a link): each run of lines from a ``>>>`` line to the next blank line is fenced. Lines already
-    inside a fence (the pages' own code blocks) are left as they are."""
+    inside a fence (the pages' own code blocks) are left as they are; outside fences, Sphinx roles become code."""
 
     def run(self, lines: list[str]) -> list[str]:
         out: list[str] = []
@@ -100,6 +102,8 @@ class _DoctestFences(Preprocessor):
             elif not in_doctest and stripped.startswith(("```", "~~~")):
                 mark = stripped[:3]
                 fence = mark if fence is None else (None if stripped.startswith(fence) else fence)
+            elif fence is None and not in_doctest:
+                line = ROLE.sub(r"`\1`", line)
             out.append(line)
         if in_doctest:
             out.append("```")
@@ -109,7 +113,7 @@ class _DoctestFences(Preprocessor):
 class DoctestFences(Extension):
     """The Markdown extension that registers :class:`_DoctestFences` ahead of the fenced-code parser."""
 
-    def extendMarkdown(self, md: Any) -> None:  # noqa: N802 (Python-Markdown's name)
+    def extendMarkdown(self, md: Any) -> None:  # Python-Markdown's name
         md.preprocessors.register(_DoctestFences(md), "posenc_doctest_fences", 40)
 
 
