@@ -30,7 +30,7 @@ BENCH = ROOT / "docs" / "generated" / "bench.md"
 MARKER = re.compile(r"<!-- posenc:([a-z-]+) -->")
 #: Sphinx roles in docstrings (:func:`encode`, :mod:`posenc.torch`): shown as code in Markdown.
 ROLE = re.compile(r":(?:func|mod|class|meth|data|attr|obj|exc):`~?([^`]+)`")
-HELP_WIDTH = "100"  # argparse wraps to $COLUMNS: fixed, so the page does not depend on the terminal
+HELP_WIDTH = "78"  # argparse wraps to $COLUMNS: fixed, so the page does not depend on the terminal
 
 
 def command_reference() -> str:
