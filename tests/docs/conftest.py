@@ -1,20 +1,16 @@
-"""Fixtures for the site's tests (helpers in site_build.py): one build per session, and Chromium.
+"""Fixtures for the site's tests (helpers in site_build.py): one build per session.
 
-The build's time is printed in the terminal summary. The browser tests drive
-the system Chromium (Debian package ``chromium``) and fail, never skip,
-without it.
+The build's time is printed in the terminal summary. The browser tests use
+the run's one Chromium, the ``browser`` fixture of tests/conftest.py.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from site_build import CHROMIUM_ARGS, MEASURED, Built, build_site
+from site_build import MEASURED, Built, build_site
 
 
 @pytest.fixture(scope="session")
@@ -25,20 +21,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     MEASURED["mkdocs build --strict"] = f"{time.perf_counter() - start:.1f} s (the worked-examples page included)"
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stderr[-6000:]}"
     return Built(out, proc.stderr)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    exe = os.environ.get("POSENC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.access(exe, os.X_OK):
-        pytest.fail("the site's browser tests need Chromium: run `apt-get update && apt-get install -y chromium` "
-                    "as root (Debian), or set POSENC_CHROMIUM to a Chromium binary", pytrace=False)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -17,8 +17,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 #: Numbers measured by the tests, printed at the end of the run.
 MEASURED: dict[str, str] = {}
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions"]
 
 
 @dataclass(frozen=True)
