@@ -1,4 +1,5 @@
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,3 +28,11 @@ def browser() -> Iterator[Any]:
         b = pw.chromium.launch(executable_path=exe, args=ARGS)
         yield b
         b.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    site = sys.modules.get("site_build")  # tests/docs/site_build.py, once the site's tests ran
+    if site is not None and site.MEASURED:
+        terminalreporter.section("posenc docs: measured")
+        for key, value in site.MEASURED.items():
+            terminalreporter.write_line(f"{key}: {value}")

@@ -2,7 +2,12 @@
 
 The build runs ``mkdocs build --strict`` in a subprocess with this checkout's
 sources first on the path, into a folder of the caller's, so the checkout's
-``site/`` is never touched.
+``site/`` is never touched. The fixture ``built`` is that build, once per
+session; its time goes to :data:`MEASURED`, printed at the end of the run
+(tests/conftest.py). The browser tests use the run's one Chromium, the
+``browser`` fixture of tests/conftest.py. (No conftest.py here: with
+``--doctest-modules`` a second ``tests/*/conftest.py`` clashes with the
+page's when both folders are named on the command line.)
 """
 
 from __future__ import annotations
@@ -10,12 +15,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
-#: Numbers measured by the tests, printed at the end of the run.
+#: Numbers measured by the tests, printed at the end of the run (tests/conftest.py).
 MEASURED: dict[str, str] = {}
 
 
@@ -67,3 +75,14 @@ def open_page(browser: Any, site: Path, rel: str, width: int) -> Opened:
     opened.page.on("pageerror", lambda e: opened.problems.append(f"page error: {e}"))
     opened.page.goto((site / rel).resolve().as_uri(), wait_until="load")
     return opened
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """One ``mkdocs build --strict`` of this checkout, into a temporary folder."""
+    out = tmp_path_factory.mktemp("docs") / "site"
+    start = time.perf_counter()
+    proc = build_site(out)
+    MEASURED["mkdocs build --strict"] = f"{time.perf_counter() - start:.1f} s (the worked-examples page included)"
+    assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stderr[-6000:]}"
+    return Built(out, proc.stderr)

@@ -1,6 +1,6 @@
 """The documentation site builds with ``--strict``, is complete, and works from disk with the network blocked.
 
-``built`` (conftest.py) is one ``mkdocs build --strict`` of this checkout.
+``built`` (site_build.py) is one ``mkdocs build --strict`` of this checkout, for the whole session.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 import yaml
-from site_build import MEASURED, ROOT, Built, build_site, open_page
+from site_build import MEASURED, ROOT, Built, build_site, built, open_page
 
 import posenc
+
+__all__ = ["built"]  # the session's build, a fixture
 
 DOCS = ROOT / "docs"
 #: A tag that makes the browser fetch something: a script, a style sheet, a font, an image, a frame.
