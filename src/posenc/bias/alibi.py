@@ -55,7 +55,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_positions, check_real, check_span
+from ..errors import (
+    MAX_D_MODEL,
+    PosEncError,
+    check_dtype,
+    check_int,
+    check_positions,
+    check_real,
+    check_span,
+    show_value,
+)
 from ..memory import allocate, check_size
 
 __all__ = [
@@ -247,6 +256,9 @@ def alibi_slopes(n_heads: int, *, convention: Any = "press") -> np.ndarray:
     return conv.slopes(n_heads)
 
 
+_FLOAT64_MAX = float(np.finfo(np.float64).max)
+
+
 def alibi_distance(n_heads: int, penalty: float = 1.0, *, convention: Any = "press") -> np.ndarray:
     """The distance at which each head's penalty m_h·d reaches ``penalty``: float64 ``[n_heads]``.
 
@@ -260,6 +272,12 @@ def alibi_distance(n_heads: int, penalty: float = 1.0, *, convention: Any = "pre
     p = check_real(penalty, "penalty")
     if not p > 0:
         raise PosEncError(f"penalty must be > 0, got {penalty!r}")
+    m = float(slopes.min())
+    if math.isinf(float(p) / m):  # Python floats: inf, never NumPy's overflow warning
+        raise PosEncError(
+            f"penalty must keep penalty/m_h finite (the distance is float64), got {show_value(penalty)}: "
+            f"with the smallest slope m = {m!r} it overflows; expected penalty <= about {_FLOAT64_MAX * m!r}"
+        )
     return p / slopes
 
 
