@@ -44,7 +44,7 @@ class _Aside:
             _preallocate(fd, view.nbytes)
             while view.nbytes:
                 if signals.received:
-                    raise Interrupted(self.shown, signals.received[0], self.existed, kept=kept)
+                    raise Interrupted(self.shown.parent, signals.received[0], True, kept=kept)
                 view = view[os.write(fd, view[: 1 << 20]):]
             os.fchmod(fd, _mode(self.target))
             os.fsync(fd)
@@ -104,7 +104,7 @@ def write_set(files: Mapping[str | os.PathLike[str], Any], *, linger: bool = Fal
                 current.write(data, signals, kept)
                 hold("mid-set", lambda: bool(signals.received))
             if signals.received:
-                raise Interrupted(current.shown, signals.received[0], current.existed, kept=kept)
+                raise Interrupted(current.shown.parent, signals.received[0], True, kept=kept)
             for current, _ in items:
                 current.keep_old()
             for current, _ in items:
@@ -112,7 +112,8 @@ def write_set(files: Mapping[str | os.PathLike[str], Any], *, linger: bool = Fal
                 current.tmp = ""
                 renamed.append(current)
             if signals.received:  # during the renames: the new set is whole, and the signal still counts
-                raise Interrupted(current.shown, signals.received[0], True, kept=f"all {len(items)} files were written")
+                raise Interrupted(current.shown.parent, signals.received[0], True,
+                                  kept=f"all {len(items)} new files are in place")
         except Interrupted:
             raise
         except OSError as exc:

@@ -17,7 +17,7 @@ from .. import __version__, plot, seed
 from .._file_set import write_set
 from ..errors import PosEncError, show_value
 from ..seed import Case, QuizItem, bias_cases
-from ._base import add_json_option, command, emit_json, render_table
+from ._base import add_json_option, command, emit_json, folder, render_table
 from .plotting import PLOT_KINDS, render
 
 __all__: list[str] = []
@@ -209,7 +209,7 @@ def quiz_cmd(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- tour
 
 def _tour_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="posenc-tour", metavar="DIR",
+    p.add_argument("--out", type=folder, default="posenc-tour", metavar="DIR",
                    help="where the figures and the page go (default posenc-tour/); skipped without matplotlib")
 
 
