@@ -30,6 +30,7 @@ error, raised before any work.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -47,6 +48,7 @@ from ..errors import (
     check_seq_len,
 )
 from ..exact.core import split, two_prod
+from ..memory import check_size, nbytes, shape_of
 from .cos_sin import cos_sin_tables
 from .frequencies import RopeFrequencies
 
@@ -179,6 +181,13 @@ def check_xpos(xpos: Any, role: Any) -> XPos | None:
     return xpos
 
 
+def _check_factors_size(shape: tuple[int, ...] | None, r: int, dtype: np.dtype, what: str) -> None:
+    """Before any position is read: ``[..., r/2]`` factors, and the float64 exponents and products behind them."""
+    if shape is not None:
+        n = math.prod(shape)
+        check_size((*shape, r // 2), dtype, what, work=8 * nbytes((n, r // 2), np.float64) + 4 * n * 8)
+
+
 def xpos_scale(
     positions: Any, rotary_dim: int, *, xpos: XPos | None = None, role: str = "q",
     seq_len: int | None = None, dtype: Any = np.float64,
@@ -200,6 +209,7 @@ def xpos_scale(
     xp = cast(XPos, check_xpos(XPos() if xpos is None else xpos, role))
     r = check_d_model(rotary_dim, "rotary_dim")
     dt = check_dtype(dtype)
+    _check_factors_size(shape_of(positions), r, dt, "xpos_scale output")
     pos = check_positions(positions)
     n = None if seq_len is None else check_seq_len(seq_len)
     units = _centred(pos, xp, n) * (1.0 if role == "q" else -1.0)
@@ -215,6 +225,7 @@ def xpos_decay(offsets: Any, rotary_dim: int, *, xpos: XPos | None = None) -> np
     """
     xp = XPos() if xpos is None else cast(XPos, check_xpos(xpos, "q"))
     r = check_d_model(rotary_dim, "rotary_dim")
+    _check_factors_size(shape_of(offsets), r, np.dtype(np.float64), "xpos_decay output")
     off = check_positions(offsets, "offsets")
     _check_range(off, xp, r, np.dtype(np.float64), "offsets")
     return _factors(off, xp, r)

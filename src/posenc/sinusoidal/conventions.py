@@ -54,7 +54,7 @@ from ..errors import (
 )
 from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos, geometric_ladder, seed_ladder, two_sum
 from ..layout import sin_cos_views
-from ..memory import allocate
+from ..memory import allocate, check_size, nbytes, shape_of
 
 __all__ = [
     "NAMES",
@@ -116,9 +116,15 @@ class Convention:
             PosEncError: for bad positions, a ``d_model`` the convention cannot
                 take, or a bad dtype, before any work.
         """
-        p = check_positions(positions)
+        shape = shape_of(positions)
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
+        if shape is not None:  # before the positions are read: a 10**10-element view is refused at once
+            n = math.prod(shape)
+            # the positions in float64, flattened, and shifted by the origin (hi, lo): at most 6 copies
+            work = (6 if plan.origin else 2) * n * 8 + _cut_copy(plan, n, dt)
+            check_size((*shape, plan.d_model), dt, "encoding", work=work)
+        p = check_positions(positions)
         hi, lo = _shift(p.reshape(-1), plan.origin)
         out = _render(plan, dt, hi.shape[0], lambda t, s, c: fill_sincos(hi, plan.ladder, s, c, lo))
         if plan.zero_at is not None:
@@ -136,6 +142,7 @@ class Convention:
         s0, n = check_span(start, length)
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
+        check_size((n, plan.d_model), dt, "encoding", work=_cut_copy(plan, n, dt))
         a0 = s0 + plan.origin
         last = max(n - 1, 0)
         check_positions(np.array([a0, a0 + last], dtype=object), f"positions + origin ({plan.origin})")
@@ -156,6 +163,12 @@ def _shift(p: np.ndarray, origin: int) -> tuple[np.ndarray, np.ndarray | None]:
             f"positions + origin ({origin}) must satisfy |p| < 2**53, got {hi[big].flat[0]!r}"
         )
     return hi, (lo if lo.any() else None)
+
+
+def _cut_copy(plan: Plan, rows: int, dtype: np.dtype) -> int:
+    """Bytes of the full-width table an odd ``d_model`` is cut from (0 when even)."""
+    width = max(2 * len(plan.ladder), plan.d_model)
+    return nbytes((rows, width), dtype) if width > plan.d_model else 0
 
 
 def _render(plan: Plan, dtype: np.dtype, rows: int, fill: Any) -> np.ndarray:

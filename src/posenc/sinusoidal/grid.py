@@ -27,7 +27,7 @@ from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, assemble
 from ..layout import sin_cos_views
-from ..memory import allocate
+from ..memory import allocate, check_size, nbytes, shape_of
 from .conventions_nd import Block, NdPlan, resolve
 
 __all__ = ["MAX_POINTS", "diagonal_rows", "encode_nd", "grid", "render_nd"]
@@ -109,6 +109,12 @@ def encode_nd(
     [[0.8415, 0.01, 0.5403, 1.0, 0.0, 0.0, 1.0, 1.0]]
     """
     conv = resolve(convention, base=base)
+    shape = shape_of(coords)
+    if shape:  # sized before any coordinate is read
+        out = (math.prod(shape[:-1]), check_int(d_model, "d_model", minimum=1))
+        dt0 = check_dtype(dtype)
+        # the coordinates in float64 (and flattened), and the rows assemble() gathers: about one output
+        check_size(out, dt0, "encode_nd output", work=3 * math.prod(shape) * 8 + nbytes(out, dt0))
     c = check_positions(coords, "coords")
     if c.ndim == 0:
         raise PosEncError(f"coords must be [..., n] (one coordinate per axis), got the scalar {coords!r}")

@@ -16,6 +16,7 @@ from ..rope.cos_sin import rope_cos_sin
 from ..rope.frequencies import ROPE_LAYOUTS
 from ..rope.sections import Sections, check_sections
 from ._cache import compiling
+from ._memory import check_device_size
 from ._rotation import FLOATS, broadcast_rows, check_sequence_dim, rotate_pairs
 
 __all__ = ["apply_rope", "positions_from_cu_seqlens"]
@@ -36,8 +37,12 @@ def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
     cu = cu_seqlens.to(torch.long)
     lengths = cu[1:] - cu[:-1]
     if not compiling():
+        if cu.is_meta:
+            raise PosEncError("cu_seqlens on the meta device has no values: the total length is unknown")
         if int(cu[0]) != 0 or bool((lengths < 0).any()):
             raise PosEncError(f"cu_seqlens must start at 0 and never decrease, got {cu_seqlens.tolist()}"[:200])
+        total = int(cu[-1])  # the output and each token's start, int64 [total]
+        check_device_size((total,), torch.int64, "positions of cu_seqlens", cu.device, 2 * total * 8)
     starts = torch.repeat_interleave(cu[:-1], lengths)  # [total]: each token's sequence start
     return torch.arange(starts.shape[0], device=cu.device) - starts
 
