@@ -380,8 +380,8 @@ def alibi_bias(
         raise PosEncError(f"causal must be True or False, got {causal!r}")
     dt = check_dtype(dtype)
     check_placement(q, k, off, bool(causal), positions)
-    # before any position is listed; the distance terms t and the causal mask, float64 [q, k], are work
-    check_size((slopes.shape[0], q, k), dt, "ALiBi bias", work=2 * q * k * 8)
+    # before any position is listed; the distance terms t (float64 [q, k]), their product and the mask are work
+    check_size((slopes.shape[0], q, k), dt, "ALiBi bias", work=3 * q * k * 8)
     if positions is None:
         check_positions([off, off + q - 1])
         kp = np.arange(k, dtype=np.float64)
@@ -390,7 +390,7 @@ def alibi_bias(
         kp = _key_positions(positions, k)
         qp = kp[..., off:off + q]
     batch = kp.shape[:-1]
-    check_size((*batch, slopes.shape[0], q, k), dt, "ALiBi bias", work=2 * math.prod(batch) * q * k * 8)
+    check_size((*batch, slopes.shape[0], q, k), dt, "ALiBi bias", work=3 * math.prod(batch) * q * k * 8)
     lo, hi = min(kp.min(), qp.min()), max(kp.max(), qp.max())
     top = float(slopes.max()) * conv.reach(float(lo), float(hi))
     if top > float(np.finfo(dt).max):

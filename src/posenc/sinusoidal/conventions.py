@@ -142,7 +142,7 @@ class Convention:
         s0, n = check_span(start, length)
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
-        check_size((n, plan.d_model), dt, "encoding", work=_cut_copy(plan, n, dt))
+        check_size((n, plan.d_model), dt, "encoding", work=2 * n * 8 + _cut_copy(plan, n, dt))  # + a position per row
         a0 = s0 + plan.origin
         last = max(n - 1, 0)
         check_positions(np.array([a0, a0 + last], dtype=object), f"positions + origin ({plan.origin})")
