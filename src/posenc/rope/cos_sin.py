@@ -25,7 +25,7 @@ def check_axes(pos: np.ndarray, sections: Sections | None) -> None:
     n = sections.n_axes
     if pos.ndim == 0 or pos.shape[-1] != n:
         raise PosEncError(
-            f"positions for sections {sections.sizes} must be [..., {n}] (one position per axis, last), got shape "
+            f"positions for sections {sections.shown} must be [..., {n}] (one position per axis, last), got shape "
             f"{pos.shape}; Hugging Face's position_ids [{n}, b, s] become np.moveaxis(position_ids, 0, -1)"
         )
 

@@ -74,7 +74,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MAX_POSITION, PosEncError, check_int, check_real, shape_text, show_value
-from ..memory import check_size
+from ..memory import check_size, limit
 
 __all__ = ["MROPE_ADVANCES", "Text", "VisionGrid", "mrope_decode_positions", "mrope_positions"]
 
@@ -195,11 +195,14 @@ def _check_segments(segments: Any, advance: Any) -> tuple[list[Text | VisionGrid
         raise PosEncError(f"segments must be a list of Text and VisionGrid, got {show_value(segments)}")
     segs: list[Text | VisionGrid] = list(segments)
     starts, cursor, tokens, top = [], 0, 0, -1
+    room = limit() // (3 * 8)  # rows of int64 [s, 3] that fit: refused at the segment that passes it, not after all
     for k, seg in enumerate(segs):
         if not isinstance(seg, (Text, VisionGrid)):
             raise PosEncError(f"segments[{k}] must be a Text or a VisionGrid, got {show_value(seg)}")
         starts.append(cursor)
         tokens += seg.tokens
+        if tokens > room:
+            check_size((tokens, 3), np.int64, f"M-RoPE positions of segments[0 … {k}]")
         if isinstance(seg, Text):
             top = max(top, cursor + seg.n - 1) if seg.n else top
             cursor += seg.n

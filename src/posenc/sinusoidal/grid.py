@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_dtype, check_int, check_positions
+from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_positions, shape_text
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, assemble
@@ -34,6 +34,8 @@ __all__ = ["MAX_POINTS", "diagonal_rows", "encode_nd", "grid", "render_nd"]
 
 #: :func:`grid` makes at most this many points.
 MAX_POINTS = 2**31
+#: :func:`grid` takes at most this many axes: encode_nd gives each axis a (sin, cos) pair at least.
+MAX_AXES = MAX_D_MODEL // 2
 
 
 def grid(*sizes: int) -> np.ndarray:
@@ -56,17 +58,22 @@ def grid(*sizes: int) -> np.ndarray:
     """
     if not sizes:
         raise PosEncError("grid needs at least one size, e.g. grid(h, w)")
+    if len(sizes) > MAX_AXES:
+        raise PosEncError(f"grid takes at most {MAX_AXES} axes (encode_nd gives each axis 2 channels or more, "
+                          f"of at most {MAX_D_MODEL}), got {len(sizes)}")
     ns = tuple(check_int(s, f"size of axis {k}", minimum=0) for k, s in enumerate(sizes))
     total = math.prod(ns)
     if total > MAX_POINTS:
-        raise PosEncError(f"grid{ns} has {total} points; at most 2**31 = {MAX_POINTS}")
+        raise PosEncError(f"grid{shape_text(ns)} has {total} points; at most 2**31 = {MAX_POINTS}")
     n = len(ns)
-    out = allocate((*ns, n), np.int64, "grid coordinates")
-    for k, size in enumerate(ns):
-        shape = [1] * n
-        shape[k] = size
-        out[..., k] = np.arange(size, dtype=np.int64).reshape(shape)
-    return out.reshape(total, n)
+    check_size((total, n), np.int64, "grid coordinates", work=2 * total * 8)
+    out = allocate((total, n), np.int64, "grid coordinates")
+    index = np.arange(total, dtype=np.int64)
+    stride = total
+    for k, size in enumerate(ns):  # flat, column by column: any number of axes (an [*sizes, n] array has n + 1)
+        stride //= max(size, 1)
+        out[:, k] = index // max(stride, 1) % max(size, 1)
+    return out
 
 
 def encode_nd(

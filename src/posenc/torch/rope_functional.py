@@ -101,7 +101,7 @@ def _check_positions(pos: np.ndarray, x: torch.Tensor, s: int, sec: Sections | N
     if sec is None and (pos.ndim not in (1, 2) or pos.shape[-1] != s):
         raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {pos.shape}")
     if sec is not None and (pos.ndim not in (2, 3) or pos.shape[-2:] != (s, sec.n_axes)):
-        raise PosEncError(f"positions for sections {sec.sizes} must be [s, {sec.n_axes}] or [b, s, {sec.n_axes}] "
+        raise PosEncError(f"positions for sections {sec.shown} must be [s, {sec.n_axes}] or [b, s, {sec.n_axes}] "
                           f"with s = {s}, got shape {pos.shape}")
     batch_ndim = 2 if sec is None else 3
     if pos.ndim == batch_ndim and (x.dim() < 4 or pos.shape[0] not in (1, x.shape[-4])):
