@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import posenc._early as early
 import posenc._files as files
 from cli_helpers import run
 from posenc.errors import PosEncError
@@ -46,7 +45,7 @@ def _names(folder: Path) -> list[str]:
 
 def _held(argv: list[str], stage: str, marker: Path, sig: int) -> tuple[int, str, str, str]:
     """Run ARGV, wait until it says it is at STAGE, send SIG: (exit status, stdout, stderr, the marker's text)."""
-    env = dict(os.environ, **{early.HOLD_AT_ENV: f"{stage}:{marker}"})
+    env = dict(os.environ, POSENC_TEST_HOLD_AT=f"{stage}:{marker}")  # posenc._early.HOLD_AT_ENV
     env.pop(files.HOLD_ENV, None)
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120  # a bound against a hang, not a timing: the child waits for us

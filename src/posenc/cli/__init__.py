@@ -12,7 +12,8 @@ Each subcommand lives in the module of its group and registers itself in
 
 Exit status: 0 ok, 1 a failed check (``examples``, ``quiz``, ``shift``,
 ``context --check``), 2 bad input (one ``posenc: error: ...`` line on
-stderr, no traceback).
+stderr, no traceback), 130 for SIGINT and 143 for SIGTERM at any moment
+(one line too: :mod:`posenc._early`).
 """
 
 from __future__ import annotations
