@@ -28,7 +28,7 @@ from typing import Any
 __all__ = ["EXIT_STATUS", "Terminated", "exit_phase", "guard", "guarded", "hold", "is_command", "mute", "run_phase"]
 
 #: 128 + the signal's number, as a shell reports a process ended by it.
-EXIT_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT_STATUS: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 #: Set by the fault tests only: ``STAGE:MARKER`` makes the command create MARKER at STAGE
 #: (``import``, ``before-write``, ``after-write``, ``mid-set``) and wait (at most a minute) for a signal.

@@ -74,7 +74,7 @@ class _Aside:
                 _discard(-1, name)
 
 
-def write_set(files: Mapping[str | os.PathLike[str], Any], *, linger: bool = False) -> None:
+def write_set(files: Mapping[Path, Any], *, linger: bool = False) -> None:
     """Write every file of ``files`` (path -> bytes) or none of them.
 
     Args:

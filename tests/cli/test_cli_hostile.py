@@ -107,7 +107,8 @@ def test_sigint_mid_tour_keeps_the_old_set(tmp_path):
     argv = [sys.executable, "-m", "posenc", "tour", "--out", str(folder)]
     code, _, err, _ = _held(argv, "mid-set", tmp_path / "m", signal.SIGINT)  # the first figure is aside
     assert code == 130
-    assert _one_line(err) == f"posenc: error: interrupted by SIGINT while writing {folder}; nothing in {folder} was changed\n"
+    assert _one_line(err) == (f"posenc: error: interrupted by SIGINT while writing {folder}; "
+                              f"nothing in {folder} was changed\n")
     assert {name: (folder / name).read_bytes() for name in _names(folder)} == old  # and no temporary
 
 

@@ -118,10 +118,10 @@ def encode_nd(
     conv = resolve(convention, base=base)
     shape = shape_of(coords)
     if shape:  # sized before any coordinate is read
-        out = (math.prod(shape[:-1]), check_int(d_model, "d_model", minimum=1))
+        rows = (math.prod(shape[:-1]), check_int(d_model, "d_model", minimum=1))
         dt0 = check_dtype(dtype)
         # the coordinates in float64 (and flattened), and the rows assemble() gathers: about one output
-        check_size(out, dt0, "encode_nd output", work=3 * math.prod(shape) * 8 + nbytes(out, dt0))
+        check_size(rows, dt0, "encode_nd output", work=3 * math.prod(shape) * 8 + nbytes(rows, dt0))
     c = check_positions(coords, "coords")
     if c.ndim == 0:
         raise PosEncError(f"coords must be [..., n] (one coordinate per axis), got the scalar {coords!r}")
