@@ -17,8 +17,8 @@ from ..errors import (
     check_seq_len,
 )
 from ..layout import sin_cos_views
-from ..memory import nbytes, shape_of
-from .cos_sin import check_axes, check_rows, cos_sin_tables, default_seq_len
+from ..memory import check_size, nbytes, shape_of
+from .cos_sin import check_axes, cos_sin_tables, default_seq_len, tables_work
 from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims, check_scaling, rope_frequencies
 from .sections import Sections, check_sections
 from .xpos import check_xpos, xpos_cos_sin
@@ -92,9 +92,11 @@ def apply_rope(
     arr = _check_x(x)
     h, r = check_dims(arr.shape[-1], rotary_dim)
     ct = np.dtype(np.float64) if arr.dtype == np.float64 else np.dtype(np.float32)
-    # the output, x's rotated halves in the math dtype, and their products (rotate); xPos's q and k factors
-    check_rows(shape_of(positions), r, ct, arr.nbytes + 2 * nbytes(arr.shape, ct)
-               + (0 if xpos is None else 2 * nbytes((math.prod(arr.shape[:-1]), r), np.float64)), "rotation tables")
+    shape = shape_of(positions)
+    if shape is not None:  # before the positions are read: the tables, x's halves in ct and their products
+        xp_work = 0 if xpos is None else 2 * nbytes((math.prod(arr.shape[:-1]), r), np.float64)  # q, k factors
+        check_size(arr.shape, arr.dtype, "apply_rope output",
+                   work=tables_work(shape, r, ct) + 2 * nbytes(arr.shape, ct) + xp_work)
     lay = check_layout(layout, ROPE_LAYOUTS)
     pos = check_positions(positions)
     sec = check_sections(sections, section_layout, ladder)

@@ -30,17 +30,15 @@ def check_axes(pos: np.ndarray, sections: Sections | None) -> None:
         )
 
 
-def check_rows(shape: tuple[int, ...] | None, rotary_dim: int, dtype: np.dtype, work: int, what: str) -> None:
-    """Before the positions are read: the (cos, sin) rows of ``shape`` positions, with their working arrays.
+def tables_work(shape: tuple[int, ...], rotary_dim: int, dtype: np.dtype) -> int:
+    """Bytes of the (cos, sin) tables of ``shape`` positions in ``dtype`` and what they are made with.
 
-    The positions in float64 (three copies at most: converted, flattened, listed) and the float64 table an
-    attention factor multiplies count as work; :func:`cos_sin_tables` checks again, exactly, once the
-    frequencies are known.
+    The positions in float64 (three copies at most: converted, flattened,
+    listed) and the float64 table an attention factor multiplies;
+    :func:`cos_sin_tables` checks again, exactly, once the frequencies are known.
     """
-    if shape is None:
-        return
     rows = math.prod(shape)
-    check_size((rows, rotary_dim), dtype, what, work=work + 3 * rows * 8 + nbytes((rows, rotary_dim), np.float64))
+    return nbytes((rows, rotary_dim), dtype) + 3 * rows * 8 + nbytes((rows, rotary_dim), np.float64)
 
 
 def default_seq_len(scaling: Any, pos: np.ndarray) -> int | None:
@@ -164,7 +162,10 @@ def rope_cos_sin(
     """
     _, r = check_dims(head_dim, rotary_dim)
     dt = check_dtype(dtype)
-    check_rows(shape_of(positions), r, dt, 0, "cos and sin tables")
+    shape = shape_of(positions)
+    if shape is not None:  # before the positions are read: the cos table named, the sin table and the rest work
+        rows = (math.prod(shape), r // 2)
+        check_size(rows, dt, "cos table", work=tables_work(shape, r, dt) - nbytes(rows, dt))
     pos = check_positions(positions)
     check_scaling(scaling)
     sec = check_sections(sections, section_layout, ladder)

@@ -201,8 +201,6 @@ def _check_segments(segments: Any, advance: Any) -> tuple[list[Text | VisionGrid
             raise PosEncError(f"segments[{k}] must be a Text or a VisionGrid, got {show_value(seg)}")
         starts.append(cursor)
         tokens += seg.tokens
-        if tokens > room:
-            check_size((tokens, 3), np.int64, f"M-RoPE positions of segments[0 … {k}]")
         if isinstance(seg, Text):
             top = max(top, cursor + seg.n - 1) if seg.n else top
             cursor += seg.n
@@ -212,6 +210,8 @@ def _check_segments(segments: Any, advance: Any) -> tuple[list[Text | VisionGrid
         if top >= MAX_POSITION:  # float64 holds every integer below 2**53: beyond, a position would mean another
             raise PosEncError(f"segments reach position {top} at segments[{k}], past 2**53 − 1 (positions "
                               f"must be exact in float64); got {show_value(seg)}")
+        if tokens > room:
+            check_size((tokens, 3), np.int64, f"M-RoPE positions of segments[0 … {k}]")
     if tokens == 0:
         raise PosEncError(f"segments must hold at least one token, got {show_value(segments)}")
     check_size((tokens, 3), np.int64, "M-RoPE positions of these segments")

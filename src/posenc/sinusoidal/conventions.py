@@ -96,6 +96,12 @@ class Plan:
     origin: int = 0
     zero_at: int | None = None
 
+    def check_size(self, shape: tuple[int, ...], dtype: np.dtype, per_row: int) -> None:
+        """Refuse rows at ``shape`` positions before any work: ``per_row`` bytes each, an odd d_model's wider table."""
+        n, width = math.prod(shape), max(2 * len(self.ladder), self.d_model)
+        cut = nbytes((n, width), dtype) if width > self.d_model else 0
+        check_size((*shape, self.d_model), dtype, "encoding", work=n * per_row + cut)
+
 
 class Convention:
     """Base of the presets: turns a :class:`Plan` into values.
@@ -119,11 +125,8 @@ class Convention:
         shape = shape_of(positions)
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
-        if shape is not None:  # before the positions are read: a 10**10-element view is refused at once
-            n = math.prod(shape)
-            # the positions in float64, flattened, and shifted by the origin (hi, lo): at most 6 copies
-            work = (6 if plan.origin else 2) * n * 8 + _cut_copy(plan, n, dt)
-            check_size((*shape, plan.d_model), dt, "encoding", work=work)
+        if shape is not None:  # before the positions are read (a 10**10 view at once): float64 copies, hi and lo
+            plan.check_size(shape, dt, (6 if plan.origin else 2) * 8)
         p = check_positions(positions)
         hi, lo = _shift(p.reshape(-1), plan.origin)
         out = _render(plan, dt, hi.shape[0], lambda t, s, c: fill_sincos(hi, plan.ladder, s, c, lo))
@@ -142,10 +145,9 @@ class Convention:
         s0, n = check_span(start, length)
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
-        check_size((n, plan.d_model), dt, "encoding", work=2 * n * 8 + _cut_copy(plan, n, dt))  # + a position per row
+        plan.check_size((n,), dt, 2 * 8)
         a0 = s0 + plan.origin
-        last = max(n - 1, 0)
-        check_positions(np.array([a0, a0 + last], dtype=object), f"positions + origin ({plan.origin})")
+        check_positions(np.array([a0, a0 + max(n - 1, 0)], dtype=object), f"positions + origin ({plan.origin})")
         out = _render(plan, dt, n, lambda t, s, c: fill_range(a0, n, plan.ladder, t, plan.layout))
         if plan.zero_at is not None and a0 <= plan.zero_at < a0 + n:
             out[plan.zero_at - a0] = 0
@@ -165,12 +167,6 @@ def _shift(p: np.ndarray, origin: int) -> tuple[np.ndarray, np.ndarray | None]:
     return hi, (lo if lo.any() else None)
 
 
-def _cut_copy(plan: Plan, rows: int, dtype: np.dtype) -> int:
-    """Bytes of the full-width table an odd ``d_model`` is cut from (0 when even)."""
-    width = max(2 * len(plan.ladder), plan.d_model)
-    return nbytes((rows, width), dtype) if width > plan.d_model else 0
-
-
 def _render(plan: Plan, dtype: np.dtype, rows: int, fill: Any) -> np.ndarray:
     n = len(plan.ladder)
     width = max(2 * n, plan.d_model)
@@ -181,10 +177,6 @@ def _render(plan: Plan, dtype: np.dtype, rows: int, fill: Any) -> np.ndarray:
         # odd d_model in keras / positional-encodings / Marian: the last cosine is cut
         out = np.ascontiguousarray(out[:, : plan.d_model])
     return out
-
-
-def _check_channels(d_model: Any) -> int:
-    return check_channels(d_model)
 
 
 @dataclass(frozen=True)
@@ -267,7 +259,7 @@ class Tensor2Tensor(Convention):
             )
 
     def plan(self, d_model: Any) -> Plan:
-        d = _check_channels(d_model)
+        d = check_channels(d_model)
         lad = _t2t_ladder(d // 2, self.min_timescale, self.max_timescale)
         return Plan(lad, "split", d, origin=self.start_index)
 
@@ -302,7 +294,7 @@ class Fairseq(Convention):
                                                           maximum=int(MAX_POSITION) - 2))
 
     def plan(self, d_model: Any) -> Plan:
-        d = _check_channels(d_model)
+        d = check_channels(d_model)
         h = d // 2
         if h == 1:
             raise PosEncError(
@@ -329,7 +321,7 @@ class HFMarian(Convention):
     name: ClassVar[str] = "hf-marian"
 
     def plan(self, d_model: Any) -> Plan:
-        d = _check_channels(d_model)
+        d = check_channels(d_model)
         return Plan(geometric_ladder((d + 1) // 2, 10000.0, Fraction(d, 2)), "split", d)
 
 
@@ -352,7 +344,7 @@ class Keras(Convention):
         object.__setattr__(self, "max_wavelength", check_base(self.max_wavelength, "max_wavelength"))
 
     def plan(self, d_model: Any) -> Plan:
-        d = _check_channels(d_model)
+        d = check_channels(d_model)
         return Plan(geometric_ladder((d + 1) // 2, self.max_wavelength, Fraction(d, 2)), "interleaved", d)
 
 
@@ -370,7 +362,7 @@ class PositionalEncodings(Convention):
     name: ClassVar[str] = "positional-encodings"
 
     def plan(self, d_model: Any) -> Plan:
-        d = _check_channels(d_model)
+        d = check_channels(d_model)
         n = (d + 1) // 2
         return Plan(geometric_ladder(n, 10000.0, Fraction(n)), "interleaved", d)
 
