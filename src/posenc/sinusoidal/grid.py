@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_positions, shape_text
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
@@ -38,6 +39,7 @@ MAX_POINTS = 2**31
 MAX_AXES = MAX_D_MODEL // 2
 
 
+@outside_compile("grid")
 def grid(*sizes: int) -> np.ndarray:
     """The integer coordinates of every point of an n-D grid, in C order.
 
@@ -76,6 +78,7 @@ def grid(*sizes: int) -> np.ndarray:
     return out
 
 
+@outside_compile("encode_nd")
 def encode_nd(
     coords: Any,
     d_model: int,

@@ -43,10 +43,18 @@ def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
             raise PosEncError(f"cu_seqlens must start at 0 and never decrease, got {cu_seqlens.tolist()}"[:200])
         total = int(cu[-1])  # the output and each token's start, int64 [total]
         check_device_size((total,), torch.int64, "positions of cu_seqlens", cu.device, 2 * total * 8)
+    else:  # no sync in a graph: the same check, asserted on the device
+        torch._assert_async((cu[0] == 0) & (lengths >= 0).all(),
+                            "posenc.torch.positions_from_cu_seqlens: cu_seqlens must start at 0 and never decrease")
     starts = torch.repeat_interleave(cu[:-1], lengths)  # [total]: each token's sequence start
     return torch.arange(starts.shape[0], device=cu.device) - starts
 
 
+
+@torch.compiler.disable(reason=(
+    "posenc.torch.apply_rope computes its cos/sin in NumPy on the host at every call, which torch.compile "
+    "cannot trace: inside a compiled model use posenc.torch.RotaryEmbedding (cached rows, one graph), "
+    "or compile with fullgraph=False"))
 def apply_rope(
     x: torch.Tensor,
     positions: Any,
