@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import PosEncError, shape_text
 
-__all__ = ["allocate", "check_size", "format_bytes", "limit", "nbytes", "shape_of"]
+__all__ = ["allocate", "check_rows", "check_size", "format_bytes", "limit", "nbytes", "shape_of"]
 
 
 def format_bytes(n: float) -> str:
@@ -99,6 +99,17 @@ def check_size(shape: Sequence[int], dtype: Any, what: str, *, work: int = 0, ha
             f"{what} of shape {shape_text(shape)} in {np.dtype(dtype)} needs {format_bytes(out)}{extra}, "
             f"more than this machine's {format_bytes(have)} of memory"
         )
+
+
+def check_rows(shape: Sequence[int], widths: tuple[int, int], dtype: Any, what: str, per_row: int) -> None:
+    """:func:`check_size` for rows at ``shape`` positions, ``widths`` = (channels computed, channels kept).
+
+    A row computed wider than it is kept (an odd ``d_model`` cut from an even
+    table) holds the wider table as work; ``per_row`` bytes of work go with each row.
+    """
+    n, (computed, kept) = math.prod(int(v) for v in shape), widths
+    cut = nbytes((n, computed), dtype) if computed > kept else 0
+    check_size((*shape, kept), dtype, what, work=n * per_row + cut)
 
 
 def allocate(shape: Sequence[int], dtype: Any, what: str, *, zeros: bool = False) -> np.ndarray:

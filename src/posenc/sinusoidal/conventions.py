@@ -54,7 +54,7 @@ from ..errors import (
 )
 from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos, geometric_ladder, seed_ladder, two_sum
 from ..layout import sin_cos_views
-from ..memory import allocate, check_size, nbytes, shape_of
+from ..memory import allocate, check_rows, shape_of
 
 __all__ = [
     "NAMES",
@@ -96,12 +96,6 @@ class Plan:
     origin: int = 0
     zero_at: int | None = None
 
-    def check_size(self, shape: tuple[int, ...], dtype: np.dtype, per_row: int) -> None:
-        """Refuse rows at ``shape`` positions before any work: ``per_row`` bytes each, an odd d_model's wider table."""
-        n, width = math.prod(shape), max(2 * len(self.ladder), self.d_model)
-        cut = nbytes((n, width), dtype) if width > self.d_model else 0
-        check_size((*shape, self.d_model), dtype, "encoding", work=n * per_row + cut)
-
 
 class Convention:
     """Base of the presets: turns a :class:`Plan` into values (subclasses: frozen dataclasses with :meth:`plan`)."""
@@ -124,7 +118,7 @@ class Convention:
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
         if shape is not None:  # before the positions are read (a 10**10 view at once): float64 copies, hi and lo
-            plan.check_size(shape, dt, (6 if plan.origin else 2) * 8)
+            check_rows(shape, (2 * len(plan.ladder), plan.d_model), dt, "encoding", (6 if plan.origin else 2) * 8)
         p = check_positions(positions)
         hi, lo = _shift(p.reshape(-1), plan.origin)
         out = _render(plan, dt, hi.shape[0], lambda t, s, c: fill_sincos(hi, plan.ladder, s, c, lo))
@@ -144,7 +138,7 @@ class Convention:
         s0, n = check_span(start, length)
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
-        plan.check_size((n,), dt, 2 * 8)
+        check_rows((n,), (2 * len(plan.ladder), plan.d_model), dt, "encoding", 2 * 8)
         a0 = s0 + plan.origin
         check_positions(np.array([a0, a0 + max(n - 1, 0)], dtype=object), f"positions + origin ({plan.origin})")
         out = _render(plan, dt, n, lambda t, s, c: fill_range(a0, n, plan.ladder, t, plan.layout))
