@@ -1,0 +1,85 @@
+"""Exact rows inside the traced program: the 32-bit path of :mod:`posenc.exact.fixed` on ``jax.numpy``.
+
+Everything here runs on int32/uint32 values (no float64, no dot), so the rows
+are the NumPy core's float32 rows bit for bit with ``jax_enable_x64`` off, on
+CPU, GPU or TPU, inside ``jit``, ``vmap``, ``grad`` and ``shard_map``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..errors import PosEncError
+from ..exact.fixed import FixedLadder, fixed_ladder, scale_words
+from ..exact.fixed_phase import phase_of_floats, phase_of_integers
+from ..exact.fixed_sincos import Ops, sincos_f32
+from ..exact.ladder import Ladder
+
+__all__ = ["JAX_OPS", "check_traced_positions", "sincos_rows"]
+
+JAX_OPS = Ops(
+    jnp,
+    jax.lax.clz,
+    lambda b: jax.lax.bitcast_convert_type(b, jnp.float32),
+    lambda t: jax.lax.bitcast_convert_type(t.astype(jnp.float32), jnp.uint32),
+)
+
+#: float positions at or beyond this magnitude (or NaN) give NaN rows: the exact range of the 32-bit path.
+FLOAT_LIMIT = 2.0**31
+
+
+def check_traced_positions(positions: Any, name: str = "positions") -> jax.Array:
+    """positions as an int32 or float32 array; what is static (dtype, rank) is checked here, values never.
+
+    Integer positions are read as int32 (every int32 is in range); float
+    positions as float32 (|t| < 2**31, else NaN rows).
+    """
+    arr = positions if isinstance(positions, jax.Array) else jnp.asarray(positions)
+    kind = np.dtype(arr.dtype).kind
+    if kind in "iu":
+        if np.dtype(arr.dtype).itemsize > 4 or (kind == "u" and np.dtype(arr.dtype).itemsize == 4):
+            raise PosEncError(f"{name} must be int32 (or narrower), got {arr.dtype}")
+        return arr.astype(jnp.int32)
+    if kind == "f":
+        return arr.astype(jnp.float32)
+    raise PosEncError(f"{name} must be integers or floats, got dtype {arr.dtype}")
+
+
+def sincos_rows(
+    positions: jax.Array, ladder: Ladder, factor: float = 1.0, *, origin: int = 0, pair_axes: Any = None
+) -> tuple[jax.Array, jax.Array]:
+    """sin and cos of (p + origin)·ω_i times ``factor``, float32 ``[..., n]`` each, exact.
+
+    Args:
+        positions: int32 or float32 ``[...]`` (checked by :func:`check_traced_positions`);
+            with ``pair_axes``, ``[..., n_axes]``.
+        ladder: the frequencies (static).
+        factor: a static multiplier (RoPE's attention factor), rounded in once.
+        origin: a static integer added to every position, exactly.
+        pair_axes: int ``[n]``, the position axis of each pair (multi-axis RoPE), or None.
+    """
+    fixed: FixedLadder = fixed_ladder(ladder)
+    if pair_axes is None:
+        p = positions[..., None]
+    else:
+        p = jnp.take(positions, jnp.asarray(np.asarray(pair_axes, dtype=np.int32)), axis=-1)
+    if p.dtype == jnp.int32:
+        phase = phase_of_integers(JAX_OPS, p, fixed, origin)
+    else:
+        phase = phase_of_floats(JAX_OPS, p, fixed, origin)
+    sin, cos = sincos_f32(JAX_OPS, phase, None if factor == 1.0 else scale_words(factor))
+    if p.dtype != jnp.int32:
+        bad = ~(jnp.abs(p) < FLOAT_LIMIT)  # NaN too
+        sin = jnp.where(bad, jnp.nan, sin)
+        cos = jnp.where(bad, jnp.nan, cos)
+    return sin, cos
+
+
+def check_static(value: Any, name: str) -> None:
+    """A value that sets shapes or constants must be known at trace time."""
+    if isinstance(value, jax.core.Tracer):
+        raise PosEncError(f"{name} must be a static Python value (it sets the graph's constants), got a tracer")
