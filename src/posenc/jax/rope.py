@@ -105,7 +105,7 @@ def rope_cos_sin(
 
     >>> import jax
     >>> c, s = jax.jit(lambda p: rope_cos_sin(p, 4, base=100.0))(jnp.array([0, 1000]))
-    >>> np.asarray(c).round(5).tolist()
+    >>> np.asarray(c, np.float64).round(5).tolist()
     [[1.0, 1.0], [0.56238, 0.86232]]
     """
     dt = _out_dtype(dtype)
@@ -172,7 +172,7 @@ def apply_rope(
         x rotated, same shape and dtype; float32 math, rounded once.
 
     >>> q = jnp.array([[1.0, 0.0, 0.0, 0.0]])        # [s=1, h_d=4]
-    >>> np.asarray(apply_rope(q, jnp.array([2]), base=100.0, layout="interleaved")).round(4).tolist()
+    >>> np.asarray(apply_rope(q, jnp.array([2]), base=100.0, layout="interleaved"), np.float64).round(4).tolist()
     [[-0.4161, 0.9093, 0.0, 0.0]]
     """
     arr = _check_x(x)
