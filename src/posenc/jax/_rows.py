@@ -33,12 +33,31 @@ FLOAT_LIMIT = 2.0**31
 
 
 def check_traced_positions(positions: Any, name: str = "positions") -> jax.Array:
-    """positions as an int32 or float32 array; what is static (dtype, rank) is checked here, values never.
+    """positions as an int32 or float32 array; static checks only on a traced value, every check on a concrete one.
 
-    Integer positions are read as int32 (every int32 is in range); float
-    positions as float32 (|t| < 2**31, else NaN rows).
+    Integer positions are int32 (every int32 is in range); float positions
+    float32 (|t| < 2**31, else NaN rows). A NumPy or Python value is checked
+    here: an integer outside int32, or a float that float32 does not hold
+    exactly, is refused rather than silently moved.
     """
-    arr = positions if isinstance(positions, jax.Array) else jnp.asarray(positions)
+    if isinstance(positions, jax.Array):
+        arr = positions
+    else:
+        host = np.asarray(positions)
+        if host.dtype.kind in "iu" and host.size and (host.min() < -(2**31) or host.max() >= 2**31):
+            raise PosEncError(f"{name} must fit int32 (JAX without x64), got values up to {host.max()}")
+        if host.dtype.kind == "f":
+            if not np.isfinite(host).all() or (np.abs(host) >= 2.0**31).any():
+                raise PosEncError(f"{name} must be finite with |p| < 2**31")
+            if host.dtype.itemsize > 4 and not np.array_equal(host.astype(np.float32), host):
+                raise PosEncError(
+                    f"{name} must be float32 values (JAX without x64 holds no float64): a float64 position "
+                    "would be rounded before any encoding; pass integers, or float32 values"
+                )
+            host = host.astype(np.float32)
+        elif host.dtype.kind in "iu":
+            host = host.astype(np.int32)
+        arr = jnp.asarray(host)
     kind = np.dtype(arr.dtype).kind
     if kind in "iu":
         if np.dtype(arr.dtype).itemsize > 4 or (kind == "u" and np.dtype(arr.dtype).itemsize == 4):
@@ -77,9 +96,3 @@ def sincos_rows(
         sin = jnp.where(bad, jnp.nan, sin)
         cos = jnp.where(bad, jnp.nan, cos)
     return sin, cos
-
-
-def check_static(value: Any, name: str) -> None:
-    """A value that sets shapes or constants must be known at trace time."""
-    if isinstance(value, jax.core.Tracer):
-        raise PosEncError(f"{name} must be a static Python value (it sets the graph's constants), got a tracer")
