@@ -19,7 +19,7 @@ import numpy as np
 
 from .fixed import COS_COEFFS, PI_4, SIN_COEFFS
 
-__all__ = ["NUMPY_OPS", "Ops", "mulhi", "round_f32", "sincos_bits", "sincos_f32"]
+__all__ = ["NUMPY_OPS", "Ops", "Pair", "mulhi", "round_f32", "shift_up", "sincos_bits", "sincos_f32"]
 
 M16 = 0xFFFF
 Pair = tuple[Any, Any]
@@ -148,11 +148,11 @@ def scale(m: Pair, e: Any, factor: tuple[int, int, int] | None, o: Ops) -> tuple
     """(m, e) times a static factor (:func:`posenc.exact.fixed.scale_words`), m first normalised."""
     if factor is None:
         return m, e
-    m, s = _shift_up(o, m)
+    m, s = shift_up(o, m)
     return mulhi(m, _const(o, factor[:2])), e - s + (factor[2] % (1 << 32))  # wraps like the rest
 
 
-def _shift_up(o: Ops, m: Pair) -> tuple[Pair, Any]:
+def shift_up(o: Ops, m: Pair) -> tuple[Pair, Any]:
     """m shifted left until its top bit is set, and the shift (m != 0)."""
     xp = o.xp
     s = xp.where(m[0] != 0, o.clz(m[0]), 32 + o.clz(m[1]))
@@ -167,7 +167,7 @@ def _shift_up(o: Ops, m: Pair) -> tuple[Pair, Any]:
 def round_f32(o: Ops, m: Pair, e: Any) -> Any:
     """The float32 bits nearest (ties to even) to (h·2**32 + l)·2**(e − 64); 0 for m = 0 (normal range only)."""
     xp = o.xp
-    (h, l), s = _shift_up(o, m)
+    (h, l), s = shift_up(o, m)
     top = h >> 8
     rb = (h >> 7) & 1
     sticky = o.u32(((h & 0x7F) | l) != 0)

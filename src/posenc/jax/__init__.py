@@ -17,6 +17,9 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError("posenc.jax needs JAX, which is not installed: pip install 'posenc[jax]'") from exc
 
+from .bias import alibi_bias, t5_bias, t5_bucket
 from .rope import apply_rope, frequencies, rope_cos_sin, rotate
+from .sinusoidal import encode, table
 
-__all__ = ["apply_rope", "frequencies", "rope_cos_sin", "rotate"]
+__all__ = ["alibi_bias", "apply_rope", "encode", "frequencies", "rope_cos_sin", "rotate", "t5_bias", "t5_bucket",
+           "table"]
