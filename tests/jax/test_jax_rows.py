@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import jax
 import jax.extend
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jax
 import posenc
 import posenc.jax as pj
 

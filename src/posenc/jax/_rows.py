@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+
+import jax
 
 from ..errors import PosEncError
 from ..exact.fixed import FixedLadder, fixed_ladder, scale_words

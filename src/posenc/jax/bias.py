@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+
+import jax
 
 from ..bias import alibi_bias as np_alibi_bias
 from ..bias import alibi_slopes, t5_bucket_edges

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+
+import jax
 
 from ..errors import PosEncError, check_layout, check_seq_len
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, check_dims, check_scaling, rope_frequencies

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+
+import jax
 
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import resolve
