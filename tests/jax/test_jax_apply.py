@@ -88,7 +88,7 @@ def test_export_round_trips_with_the_same_bits():
     back = export.deserialize(exported.serialize())
     got = back.call(pos)
     want = posenc.rope_cos_sin(pos.astype(np.int64), 64, scaling=posenc.Llama3(8.0, 1.0, 4.0, 8192))
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert np.array_equal(np.asarray(g).view(np.uint32), w.view(np.uint32))
 
 

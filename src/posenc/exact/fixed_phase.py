@@ -131,5 +131,5 @@ def phase_of_floats(o: Any, t: Any, fixed: FixedLadder, origin: int = 0) -> Word
     f = _fraction_shifted(o, frac_m, o.u32(k), fixed)
     zero = xp.zeros_like(b)
     back = sub128(o, (zero, zero, zero, zero), f)  # a negative t turns the other way
-    f = tuple(xp.where(neg, x, y) for x, y in zip(back, f, strict=False))
+    f = tuple(xp.where(neg, x, y) for x, y in zip(back, f, strict=True))
     return add128(o, phase_of_integers(o, whole, fixed, origin), f)

@@ -90,7 +90,7 @@ def _fold(o: Ops, f: tuple[Any, Any, Any, Any]) -> tuple[Any, Any, tuple[Any, An
     b1 = b2 & o.u32(n1 == 0)
     n0 = (~g[0]) + b1
     flip = half == 1
-    y = tuple(xp.where(flip, n, w) for n, w in zip((n0, n1, n2, n3), g, strict=False))
+    y = tuple(xp.where(flip, n, w) for n, w in zip((n0, n1, n2, n3), g, strict=True))
     return q, half, y
 
 
