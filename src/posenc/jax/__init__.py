@@ -21,5 +21,15 @@ from .bias import alibi_bias, t5_bias, t5_bucket
 from .rope import apply_rope, frequencies, rope_cos_sin, rotate
 from .sinusoidal import encode, table
 
-__all__ = ["alibi_bias", "apply_rope", "encode", "frequencies", "rope_cos_sin", "rotate", "t5_bias", "t5_bucket",
+
+def __getattr__(name: str) -> object:
+    # the Flax modules load flax (a second, slower import) only when asked for
+    if name in ("RotaryEmbedding", "SinusoidalEmbedding"):
+        from . import modules
+
+        return getattr(modules, name)
+    raise AttributeError(f"module 'posenc.jax' has no attribute {name!r}")
+
+
+__all__ = ["RotaryEmbedding", "SinusoidalEmbedding", "alibi_bias", "apply_rope", "encode", "frequencies", "rope_cos_sin", "rotate", "t5_bias", "t5_bucket",
            "table"]
