@@ -5,12 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import nnx
 
+import jax
 import posenc
 import posenc.jax as pj
 

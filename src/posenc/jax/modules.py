@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 from flax import nnx
+
+import jax
 
 from ..errors import PosEncError, check_layout
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, check_dims
