@@ -31,5 +31,5 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'posenc.jax' has no attribute {name!r}")
 
 
-__all__ = ["RotaryEmbedding", "SinusoidalEmbedding", "alibi_bias", "apply_rope", "encode", "frequencies", "rope_cos_sin", "rotate", "t5_bias", "t5_bucket",
-           "table"]
+__all__ = ["RotaryEmbedding", "SinusoidalEmbedding", "alibi_bias", "apply_rope", "encode", "frequencies",
+           "rope_cos_sin", "rotate", "t5_bias", "t5_bucket", "table"]

@@ -97,3 +97,21 @@ def sincos_rows(
         sin = jnp.where(bad, jnp.nan, sin)
         cos = jnp.where(bad, jnp.nan, cos)
     return sin, cos
+
+
+def computed_once(build: Any, positions: jax.Array) -> Any:
+    """``build(positions)``, computed once and kept, for a program that reads the rows many times.
+
+    XLA fuses an elementwise producer into each of its consumers: the row
+    builder (a few hundred integer operations per value) would be recomputed
+    for every head of q and k. ``optimization_barrier`` does not stop that on
+    the CPU (it is expanded before fusion); the two branches of a
+    conditional on a runtime predicate are separate computations, so the rows
+    are built once there and read from memory. Both branches are the same
+    function: whichever runs, the rows are the same.
+    """
+    if positions.size == 0:
+        return build(positions)
+    flat = positions.reshape(-1)
+    pred = flat[0] == flat[0]  # a runtime predicate (False only for a NaN position, and then the same rows)
+    return jax.lax.cond(pred, build, build, positions)

@@ -27,7 +27,7 @@ from ..sinusoidal import encode_nd, grid
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import Keras, Tensor2Tensor
 from ..sinusoidal.conventions_nd import BigVision
-from ._rows import check_traced_positions, sincos_rows
+from ._rows import check_traced_positions, computed_once, sincos_rows
 from .rope import apply_rope, frequencies, rotate
 from .sinusoidal import encode
 
@@ -52,12 +52,11 @@ def _fraction(value: float, name: str) -> Fraction:
 def _rotate_ladder(x: jax.Array, positions: Any, ladder: Any, pairs: int, layout: str) -> jax.Array:
     """x ``[B, S, N, H]`` rotated by the ladder's angles on its first pairs, pairs beyond left still (angle 0)."""
     pos = check_traced_positions(positions)
-    sin, cos = sincos_rows(pos, ladder)  # [B, S, n]
+    sin, cos = computed_once(lambda p: sincos_rows(p, ladder), pos)  # [B, S, n], once for every head
     if pairs > sin.shape[-1]:
         pad = [(0, 0)] * (sin.ndim - 1) + [(0, pairs - sin.shape[-1])]
         sin, cos = jnp.pad(sin, pad), jnp.pad(cos, pad, constant_values=1.0)
-    sin, cos = jax.lax.optimization_barrier((sin[..., None, :], cos[..., None, :]))
-    return rotate(x, cos, sin, layout, 2 * pairs)
+    return rotate(x, cos[..., None, :], sin[..., None, :], layout, 2 * pairs)
 
 
 def _check_bsnh(x: Any, name: str = "inputs") -> jax.Array:
@@ -152,8 +151,7 @@ def keras_hub_rotary_embedding(
     freqs = frequencies(moved.shape[-1], base=float(max_wavelength),
                         scaling=None if scaling_factor == 1.0 else Linear(scaling_factor))
     pos = check_traced_positions(positions)
-    sin, cos = sincos_rows(pos, freqs.ladder)
-    sin, cos = jax.lax.optimization_barrier((sin, cos))
+    sin, cos = computed_once(lambda p: sincos_rows(p, freqs.ladder), pos)
     out = rotate(moved, cos, sin, "half", moved.shape[-1])
     return jnp.moveaxis(out, (-2, -1), (sa, fa))
 

@@ -17,6 +17,7 @@ import jax
 
 from ..errors import PosEncError, check_layout
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, check_dims
+from ._rows import check_traced_positions, computed_once
 from .rope import cos_sin_rows, frequencies, rotate
 from .sinusoidal import encode
 
@@ -74,10 +75,12 @@ class RotaryEmbedding(nnx.Module):
         for name, x in (("q", q), ("k", k)):
             if x.ndim != 4 or x.shape[-1] != self.head_dim:
                 raise PosEncError(f"{name} must be [b, s, n_h, {self.head_dim}], got shape {tuple(x.shape)}")
-        cos, sin = cos_sin_rows(positions, freqs)  # [..., s, r/2]
-        if cos.ndim == 1 or cos.shape[-2] != q.shape[1]:
-            raise PosEncError(f"positions must be [s] or [b, s] with s = {q.shape[1]}, got shape {positions.shape}")
-        cos, sin = jax.lax.optimization_barrier((cos[..., None, :], sin[..., None, :]))  # once, for every head
+        pos = check_traced_positions(positions)
+        lead = pos.shape if freqs.sections is None else pos.shape[:-1]
+        if len(lead) not in (1, 2) or lead[-1] != q.shape[1]:
+            raise PosEncError(f"positions must be [s] or [b, s] with s = {q.shape[1]}, got shape {tuple(pos.shape)}")
+        cos, sin = computed_once(lambda p: cos_sin_rows(p, freqs), pos)  # [..., s, r/2], once for every head
+        cos, sin = cos[..., None, :], sin[..., None, :]
         return (rotate(q, cos, sin, self.layout, self.rotary_dim),
                 rotate(k, cos, sin, self.layout, self.rotary_dim))
 

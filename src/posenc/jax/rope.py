@@ -18,7 +18,7 @@ import jax
 from ..errors import PosEncError, check_layout, check_seq_len
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, check_dims, check_scaling, rope_frequencies
 from ..rope.sections import check_sections
-from ._rows import check_traced_positions, sincos_rows
+from ._rows import check_traced_positions, computed_once, sincos_rows
 
 __all__ = ["apply_rope", "frequencies", "rope_cos_sin", "rotate"]
 
@@ -192,8 +192,6 @@ def apply_rope(
             f"positions of shape {tuple(pos.shape)} must broadcast to x.shape[:-1] = {tuple(arr.shape[:-1])} "
             "(x is [..., s, h_d]; use [s], [b, 1, s] for [b, n_h, s, h_d], [b, s, 1] for [b, s, n_h, h_d])"
         )
-    cos, sin = cos_sin_rows(pos, freqs)
-    # the rows once per position, not once per head: XLA would otherwise fuse the row builder into the
-    # rotation and recompute it for every element of x
-    cos, sin = jax.lax.optimization_barrier((cos, sin))
+    # the rows once per position, not once per head (XLA would fuse the builder into the rotation)
+    cos, sin = computed_once(lambda p: cos_sin_rows(p, freqs), pos)
     return rotate(arr, cos, sin, lay, r)
