@@ -7,6 +7,7 @@ CPU, GPU or TPU, inside ``jit``, ``vmap``, ``grad`` and ``shard_map``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax.numpy as jnp
@@ -82,11 +83,22 @@ def sincos_rows(
         origin: a static integer added to every position, exactly.
         pair_axes: int ``[n]``, the position axis of each pair (multi-axis RoPE), or None.
     """
+    fixed_ladder(ladder)  # the frequency range checked here, outside any trace
+    axes = None if pair_axes is None else tuple(int(a) for a in np.asarray(pair_axes).tolist())
+    return _rows(positions, ladder, float(factor), int(origin), axes)
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
+def _rows(
+    positions: jax.Array, ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None
+) -> tuple[jax.Array, jax.Array]:
+    # one compiled program per (ladder, factor, origin, axes, shape): called eagerly, the builder's
+    # thousand-odd operations would otherwise each be dispatched (and compiled) on their own
     fixed: FixedLadder = fixed_ladder(ladder)
-    if pair_axes is None:
+    if axes is None:
         p = positions[..., None]
     else:
-        p = jnp.take(positions, jnp.asarray(np.asarray(pair_axes, dtype=np.int32)), axis=-1)
+        p = jnp.take(positions, jnp.asarray(np.asarray(axes, dtype=np.int32)), axis=-1)
     if p.dtype == jnp.int32:
         phase = phase_of_integers(JAX_OPS, p, fixed, origin)
     else:
