@@ -73,9 +73,14 @@ def phase_of_integers(o: Any, p: Any, fixed: FixedLadder, origin: int = 0) -> Wo
     """
     xp = o.xp
     if origin:
-        s = p + xp.asarray(origin, dtype=xp.int32)
-        wrapped = (s < p) if origin > 0 else (s > p)
-        negative = xp.where(wrapped, origin < 0, s < 0)
+        # in uint32, biased by 2**31 (signed order becomes unsigned order): a signed overflow is
+        # something a compiler may assume away, an unsigned carry is not
+        sign = xp.asarray(1 << 31, dtype=xp.uint32)
+        biased = o.u32(p) ^ sign
+        t = biased + xp.asarray(origin % (1 << 32), dtype=xp.uint32)
+        low = t < sign  # θ + 2**31 < 2**31 before any carry: θ < 0
+        negative = (low & ~(t < biased)) if origin > 0 else (low | (t > biased))
+        s = t ^ sign
     else:
         s, negative = p, p < 0
     f = _times_fraction(o, o.u32(s), _words(o, fixed.frac_words))
