@@ -349,8 +349,8 @@ def alibi_bias(
 
     Raises:
         PosEncError: before any work, for bad arguments, for a query that is
-        not a key under ``causal`` (``offset + q_len > k_len``), and for a
-        bias too large for ``dtype``.
+            not a key under ``causal`` (``offset + q_len > k_len``), and for a
+            bias too large for ``dtype``.
 
     >>> alibi_bias(3, 3, 1).tolist()                      # slope 2**-8, causal
     [[[0.0, -inf, -inf], [-0.00390625, 0.0, -inf], [-0.0078125, -0.00390625, 0.0]]]
