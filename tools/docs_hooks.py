@@ -16,6 +16,7 @@ Nothing here is typed in, so nothing can go stale:
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import re
 from pathlib import Path
@@ -54,23 +55,44 @@ def command_reference() -> str:
 
 
 def hf_config_keys() -> str:
-    """Each ``rope_type`` with the keys its rope dict must and may hold, and the multi-axis defaults."""
+    """The rope types :func:`posenc.from_hf_config` reads (its registry), the keys every rope dict may hold,
+    the families' multi-axis defaults, and the families refused by name."""
+    from posenc import PosEncError
     from posenc.rope import hf_config as hf
+    from posenc.rope import hf_families as fam
+    from posenc.rope.hf_scalings import COMMON_KEYS
+    from posenc.rope.registry import registered_rope_types, scaling_factory
 
-    def keys(names: set[str]) -> str:
-        return ", ".join(f"`{k}`" for k in sorted(names)) or "—"
+    def keys(names: object) -> str:
+        return ", ".join(f"`{k}`" for k in sorted(names)) or "—"  # type: ignore[call-overload]
 
-    lines = ["| `rope_type` | required keys | optional keys |", "|---|---|---|"]
-    for rope_type, (required, optional) in hf._KEYS.items():
+    def own_keys(rope_type: str) -> set[str]:
+        # the factory's own answer to a key it cannot know: its check_keys message lists what it allows
+        try:
+            scaling_factory(rope_type)({"__posenc_probe__": 0}, {"max_position_embeddings": 4096})  # type: ignore[misc]
+        except PosEncError as exc:
+            text = str(exc)
+            if "allowed: " in text:
+                return set(ast.literal_eval(text.split("allowed: ", 1)[1])) - COMMON_KEYS
+        return set()
+
+    lines = ["| `rope_type` | its own keys | read by |", "|---|---|---|"]
+    for rope_type in registered_rope_types():
+        factory = scaling_factory(rope_type)
         aliases = [a for a, t in hf._ALIASES.items() if t == rope_type]
         also = f" (also `{'`, `'.join(aliases)}`)" if aliases else ""
-        lines.append(f"| `{rope_type}`{also} | {keys(required)} | {keys(optional)} |")
-    lines += ["", f"Every rope dict may also hold {keys(hf._COMMON)}. Any other key raises `PosEncError`.", "",
+        where = f"`{getattr(factory, '__module__', '?')}.{getattr(factory, '__name__', '?')}`"
+        lines.append(f"| `{rope_type}`{also} | {keys(own_keys(rope_type))} | {where} |")
+    lines += ["", f"Every rope dict may hold {keys(COMMON_KEYS)} beside its type's own keys. Any other key "
+              "raises `PosEncError` naming it.", "",
               "| `model_type` | `mrope_section` when the config has none | sections laid out |", "|---|---|---|"]
     for model, (interleaved, section) in hf._MROPE_MODELS.items():
         lines.append(f"| `{model}` | `{list(section)}` | {'interleaved' if interleaved else 'contiguous'} |")
     for model in hf._AXIAL_MODELS:
         lines.append(f"| `{model}` | axial: `[head_dim/4, head_dim/4]`, one ladder per axis | contiguous |")
+    lines += ["", "Families refused by name (never read as plain RoPE):", "", "| `model_type` | why |", "|---|---|"]
+    for model, why in sorted({**fam.NO_ROPE, **fam._NOT_READ}.items()):
+        lines.append(f"| `{model}` | {why} |")
     return "\n".join(lines)
 
 
