@@ -38,15 +38,15 @@ costs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import check_choice, check_items, is_default
+from ..arguments import check_choice, check_items, is_default, set_fields
 from ..errors import MAX_D_MODEL, PosEncError, check_int, show_value
-from ..exact import DECIMAL_PREC
+from ..exact import ladder_digits
 
 __all__ = [
     "LADDERS",
@@ -90,9 +90,8 @@ class Sections:
                       for k, v in enumerate(raw))
         if not sizes:
             raise PosEncError("sections must name at least one axis, e.g. (16, 24, 24)")
-        object.__setattr__(self, "sizes", sizes)
-        object.__setattr__(self, "layout", check_choice(self.layout, "section_layout", SECTION_LAYOUTS))
-        object.__setattr__(self, "ladder", check_choice(self.ladder, "ladder", LADDERS))
+        set_fields(self, sizes=sizes, layout=check_choice(self.layout, "section_layout", SECTION_LAYOUTS))
+        set_fields(self, ladder=check_choice(self.ladder, "ladder", LADDERS))
         if self.layout == "interleaved":
             n, total = len(sizes), sum(sizes)
             for a, s in enumerate(sizes[1:], start=1):
@@ -151,12 +150,5 @@ def per_axis_frequencies(sections: Sections, base: Decimal) -> list[Decimal]:
     as ``Qwen2VLVisionRotaryEmbedding`` (``inv_freq = 1/θ^(arange(0, dim, 2)/dim)``,
     dim = head_dim/2 per axis).
     """
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
-        ln = base.ln()
-        seen = [0] * sections.n_axes
-        out = []
-        for a in sections.pair_axes().tolist():
-            out.append((-(ln * seen[a]) / sections.sizes[a]).exp())
-            seen[a] += 1
-        return out
+    ladders = [iter(ladder_digits(size, base, size)) for size in sections.sizes]
+    return [next(ladders[a]) for a in sections.pair_axes().tolist()]

@@ -29,14 +29,13 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import is_default
+from ..arguments import is_default, set_fields
 from ..errors import (
     MAX_ANGLE,
     MAX_POSITION,
@@ -53,7 +52,7 @@ from ..errors import (
     check_span,
     show_value,
 )
-from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos, geometric_ladder, seed_ladder, two_sum
+from ..exact import Ladder, fill_range, fill_sincos, geometric_ladder, ladder_digits, seed_ladder, two_sum
 from ..layout import sin_cos_views
 from ..memory import allocate
 
@@ -193,7 +192,7 @@ class Vaswani(Convention):
 
     @outside_compile("conventions.Vaswani")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "base", check_base(self.base))
+        set_fields(self, base=check_base(self.base))
         check_layout(self.layout)
 
     def plan(self, d_model: Any) -> Plan:
@@ -203,12 +202,8 @@ class Vaswani(Convention):
 
 @functools.lru_cache(maxsize=64)
 def _t2t_ladder(n: int, min_timescale: float, max_timescale: float) -> Ladder:
-    den = max(n - 1, 1)
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
-        lo, hi = Decimal(min_timescale), Decimal(max_timescale)
-        step = (hi.ln() - lo.ln()) / den
-        return Ladder.from_decimals([lo * (-step * k).exp() for k in range(n)])
+    lo = Fraction(min_timescale)  # exact, as every float
+    return Ladder.from_decimals(ladder_digits(n, Fraction(max_timescale) / lo, max(n - 1, 1), lo))
 
 
 @dataclass(frozen=True)
@@ -242,10 +237,9 @@ class Tensor2Tensor(Convention):
             v = check_real(getattr(self, field), field)
             if v <= 0:
                 raise PosEncError(f"{field} must be > 0, got {v}")
-            object.__setattr__(self, field, v)
+            set_fields(self, **{field: v})
         bound = int(MAX_POSITION) - 1
-        object.__setattr__(self, "start_index", check_int(self.start_index, "start_index", minimum=-bound,
-                                                          maximum=bound))
+        set_fields(self, start_index=check_int(self.start_index, "start_index", minimum=-bound, maximum=bound))
         # ω runs from min_timescale down to min²/max: both must lie where the exact path is exact
         first = math.log2(self.min_timescale)
         last = 2 * first - math.log2(self.max_timescale)
@@ -288,8 +282,8 @@ class Fairseq(Convention):
     @outside_compile("conventions.Fairseq")
     def __post_init__(self) -> None:
         # its padding row is a position, padding_idx + 1 the first token's: both below 2**53
-        object.__setattr__(self, "padding_idx", check_int(self.padding_idx, "padding_idx", minimum=0,
-                                                          maximum=int(MAX_POSITION) - 2))
+        last = int(MAX_POSITION) - 2
+        set_fields(self, padding_idx=check_int(self.padding_idx, "padding_idx", minimum=0, maximum=last))
 
     def plan(self, d_model: Any) -> Plan:
         d = _check_channels(d_model)
@@ -340,7 +334,7 @@ class Keras(Convention):
 
     @outside_compile("conventions.Keras")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "max_wavelength", check_base(self.max_wavelength, "max_wavelength"))
+        set_fields(self, max_wavelength=check_base(self.max_wavelength, "max_wavelength"))
 
     def plan(self, d_model: Any) -> Plan:
         d = _check_channels(d_model)
