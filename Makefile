@@ -1,13 +1,13 @@
-# `make tour`: the main job. `make test`: every test, lint and type check (the page's tests drive the
-# system Chromium: Debian package `chromium`; the golden fingerprint runs the page's script under node:
-# Debian package `nodejs`).
+# `make tour`: the main job. `make test`: every test, lint and type check, and the docs site's build (the
+# page's and the site's browser tests drive the system Chromium: Debian package `chromium`; the golden
+# fingerprint runs the page's script under node: Debian package `nodejs`). `make docs`: the site.
 # Each target creates what it needs in .venv first.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: tour test lint bench clean
+.PHONY: tour test lint bench docs bench-docs clean
 
 $(STAMP): pyproject.toml requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,8 +31,18 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m posenc bench
 
+# the documentation site, into site/ (open site/index.html: it works from disk, search included)
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+# the benchmarks page's table: a full `posenc bench --markdown` run on this machine (about a minute),
+# written aside and renamed; commit docs/generated/bench.md with the change that moved the numbers
+bench-docs: $(STAMP)
+	$(PY) -m posenc bench --markdown > docs/generated/bench.md.tmp
+	mv docs/generated/bench.md.tmp docs/generated/bench.md
+
 # every cache the tools leave in the tree: pip/build, pytest, hypothesis, mypy, ruff, Python and numba
-# (numba's cache=True kernels go to __pycache__), and the tour's figures
+# (numba's cache=True kernels go to __pycache__), the tour's figures and the docs site
 clean:
-	rm -rf $(VENV) posenc-tour posenc-page build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) posenc-tour posenc-page site build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	find . \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -name '*.py[co]' -type f -exec rm -f {} + \)

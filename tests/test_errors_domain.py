@@ -164,7 +164,9 @@ def test_absurd_sizes_are_refused_at_once(call, needle):
     [
         (lambda: posenc.shift_matrix(1, 1024), "(1024, 1024) in float64 needs 8.0 MiB"),
         (lambda: posenc.encode(np.arange(1000), 1024), "(1000, 1024) in float32 needs 3.9 MiB"),
-        (lambda: posenc.table(1000, 1025, convention="keras", dtype=np.float64), "(1000, 1026)"),
+        # the output the caller gets, its 1026-wide table (cut to 1025) counted as a working array
+        (lambda: posenc.table(1000, 1025, convention="keras", dtype=np.float64),
+         "(1000, 1025) in float64 needs 7.8 MiB with 7.8 MiB of working arrays"),
         (lambda: posenc.rope_cos_sin(np.arange(5000), 512), "(5000, 256) in float32"),
         (lambda: posenc.similarity(np.arange(5000.0), 0, 512, per_channel=True), "(5000, 256) in float64"),
     ],

@@ -106,7 +106,8 @@ def test_pytest_runs_from_an_unpacked_sdist(dists, tmp_path):
 
 # what the tools leave behind: one instance of every kind, at the depths they appear
 CACHES = [
-    ".venv/bin/python", "posenc-tour/wave.png", "posenc-page/index.html", "build/lib/posenc/__init__.py",
+    ".venv/bin/python", "posenc-tour/wave.png", "posenc-page/index.html", "site/index.html",
+    "site/search/search_index.js", "build/lib/posenc/__init__.py",
     "dist/posenc-0.1.0.tar.gz",
     "src/posenc.egg-info/PKG-INFO", "src/posenc/__pycache__/layout.cpython-311.pyc",
     "src/posenc/exact/__pycache__/_jit.kernel-40.py311.nbi", "src/posenc/exact/__pycache__/_jit.kernel-40.py311.1.nbc",

@@ -7,6 +7,7 @@ The public API needs NumPy only. PyTorch modules live in :mod:`posenc.torch`
 
 import sys as _sys
 
+from . import _early  # noqa: F401  (first: in the command, a Ctrl-C while NumPy loads is one line from here)
 from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
 from .errors import PosEncError
 from .layout import LAYOUTS

@@ -7,7 +7,7 @@ folder. Every way a write can end early leaves the target as it was and no
 temporary behind:
 
 - SIGINT and SIGTERM are recorded, not raised where they land: the writer
-  stops at the next write (:class:`Interrupted`, exit 130 for Ctrl-C, 2 for
+  stops at the next write (:class:`Interrupted`, exit 130 for Ctrl-C, 143 for
   SIGTERM), removes its temporary and reports once; the command then
   ignores any further signal while it exits.
 - A full disk (ENOSPC) or a file-size limit (EFBIG; SIGXFSZ is ignored
@@ -35,6 +35,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ._early import EXIT_STATUS, hold
 from .memory import format_bytes
 
 __all__ = ["AtomicFile", "Interrupted", "atomic_file"]
@@ -53,17 +54,18 @@ class Interrupted(KeyboardInterrupt):
     Attributes:
         path: the target.
         signum: the first signal received.
-        exit_status: 130 for SIGINT (Ctrl-C), 2 otherwise.
+        exit_status: 130 for SIGINT (Ctrl-C), 143 for SIGTERM (128 + the signal's number).
     """
 
-    def __init__(self, path: Path, signum: int, existed: bool) -> None:
+    def __init__(self, path: Path, signum: int, existed: bool, *, kept: str | None = None) -> None:
         self.path = path
         self.signum = signum
-        super().__init__(f"interrupted by {signal.Signals(signum).name} while writing {path}; {_kept(existed)}")
+        super().__init__(f"interrupted by {signal.Signals(signum).name} while writing {path}; "
+                         f"{_kept(existed) if kept is None else kept}")
 
     @property
     def exit_status(self) -> int:
-        return 130 if self.signum == signal.SIGINT else 2
+        return EXIT_STATUS.get(self.signum, 128 + self.signum)
 
 
 def _kept(existed: bool) -> str:
@@ -151,14 +153,30 @@ def _file_size_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
-def _check_room(target: Path, size: int, exact: bool) -> None:
+def _through_link(path: Path) -> Path:
+    """The file a write to ``path`` should replace: a symlink's target (as editors do), else ``path``.
+
+    Replacing the link itself would turn it into a plain file and leave the
+    file it pointed at stale.
+    """
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _check_target(shown: Path, target: Path) -> None:
+    if target.is_dir():
+        raise OSError(errno.EISDIR, "it is a folder", str(shown))
+    if not target.parent.is_dir():
+        raise OSError(errno.ENOENT, f"no folder {target.parent}", str(shown))
+
+
+def _check_room(target: Path, size: int, exact: bool, folder: Path | None = None) -> None:
     """Refuse before the first byte when the file cannot fit (``exact``: the size is known, else a lower bound)."""
     what = "the file needs" if exact else "the file needs at least"
     limit = _file_size_limit()
     if limit is not None and size > limit:
         raise OSError(errno.EFBIG, f"{what} {format_bytes(size)}, over this process's file-size limit "
                                    f"(ulimit -f) of {format_bytes(limit)}; nothing written", str(target))
-    free = _free_bytes(target.parent)
+    free = _free_bytes(target.parent if folder is None else folder)
     if size > free:
         raise OSError(errno.ENOSPC, f"{what} {format_bytes(size)} and {format_bytes(free)} is free there; "
                                     "nothing written", str(target))
@@ -236,20 +254,19 @@ def atomic_file(path: str | os.PathLike[str], *, size: int | None = None, at_lea
     >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
     ('abc', ['t.txt'])
     """
-    target = Path(path)
+    shown = Path(path)
+    target = _through_link(shown)
     folder = target.parent
-    if target.is_dir():
-        raise OSError(errno.EISDIR, "it is a folder", str(target))
-    if not folder.is_dir():
-        raise OSError(errno.ENOENT, f"no folder {folder}", str(target))
-    _check_room(target, size if size is not None else at_least, size is not None)
+    _check_target(shown, target)
+    _check_room(shown, size if size is not None else at_least, size is not None, target.parent)
     existed = target.exists()
     mode = _mode(target)
+    hold("before-write")
     with _Signals(linger) as signals:
         fd, tmp = -1, ""
         try:
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".part")
-            out = AtomicFile(fd, target, signals, existed)
+            out = AtomicFile(fd, shown, signals, existed)
             if size is not None:
                 _preallocate(fd, size)
             yield out
@@ -266,9 +283,10 @@ def atomic_file(path: str | os.PathLike[str], *, size: int | None = None, at_lea
             _fsync_folder(folder)
         except OSError as exc:
             _discard(fd, tmp)
-            if exc.filename == str(target):
+            if exc.filename == str(shown):
                 raise
-            raise OSError(exc.errno, f"{exc.strerror or exc}; {_kept(existed)}", str(target)) from exc
+            raise OSError(exc.errno, f"{exc.strerror or exc}; {_kept(existed)}", str(shown)) from exc
         except BaseException:
             _discard(fd, tmp)
             raise
+    hold("after-write")

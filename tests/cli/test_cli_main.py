@@ -1,4 +1,4 @@
-"""The command as a whole: bad input, help, version, JSON, python -m, the README session.
+"""The command as a whole: bad input, help, version, JSON, python -m.
 
 Run in process. Expected numbers come from the seed's text or from mpmath
 (tests/reference.py), never from posenc's own output.
@@ -15,7 +15,6 @@ import pytest
 
 import posenc
 from cli_helpers import run
-from posenc.cli import main
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -114,23 +113,3 @@ def test_output_dir_is_relative_to_cwd(capsys, monkeypatch, tmp_path):
     assert code == 0 and out == "wrote l.png\n" and (Path(tmp_path) / "l.png").read_bytes()[:8] == PNG_MAGIC
 
 
-def test_readme_session_is_what_the_command_prints(capsys, monkeypatch, tmp_path):
-    """Every `$ posenc ...` in the README's console block prints what the README shows."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    block = readme.split("```console\n", 1)[1].split("```", 1)[0]
-    monkeypatch.chdir(tmp_path)
-    sessions = block.split("$ ")[1:]
-    assert len(sessions) >= 4
-    code = 0
-    for s in sessions:
-        cmd, *shown = s.rstrip("\n").split("\n")
-        if cmd == "echo $?":
-            assert [str(code)] == shown
-            continue
-        assert cmd.startswith("posenc ")
-        code = main(cmd.split()[1:])
-        out = capsys.readouterr().out.rstrip("\n").split("\n")
-        if "..." in shown:  # the README shows the beginning only
-            shown = shown[: shown.index("...")]
-            out = out[: len(shown)]
-        assert out == shown, cmd

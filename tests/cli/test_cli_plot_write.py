@@ -120,7 +120,7 @@ def test_tour_on_a_full_disk_keeps_every_old_file(capsys, monkeypatch, tmp_path)
     code, _, err = run(capsys, "tour", "--out", str(folder))
     assert len(calls) == 1 and code == 2  # the first figure's write: the tour stops there
     assert _one_line(err) == (f"posenc: error: cannot write {folder / 'wave.png'}: No space left on device; "
-                              "the old file is unchanged\n")
+                              f"nothing in {folder} was changed\n")
     assert {name: (folder / name).read_bytes() for name in _names(folder)} == old
 
 

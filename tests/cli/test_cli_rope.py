@@ -13,7 +13,6 @@ import pytest
 
 from cli_helpers import run, run_json
 from posenc import YaRN
-from posenc.cli import main
 from posenc.cli.rope import scaling_spec, spec_text
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -152,21 +151,3 @@ def test_plot_rope_curves_coincide_and_the_pair_stays_on_its_circle():
     np.testing.assert_allclose(np.diff(ang), 1e4 ** (-4 / 32), rtol=1e-10)
 
 
-def test_readme_rope_session_is_what_the_command_prints(capsys, monkeypatch, tmp_path):
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### From the command", 1)[1]
-    block = section.split("```console\n", 1)[1].split("```", 1)[0]
-    monkeypatch.chdir(tmp_path)
-    sessions = block.split("$ ")[1:]
-    assert len(sessions) == 3
-    for s in sessions:
-        cmd, *shown = s.rstrip("\n").split("\n")
-        assert cmd.startswith("posenc ")
-        assert main(cmd.split()[1:]) == 0
-        out = capsys.readouterr().out.rstrip("\n").split("\n")
-        if "..." in shown:
-            shown = shown[: shown.index("...")]
-            out = out[: len(shown)]
-        assert out == shown, cmd

@@ -157,14 +157,15 @@ def test_tour_without_matplotlib_shows_everything_else_and_exits_0(tmp_path):
     assert proc.stderr == "posenc: error: plotting needs matplotlib: pip install 'posenc[plot]'\n"
 
 
-def test_readme_says_what_the_tour_draws():
+def test_the_docs_say_what_the_tour_draws():
     from pathlib import Path
 
     from posenc.cli.plotting import PLOT_KINDS
     from posenc.cli.seed import TOUR_FIGURES
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    (row,) = [line for line in readme.splitlines() if line.startswith("| `tour")]
+    page = Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "seed-worked-cases.md"
+    paragraphs = [" ".join(p.split()) for p in page.read_text(encoding="utf-8").split("\n\n")]
+    (row,) = [p for p in paragraphs if p.startswith("`posenc tour")]
     drawn = row.split("figures", 1)[1].split(" as PNGs")[0]
     assert [k for k in PLOT_KINDS if f"`{k}`" in drawn] == list(TOUR_FIGURES)
     for kind in PLOT_KINDS:

@@ -13,18 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from page_browser import ARGS, MEASURED, Opened, chromium, open_page
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    exe = chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, args=ARGS)
-        yield b
-        b.close()
+from page_browser import MEASURED, Opened, open_page
 
 
 @pytest.fixture(scope="session")

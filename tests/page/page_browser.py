@@ -7,34 +7,18 @@ asked for, and what it logged, is kept for the tests to assert on.
 
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
+from browser_session import ARGS, INSTALL, chromium
 
-#: The one line ``make test`` prints when Chromium is missing (the Makefile says the same).
-INSTALL = ("the page's browser tests need Chromium: run `apt-get update && apt-get install -y chromium` "
-           "as root (Debian), or set POSENC_CHROMIUM to a Chromium binary")
-
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-default-apps", "--disable-extensions"]
+__all__ = ["ARGS", "INSTALL", "MEASURED", "WIDTHS", "Opened", "chromium", "open_page"]
 
 WIDTHS = (375, 1280)
 
 #: Numbers measured by the tests, printed at the end of the run.
 MEASURED: dict[str, str] = {}
-
-
-def chromium() -> str:
-    """The Chromium binary, or a test failure naming how to install it."""
-    exe = os.environ.get("POSENC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.access(exe, os.X_OK):
-        pytest.fail(INSTALL, pytrace=False)
-    return exe
 
 
 @dataclass

@@ -57,7 +57,16 @@ import numpy as np
 
 from .._compile import outside_compile
 from ..arguments import set_fields
-from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_positions, check_real, check_span
+from ..errors import (
+    MAX_D_MODEL,
+    PosEncError,
+    check_dtype,
+    check_int,
+    check_positions,
+    check_real,
+    check_span,
+    show_value,
+)
 from ..exact import decimal_context
 from ..memory import allocate, check_size
 
@@ -250,6 +259,9 @@ def alibi_slopes(n_heads: int, *, convention: Any = "press") -> np.ndarray:
     return conv.slopes(n_heads)
 
 
+_FLOAT64_MAX = float(np.finfo(np.float64).max)
+
+
 def alibi_distance(n_heads: int, penalty: float = 1.0, *, convention: Any = "press") -> np.ndarray:
     """The distance at which each head's penalty m_h·d reaches ``penalty``: float64 ``[n_heads]``.
 
@@ -263,6 +275,12 @@ def alibi_distance(n_heads: int, penalty: float = 1.0, *, convention: Any = "pre
     p = check_real(penalty, "penalty")
     if not p > 0:
         raise PosEncError(f"penalty must be > 0, got {penalty!r}")
+    m = float(slopes.min())
+    if math.isinf(float(p) / m):  # Python floats: inf, never NumPy's overflow warning
+        raise PosEncError(
+            f"penalty must keep penalty/m_h finite (the distance is float64), got {show_value(penalty)}: "
+            f"with the smallest slope m = {m!r} it overflows; expected penalty <= about {_FLOAT64_MAX * m!r}"
+        )
     return p / slopes
 
 
@@ -349,8 +367,8 @@ def alibi_bias(
 
     Raises:
         PosEncError: before any work, for bad arguments, for a query that is
-        not a key under ``causal`` (``offset + q_len > k_len``), and for a
-        bias too large for ``dtype``.
+            not a key under ``causal`` (``offset + q_len > k_len``), and for a
+            bias too large for ``dtype``.
 
     >>> alibi_bias(3, 3, 1).tolist()                      # slope 2**-8, causal
     [[[0.0, -inf, -inf], [-0.00390625, 0.0, -inf], [-0.0078125, -0.00390625, 0.0]]]
@@ -366,7 +384,8 @@ def alibi_bias(
         raise PosEncError(f"causal must be True or False, got {causal!r}")
     dt = check_dtype(dtype)
     check_placement(q, k, off, bool(causal), positions)
-    check_size((slopes.shape[0], q, k), dt, "ALiBi bias")  # before any position is listed
+    # before any position is listed; the distance terms t (float64 [q, k]), their product and the mask are work
+    check_size((slopes.shape[0], q, k), dt, "ALiBi bias", work=3 * q * k * 8)
     if positions is None:
         check_positions([off, off + q - 1])
         kp = np.arange(k, dtype=np.float64)
@@ -375,7 +394,7 @@ def alibi_bias(
         kp = _key_positions(positions, k)
         qp = kp[..., off:off + q]
     batch = kp.shape[:-1]
-    check_size((*batch, slopes.shape[0], q, k), dt, "ALiBi bias")
+    check_size((*batch, slopes.shape[0], q, k), dt, "ALiBi bias", work=3 * math.prod(batch) * q * k * 8)
     lo, hi = min(kp.min(), qp.min()), max(kp.max(), qp.max())
     top = float(slopes.max()) * conv.reach(float(lo), float(hi))
     if top > float(np.finfo(dt).max):

@@ -43,6 +43,7 @@ the correctly rounded one, the same on every machine.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -54,6 +55,7 @@ from .._compile import outside_compile
 from ..arguments import set_fields
 from ..errors import PosEncError, as_array, check_int, show_value
 from ..exact.power import log_float32, nearest_log
+from ..memory import allocate, check_size, shape_of
 
 __all__ = ["T5Buckets", "t5_bucket", "t5_bucket_edges", "t5_buckets"]
 
@@ -202,7 +204,22 @@ def t5_bucket(
     [17, 0, 0]
     """
     cfg = t5_buckets(bidirectional, num_buckets, max_distance)
+    shape = shape_of(relative_position)
+    if shape is not None:  # before any offset is read: the output, an int64 copy, one chunk's temporaries
+        check_size(shape, np.int64, "t5_bucket output", work=math.prod(shape) * 8 + _CHUNK * 8 * 12)
     rel = _offsets(relative_position)
+    flat = rel.reshape(-1)
+    out = allocate((flat.shape[0],), np.int64, "t5_bucket output")
+    for a in range(0, flat.shape[0], _CHUNK):  # in chunks: the float32 steps' temporaries stay a few MB
+        out[a:a + _CHUNK] = _buckets_of(cfg, flat[a:a + _CHUNK])
+    return out.reshape(rel.shape)
+
+
+#: Offsets per chunk of :func:`t5_bucket` (a dozen temporaries of this many elements).
+_CHUNK = 1 << 17
+
+
+def _buckets_of(cfg: T5Buckets, rel: np.ndarray) -> np.ndarray:
     if cfg.bidirectional:
         return np.where(rel > 0, cfg.per_direction, 0) + cfg.distance_bucket(np.abs(rel))
     return cfg.distance_bucket(-np.minimum(rel, 0))

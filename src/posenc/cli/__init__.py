@@ -12,15 +12,17 @@ Each subcommand lives in the module of its group and registers itself in
 
 Exit status: 0 ok, 1 a failed check (``examples``, ``quiz``, ``shift``,
 ``context --check``), 2 bad input (one ``posenc: error: ...`` line on
-stderr, no traceback).
+stderr, no traceback), 130 for SIGINT and 143 for SIGTERM at any moment
+(one line too: :mod:`posenc._early`).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
-from .. import __version__
+from .. import __version__, _early
 from .._files import Interrupted
 from ..errors import PosEncError
 from . import analysis, bench, bias, page, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
@@ -63,7 +65,31 @@ def _utf8_or_replace() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; returns the exit status (0 ok, 1 a failed check, 2 bad input)."""
+    """Run the command; returns the exit status (0 ok, 1 a failed check, 2 bad input, 130/143 a signal).
+
+    As the process's own command (``posenc``, ``python -m posenc``), SIGINT
+    and SIGTERM are one ``posenc: error:`` line and exit 130 or 143 at every
+    moment, from the first import to the exit (:mod:`posenc._early`).
+    """
+    if argv is not None or not _early.guarded():
+        return _run(argv)
+    _early.run_phase()
+    try:
+        code = _run(argv)
+    except KeyboardInterrupt as exc:  # landed while an error was being reported
+        code = _interrupted(exc)
+    _early.exit_phase()
+    return code
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    _early.mute()
+    name = "SIGTERM" if isinstance(exc, _early.Terminated) else "SIGINT"
+    _error(f"interrupted by {name}")
+    return _early.EXIT_STATUS[signal.SIGTERM if name == "SIGTERM" else signal.SIGINT]
+
+
+def _run(argv: list[str] | None) -> int:
     _utf8_or_replace()
     try:
         args = build_parser().parse_args(argv)
@@ -86,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as exc:  # a missing extra; the message names it
         return _error(str(exc))
     except Interrupted as exc:  # a file write stopped by a signal: the old file is untouched
+        _early.mute()
         _error(str(exc))
         return exc.exit_status
-    except KeyboardInterrupt:
-        print(file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated) in the process's own command
+        return _interrupted(exc)

@@ -36,6 +36,7 @@ __all__ = [
     "command",
     "emit_json",
     "fixed",
+    "folder",
     "integer",
     "jsonable",
     "model_options",
@@ -191,6 +192,17 @@ def integer(text: str) -> int:
     if exact.adjusted() >= _MAX_DIGITS:
         raise argparse.ArgumentTypeError(f"expected an integer below 1e{_MAX_DIGITS}, got {show_value(text)}")
     return _int(int(exact), text)
+
+
+def folder(text: str) -> str:
+    """A folder to write into: not empty (``--out ''`` once meant the current folder, unasked).
+
+    >>> folder("out/")
+    'out/'
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a folder, got {show_value(text)}")
+    return text
 
 
 def real(text: str) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._base import command
+from ._base import command, folder
 
 __all__ = ["DEFAULT_OUT"]
 
@@ -13,7 +13,7 @@ DEFAULT_OUT = "posenc-page"
 
 
 def _setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+    p.add_argument("--out", type=folder, default=DEFAULT_OUT, metavar="DIR",
                    help=f"the folder to write index.html into (default {DEFAULT_OUT}/)")
 
 

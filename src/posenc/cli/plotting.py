@@ -176,15 +176,20 @@ def save(fig: Any, path: Path, dpi: int = 100, *, linger: bool = False) -> None:
     signal leaves the old file (or none), never a partial image. ``linger``
     as in :func:`~posenc._files.atomic_file` (the command about to exit).
     """
+    data = render(fig, path, dpi)
+    with atomic_file(path, size=data.nbytes, linger=linger) as out:
+        out.write(data)
+
+
+def render(fig: Any, path: Path, dpi: int = 100) -> memoryview:
+    """``fig`` as the bytes of a PNG or SVG file, the format chosen by ``path``'s suffix."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise CommandError(f"--out must end in {' or '.join(FORMATS)}, got {show_value(str(path))}")
     buf = io.BytesIO()
     # no timestamp in SVGs, so the same figure gives the same file
     fig.savefig(buf, format=fmt, dpi=dpi, metadata={"Date": None} if fmt == "svg" else None)
-    data = buf.getbuffer()
-    with atomic_file(path, size=data.nbytes, linger=linger) as out:
-        out.write(data)
+    return buf.getbuffer()
 
 
 def _setup(p: argparse.ArgumentParser) -> None:

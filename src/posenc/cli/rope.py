@@ -18,7 +18,7 @@ from typing import Any
 
 import posenc
 
-from ..errors import PosEncError, check_context
+from ..errors import PosEncError, check_context, show_value
 from ..rope import ROPE_LAYOUTS
 from ._base import at_least, emit_json, integer, render_table, sig
 
@@ -81,6 +81,8 @@ attention_factor=None, truncate=True)
             raise argparse.ArgumentTypeError(
                 f"{name}: expected key=value with a key among {', '.join(fields)}, got {item!r}"
             )
+        if key in kwargs:  # yarn:factor=4,factor=8 (or a key and its HF alias): which one was meant?
+            raise argparse.ArgumentTypeError(f"{name}: {key} given twice, in {show_value(text)}")
         try:
             kwargs[key] = _value(raw)
         except ValueError:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from .. import __version__, plot, seed
+from .._file_set import write_set
 from ..errors import PosEncError, show_value
 from ..seed import Case, QuizItem, bias_cases
-from ._base import add_json_option, command, emit_json, render_table
-from .plotting import PLOT_KINDS, save
+from ._base import add_json_option, command, emit_json, folder, render_table
+from .plotting import PLOT_KINDS, render
 
 __all__: list[str] = []
 
@@ -207,7 +209,7 @@ def quiz_cmd(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- tour
 
 def _tour_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="posenc-tour", metavar="DIR",
+    p.add_argument("--out", type=folder, default="posenc-tour", metavar="DIR",
                    help="where the figures and the page go (default posenc-tour/); skipped without matplotlib")
 
 
@@ -235,17 +237,19 @@ def _print_errata(in_cases: int) -> None:
 
 
 def _figures(out: Path, linger: bool) -> None:
-    """Every figure and the page, each written aside and renamed (a failure keeps the old file)."""
-    written = []
+    """Every figure and the page, as one set (:func:`posenc._file_set.write_set`): all new, or all old."""
+    from ..page import build_html
+
+    files: dict[Path, Any] = {}
     for kind in (PLOT_KINDS[name] for name in TOUR_FIGURES):
         path = out / f"{kind.name}.png"
-        save(kind.figure(), path, linger=linger)
-        written.append(path)
+        files[path] = render(kind.figure(), path)
+    files[out / "index.html"] = build_html().encode("utf-8")
+    write_set(files, linger=linger)
+    for kind in (PLOT_KINDS[name] for name in TOUR_FIGURES):
         print(f"  {kind.name:<9} {kind.help}")
-    from ..page import write_page
-
-    written.append(write_page(out))
     print(f"  {'page':<9} index.html, the worked examples as one page: cases, figures, explorer, self-test")
+    written = list(files)
     print()
     print("Files written:")
     for path in written:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import __version__, seed
 from .._files import atomic_file
+from ..errors import PosEncError, show_value
 from .data import Start, explorer_data
 from .explorer import explorer_html
 from .figures import FIGURES, render
@@ -118,6 +119,8 @@ def write_page(out: str | os.PathLike[str], start: Start | None = None) -> Path:
     Written aside and renamed (:func:`posenc._files.atomic_file`): a crash
     or a failed build never leaves half a page, and the old one stays.
     """
+    if not str(out).strip():  # Path("") is the current folder: never what an empty argument meant
+        raise PosEncError(f"out must name a folder, got {show_value(str(out))}")
     data = build_html(start).encode("utf-8")
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,8 @@ from ..errors import (
     check_seq_len,
 )
 from ..layout import sin_cos_views
-from .cos_sin import check_axes, cos_sin_tables, default_seq_len
+from ..memory import check_size, nbytes, shape_of
+from .cos_sin import check_axes, cos_sin_tables, default_seq_len, tables_work
 from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims, check_scaling, rope_frequencies
 from .sections import Sections, check_sections
 from .xpos import check_xpos, xpos_cos_sin
@@ -91,6 +93,12 @@ def apply_rope(
     """
     arr = _check_x(x)
     h, r = check_dims(arr.shape[-1], rotary_dim)
+    ct = np.dtype(np.float64) if arr.dtype == np.float64 else np.dtype(np.float32)
+    shape = shape_of(positions)
+    if shape is not None:  # before the positions are read: the tables, x's halves in ct and their products
+        xp_work = 0 if xpos is None else 2 * nbytes((math.prod(arr.shape[:-1]), r), np.float64)  # q, k factors
+        check_size(arr.shape, arr.dtype, "apply_rope output",
+                   work=tables_work(shape, r, ct) + 2 * nbytes(arr.shape, ct) + xp_work)
     lay = check_layout(layout, ROPE_LAYOUTS)
     pos = check_positions(positions)
     sec = check_sections(sections, section_layout, ladder)
@@ -103,7 +111,6 @@ def apply_rope(
     if seq_len is None:
         seq_len = default_seq_len(scaling, pos)
     freqs = rope_frequencies(h, base=base, scaling=scaling, rotary_dim=r, seq_len=seq_len, sections=sec)
-    ct = np.dtype(np.float64) if arr.dtype == np.float64 else np.dtype(np.float32)
     if xp is not None:
         cos, sin = xpos_cos_sin(pos, freqs, xp, str(role), length, ct, arr.dtype)
     else:

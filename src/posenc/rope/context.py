@@ -160,7 +160,7 @@ def rope_grid_report(
     if sec is None:
         raise PosEncError("rope_grid_report needs sections (pairs per axis), e.g. sections=(16, 24, 24)")
     if len(ns) != sec.n_axes:
-        raise PosEncError(f"sizes {ns} must give one size per axis of sections {sec.sizes}")
+        raise PosEncError(f"sizes {ns} must give one size per axis of sections {sec.shown}")
     half = f.rotary_dim // 2
     axes = []
     for a in range(sec.n_axes):
@@ -168,5 +168,5 @@ def rope_grid_report(
         chans = [(int(i), int(i) + half) if lay == "half" else (2 * int(i), 2 * int(i) + 1) for i in pairs]
         axes.append(axis_ladder(a, ns[a], chans, f.inv_freq[pairs], f.wavelengths[pairs]))
     what = "M-RoPE" if sec.ladder == "shared" else "axial RoPE"
-    desc = f"{what} sections {sec.sizes} {sec.layout}, head_dim {f.head_dim}, base {f.base:g}, layout {lay}"
+    desc = f"{what} sections {sec.shown} {sec.layout}, head_dim {f.head_dim}, base {f.base:g}, layout {lay}"
     return GridReport(ns, f.head_dim, desc, tuple(axes))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,7 @@ from ..errors import PosEncError, check_dtype, check_positions, check_span
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, assemble
-from ..memory import allocate, check_size
+from ..memory import allocate, check_size, nbytes, shape_of
 from .frequencies import RopeFrequencies, check_dims, check_scaling, rope_frequencies
 from .sections import Sections, check_sections
 
@@ -25,9 +26,20 @@ def check_axes(pos: np.ndarray, sections: Sections | None) -> None:
     n = sections.n_axes
     if pos.ndim == 0 or pos.shape[-1] != n:
         raise PosEncError(
-            f"positions for sections {sections.sizes} must be [..., {n}] (one position per axis, last), got shape "
+            f"positions for sections {sections.shown} must be [..., {n}] (one position per axis, last), got shape "
             f"{pos.shape}; Hugging Face's position_ids [{n}, b, s] become np.moveaxis(position_ids, 0, -1)"
         )
+
+
+def tables_work(shape: tuple[int, ...], rotary_dim: int, dtype: np.dtype) -> int:
+    """Bytes of the (cos, sin) tables of ``shape`` positions in ``dtype`` and what they are made with.
+
+    The positions in float64 (three copies at most: converted, flattened,
+    listed) and the float64 table an attention factor multiplies;
+    :func:`cos_sin_tables` checks again, exactly, once the frequencies are known.
+    """
+    rows = math.prod(shape)
+    return nbytes((rows, rotary_dim), dtype) + 3 * rows * 8 + nbytes((rows, rotary_dim), np.float64)
 
 
 def default_seq_len(scaling: Any, pos: np.ndarray) -> int | None:
@@ -57,7 +69,10 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     work = dtype if af == 1.0 else np.dtype(np.float64)
     keys = pos.reshape(-1, 1 if sec is None else sec.n_axes)
     m = keys.shape[0]
-    check_size((m, n), work, "cos table")  # the message names the (rows, r/2) table the caller gets
+    # the message names the (rows, r/2) table the caller gets; the sin half and, with an attention factor,
+    # the products in float64 and their casts are working arrays
+    extra = nbytes((m, n), work) + (nbytes((m, 2 * n), np.float64) + nbytes((m, 2 * n), dtype) if af != 1.0 else 0)
+    check_size((m, n), work, "cos table", work=extra)
     both = allocate((m, 2 * n), work, "cos and sin tables")  # [cos | sin] per row
     pair_axes = np.zeros(n, dtype=np.int64) if sec is None else freqs.pair_axes
     if sec is not None:
@@ -148,8 +163,12 @@ def rope_cos_sin(
     >>> c.round(5).tolist()  # pairs 0, 1 turn with t = 3; pair 2 with h = 0; pair 3 with w = 5
     [[-0.98999, 0.95534, 1.0, 0.99999]]
     """
-    check_dims(head_dim, rotary_dim)
+    _, r = check_dims(head_dim, rotary_dim)
     dt = check_dtype(dtype)
+    shape = shape_of(positions)
+    if shape is not None:  # before the positions are read: the cos table named, the sin table and the rest work
+        rows = (math.prod(shape), r // 2)
+        check_size(rows, dt, "cos table", work=tables_work(shape, r, dt) - nbytes(rows, dt))
     pos = check_positions(positions)
     check_scaling(scaling)
     sec = check_sections(sections, section_layout, ladder)

@@ -143,7 +143,7 @@ def check_multi_axis(sections: Sections | None, rotary_dim: int, scaling: Any) -
         return
     if sections.pairs != rotary_dim // 2:
         raise PosEncError(
-            f"sections {sections.sizes} hold {sections.pairs} pairs; the rotary dimension {rotary_dim} has "
+            f"sections {sections.shown} hold {sections.pairs} pairs; the rotary dimension {rotary_dim} has "
             f"{rotary_dim // 2} (sections count pairs: they sum to rotary_dim / 2)"
         )
     if sections.ladder == "per_axis" and scaling is not None:

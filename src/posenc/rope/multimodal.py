@@ -76,7 +76,7 @@ import numpy as np
 from .._compile import outside_compile
 from ..arguments import set_fields
 from ..errors import MAX_POSITION, PosEncError, check_int, check_real, shape_text, show_value
-from ..memory import check_size
+from ..memory import check_size, limit
 
 __all__ = ["MROPE_ADVANCES", "Text", "VisionGrid", "mrope_decode_positions", "mrope_positions"]
 
@@ -200,6 +200,7 @@ def _check_segments(segments: Any, advance: Any) -> tuple[list[Text | VisionGrid
         raise PosEncError(f"segments must be a list of Text and VisionGrid, got {show_value(segments)}")
     segs: list[Text | VisionGrid] = list(segments)
     starts, cursor, tokens, top = [], 0, 0, -1
+    room = limit() // (3 * 8)  # rows of int64 [s, 3] that fit: refused at the segment that passes it, not after all
     for k, seg in enumerate(segs):
         if not isinstance(seg, (Text, VisionGrid)):
             raise PosEncError(f"segments[{k}] must be a Text or a VisionGrid, got {show_value(seg)}")
@@ -214,6 +215,8 @@ def _check_segments(segments: Any, advance: Any) -> tuple[list[Text | VisionGrid
         if top >= MAX_POSITION:  # float64 holds every integer below 2**53: beyond, a position would mean another
             raise PosEncError(f"segments reach position {top} at segments[{k}], past 2**53 − 1 (positions "
                               f"must be exact in float64); got {show_value(seg)}")
+        if tokens > room:
+            check_size((tokens, 3), np.int64, f"M-RoPE positions of segments[0 … {k}]")
     if tokens == 0:
         raise PosEncError(f"segments must hold at least one token, got {show_value(segments)}")
     check_size((tokens, 3), np.int64, "M-RoPE positions of these segments")

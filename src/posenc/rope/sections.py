@@ -37,6 +37,7 @@ costs.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -44,8 +45,8 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import check_choice, check_items, is_default, set_fields
-from ..errors import MAX_D_MODEL, PosEncError, check_int, show_value
+from ..arguments import check_choice, is_default, set_fields
+from ..errors import MAX_D_MODEL, PosEncError, check_int, shape_text, show_value
 from ..exact import ladder_digits
 
 __all__ = [
@@ -61,6 +62,25 @@ SECTION_LAYOUTS = ("contiguous", "interleaved")
 
 #: ``"shared"``: one ladder over the rotary dimension (M-RoPE); ``"per_axis"``: each axis its own (axial).
 LADDERS = ("shared", "per_axis")
+
+
+#: A head holds at most this many rotary pairs, so sections can name at most this many axes (one pair each).
+MAX_PAIRS = MAX_D_MODEL // 2
+
+
+def _read_sizes(raw: Any) -> tuple[int, ...]:
+    """The pair counts, read one by one and no further than a head holds (a list of 10**6, an endless iterator)."""
+    sizes: list[int] = []
+    total = 0
+    for k, v in enumerate(itertools.islice(raw, MAX_PAIRS + 1)):
+        sizes.append(check_int(v, f"sections[{k}]", minimum=1, maximum=MAX_PAIRS))
+        total += sizes[-1]
+        if total > MAX_PAIRS:
+            raise PosEncError(
+                f"sections must hold at most {MAX_PAIRS} pairs in all (a head's rotary_dim/2, at most "
+                f"{MAX_D_MODEL}/2), got more in the first {k + 1} sizes {shape_text(sizes)}"
+            )
+    return tuple(sizes)
 
 
 @dataclass(frozen=True)
@@ -85,9 +105,12 @@ class Sections:
 
     @outside_compile("Sections")
     def __post_init__(self) -> None:
-        raw = check_items(self.sizes, "sections", "a sequence of pair counts, one per axis (e.g. (16, 24, 24))")
-        sizes = tuple(check_int(v, f"sections[{k}]", minimum=1, maximum=MAX_D_MODEL // 2)  # pairs of a head
-                      for k, v in enumerate(raw))
+        raw = self.sizes
+        # not check_items: it takes a tuple of everything, and an endless iterator never ends
+        if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__") or getattr(raw, "ndim", 1) == 0:
+            raise PosEncError(f"sections must be a sequence of pair counts, one per axis (e.g. (16, 24, 24)), "
+                              f"got {show_value(raw)}")
+        sizes = _read_sizes(raw)
         if not sizes:
             raise PosEncError("sections must name at least one axis, e.g. (16, 24, 24)")
         set_fields(self, sizes=sizes, layout=check_choice(self.layout, "section_layout", SECTION_LAYOUTS))
@@ -97,9 +120,15 @@ class Sections:
             for a, s in enumerate(sizes[1:], start=1):
                 if a + n * (s - 1) >= total:
                     raise PosEncError(
-                        f"interleaved sections {sizes}: axis {a} takes pairs {a}, {a + n}, … {a + n * (s - 1)}, "
+                        f"interleaved sections {shape_text(sizes)}: axis {a} takes pairs {a}, {a + n}, … "
+                        f"{a + n * (s - 1)}, "
                         f"past the last pair {total - 1}; axis 0 must hold at least as many pairs as any other"
                     )
+
+    @property
+    def shown(self) -> str:
+        """The sizes for a message, clipped to a line: ``(16, 24, 24)``."""
+        return shape_text(self.sizes)
 
     @property
     def n_axes(self) -> int:

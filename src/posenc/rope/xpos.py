@@ -33,6 +33,7 @@ error, raised before any work.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -55,6 +56,7 @@ from ..errors import (
 from ..exact import decimal_context
 from ..exact.core import split, two_prod
 from ..exact.power import exp_dd, nearest_power, round_checked
+from ..memory import allocate, check_size, nbytes, shape_of
 from .cos_sin import cos_sin_tables
 from .frequencies import RopeFrequencies
 
@@ -167,11 +169,25 @@ def _centred(pos: np.ndarray, xpos: XPos, seq_len: int | None) -> np.ndarray:
     return pos - xpos.middle(n)
 
 
+#: Factors per block of :func:`_factors`: its double-double steps hold some 30 temporaries of a block's size.
+_BLOCK = 1 << 17
+
+
 def _factors(units: np.ndarray, xpos: XPos, r: int, dtype: Any = np.float64) -> np.ndarray:
     """ζ^(units/scale_base) ``[..., r/2]``, correctly rounded to ``dtype`` (returned as float64).
 
-    Beyond float64's normal range: 0 or inf.
+    Beyond float64's normal range: 0 or inf. Computed in blocks of positions, so the temporaries stay a
+    few MB whatever the output (once 31 times the output).
     """
+    flat = units.reshape(-1)
+    out = allocate((flat.shape[0], r // 2), np.float64, "xPos factors")
+    step = max(1, _BLOCK // max(r // 2, 1))
+    for a in range(0, flat.shape[0], step):
+        out[a:a + step] = _factors_block(flat[a:a + step], xpos, r, dtype)
+    return out.reshape((*units.shape, r // 2))
+
+
+def _factors_block(units: np.ndarray, xpos: XPos, r: int, dtype: Any) -> np.ndarray:
     rh, rl = exp_dd(*_exponents(units, xpos, r))
     y, hard = round_checked(rh, rl, dtype)
     if hard.any():  # about one value in 2**18: decided exactly
@@ -196,6 +212,15 @@ def check_xpos(xpos: Any, role: Any) -> XPos | None:
     return xpos
 
 
+def _check_factors_size(shape: tuple[int, ...] | None, r: int, dtype: np.dtype, what: str) -> None:
+    """Before any position is read: ``[..., r/2]`` factors, and the float64 exponents and products behind them."""
+    if shape is not None:
+        n = math.prod(shape)
+        # the float64 factors and their cast, the positions (centred, signed), one block's temporaries
+        work = 2 * nbytes((n, r // 2), np.float64) + 4 * n * 8 + 40 * 8 * max(_BLOCK, r // 2)
+        check_size((*shape, r // 2), dtype, what, work=work)
+
+
 @outside_compile("xpos_scale")
 def xpos_scale(
     positions: Any, rotary_dim: int, *, xpos: XPos | None = None, role: str = "q",
@@ -218,6 +243,7 @@ def xpos_scale(
     xp = cast(XPos, check_xpos(XPos() if xpos is None else xpos, role))
     r = check_d_model(rotary_dim, "rotary_dim")
     dt = check_dtype(dtype)
+    _check_factors_size(shape_of(positions), r, dt, "xpos_scale output")
     pos = check_positions(positions)
     n = None if seq_len is None else check_seq_len(seq_len)
     units = _centred(pos, xp, n) * (1.0 if role == "q" else -1.0)
@@ -234,6 +260,7 @@ def xpos_decay(offsets: Any, rotary_dim: int, *, xpos: XPos | None = None) -> np
     """
     xp = XPos() if xpos is None else cast(XPos, check_xpos(xpos, "q"))
     r = check_d_model(rotary_dim, "rotary_dim")
+    _check_factors_size(shape_of(offsets), r, np.dtype(np.float64), "xpos_decay output")
     off = check_positions(offsets, "offsets")
     _check_range(off, xp, r, np.dtype(np.float64), "offsets")
     return _factors(off, xp, r)

@@ -54,7 +54,7 @@ from ..errors import (
 )
 from ..exact import Ladder, fill_range, fill_sincos, geometric_ladder, ladder_digits, seed_ladder, two_sum
 from ..layout import sin_cos_views
-from ..memory import allocate
+from ..memory import allocate, check_rows, shape_of
 
 __all__ = [
     "NAMES",
@@ -114,9 +114,12 @@ class Convention:
             PosEncError: for bad positions, a ``d_model`` the convention cannot
                 take, or a bad dtype, before any work.
         """
-        p = check_positions(positions)
+        shape = shape_of(positions)
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
+        if shape is not None:  # before the positions are read (a 10**10 view at once): float64 copies, hi and lo
+            check_rows(shape, (2 * len(plan.ladder), plan.d_model), dt, "encoding", (6 if plan.origin else 2) * 8)
+        p = check_positions(positions)
         hi, lo = _shift(p.reshape(-1), plan.origin)
         out = _render(plan, dt, hi.shape[0], lambda t, s, c: fill_sincos(hi, plan.ladder, s, c, lo))
         if plan.zero_at is not None:
@@ -135,9 +138,9 @@ class Convention:
         s0, n = check_span(start, length)
         plan = self.plan(d_model)
         dt = check_dtype(dtype)
+        check_rows((n,), (2 * len(plan.ladder), plan.d_model), dt, "encoding", 2 * 8)
         a0 = s0 + plan.origin
-        last = max(n - 1, 0)
-        check_positions(np.array([a0, a0 + last], dtype=object), f"positions + origin ({plan.origin})")
+        check_positions(np.array([a0, a0 + max(n - 1, 0)], dtype=object), f"positions + origin ({plan.origin})")
         out = _render(plan, dt, n, lambda t, s, c: fill_range(a0, n, plan.ladder, t, plan.layout))
         if plan.zero_at is not None and a0 <= plan.zero_at < a0 + n:
             out[plan.zero_at - a0] = 0
@@ -167,10 +170,6 @@ def _render(plan: Plan, dtype: np.dtype, rows: int, fill: Any) -> np.ndarray:
         # odd d_model in keras / positional-encodings / Marian: the last cosine is cut
         out = np.ascontiguousarray(out[:, : plan.d_model])
     return out
-
-
-def _check_channels(d_model: Any) -> int:
-    return check_channels(d_model)
 
 
 @dataclass(frozen=True)
@@ -250,7 +249,7 @@ class Tensor2Tensor(Convention):
             )
 
     def plan(self, d_model: Any) -> Plan:
-        d = _check_channels(d_model)
+        d = check_channels(d_model)
         lad = _t2t_ladder(d // 2, self.min_timescale, self.max_timescale)
         return Plan(lad, "split", d, origin=self.start_index)
 
@@ -286,7 +285,7 @@ class Fairseq(Convention):
         set_fields(self, padding_idx=check_int(self.padding_idx, "padding_idx", minimum=0, maximum=last))
 
     def plan(self, d_model: Any) -> Plan:
-        d = _check_channels(d_model)
+        d = check_channels(d_model)
         h = d // 2
         if h == 1:
             raise PosEncError(
@@ -313,7 +312,7 @@ class HFMarian(Convention):
     name: ClassVar[str] = "hf-marian"
 
     def plan(self, d_model: Any) -> Plan:
-        d = _check_channels(d_model)
+        d = check_channels(d_model)
         return Plan(geometric_ladder((d + 1) // 2, 10000.0, Fraction(d, 2)), "split", d)
 
 
@@ -337,7 +336,7 @@ class Keras(Convention):
         set_fields(self, max_wavelength=check_base(self.max_wavelength, "max_wavelength"))
 
     def plan(self, d_model: Any) -> Plan:
-        d = _check_channels(d_model)
+        d = check_channels(d_model)
         return Plan(geometric_ladder((d + 1) // 2, self.max_wavelength, Fraction(d, 2)), "interleaved", d)
 
 
@@ -355,7 +354,7 @@ class PositionalEncodings(Convention):
     name: ClassVar[str] = "positional-encodings"
 
     def plan(self, d_model: Any) -> Plan:
-        d = _check_channels(d_model)
+        d = check_channels(d_model)
         n = (d + 1) // 2
         return Plan(geometric_ladder(n, 10000.0, Fraction(n)), "interleaved", d)
 

@@ -23,18 +23,20 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..errors import PosEncError, check_dtype, check_int, check_positions
+from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_positions, shape_text
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, assemble
 from ..layout import sin_cos_views
-from ..memory import allocate
+from ..memory import allocate, check_size, nbytes, shape_of
 from .conventions_nd import Block, NdPlan, resolve
 
 __all__ = ["MAX_POINTS", "diagonal_rows", "encode_nd", "grid", "render_nd"]
 
 #: :func:`grid` makes at most this many points.
 MAX_POINTS = 2**31
+#: :func:`grid` takes at most this many axes: encode_nd gives each axis a (sin, cos) pair at least.
+MAX_AXES = MAX_D_MODEL // 2
 
 
 @outside_compile("grid")
@@ -58,17 +60,22 @@ def grid(*sizes: int) -> np.ndarray:
     """
     if not sizes:
         raise PosEncError("grid needs at least one size, e.g. grid(h, w)")
+    if len(sizes) > MAX_AXES:
+        raise PosEncError(f"grid takes at most {MAX_AXES} axes (encode_nd gives each axis 2 channels or more, "
+                          f"of at most {MAX_D_MODEL}), got {len(sizes)}")
     ns = tuple(check_int(s, f"size of axis {k}", minimum=0) for k, s in enumerate(sizes))
     total = math.prod(ns)
     if total > MAX_POINTS:
-        raise PosEncError(f"grid{ns} has {total} points; at most 2**31 = {MAX_POINTS}")
+        raise PosEncError(f"grid{shape_text(ns)} has {total} points; at most 2**31 = {MAX_POINTS}")
     n = len(ns)
-    out = allocate((*ns, n), np.int64, "grid coordinates")
-    for k, size in enumerate(ns):
-        shape = [1] * n
-        shape[k] = size
-        out[..., k] = np.arange(size, dtype=np.int64).reshape(shape)
-    return out.reshape(total, n)
+    check_size((total, n), np.int64, "grid coordinates", work=2 * total * 8)
+    out = allocate((total, n), np.int64, "grid coordinates")
+    index = np.arange(total, dtype=np.int64)
+    stride = total
+    for k, size in enumerate(ns):  # flat, column by column: any number of axes (an [*sizes, n] array has n + 1)
+        stride //= max(size, 1)
+        out[:, k] = index // max(stride, 1) % max(size, 1)
+    return out
 
 
 @outside_compile("encode_nd")
@@ -112,6 +119,12 @@ def encode_nd(
     [[0.8415, 0.01, 0.5403, 1.0, 0.0, 0.0, 1.0, 1.0]]
     """
     conv = resolve(convention, base=base)
+    shape = shape_of(coords)
+    if shape:  # sized before any coordinate is read
+        rows = (math.prod(shape[:-1]), check_int(d_model, "d_model", minimum=1))
+        dt0 = check_dtype(dtype)
+        # the coordinates in float64 (and flattened), and the rows assemble() gathers: about one output
+        check_size(rows, dt0, "encode_nd output", work=3 * math.prod(shape) * 8 + nbytes(rows, dt0))
     c = check_positions(coords, "coords")
     if c.ndim == 0:
         raise PosEncError(f"coords must be [..., n] (one coordinate per axis), got the scalar {coords!r}")

@@ -31,6 +31,7 @@ from ..bias.alibi import alibi_convention, alibi_rows_at, alibi_slopes, alibi_ta
 from ..bias.t5 import T5Buckets, t5_bucket, t5_buckets
 from ..errors import MAX_D_MODEL, MAX_POSITION, PosEncError, check_int
 from ._cache import DEFAULT_ROWS, TableCache, compiling
+from ._memory import check_device_size
 
 __all__ = ["AlibiBias", "T5RelativeBias"]
 
@@ -144,6 +145,14 @@ class AlibiBias(nn.Module):
                 return _alibi_on_host(self, q, k, off, dt, device)
         dev = torch.device(device) if device is not None else (
             positions.device if positions is not None else self.cache.table.device)
+        if not compiling():
+            b = positions.shape[0] if positions is not None and positions.dim() == 2 else 1
+            shape = (b, self.n_heads, q, k)
+            if dev.type == "meta" or (positions is not None and positions.is_meta):  # deferred init, FSDP
+                return torch.empty(shape, dtype=dt, device="meta")
+            # the distance terms and the mask [b, q, k], the gathered rows and their masked copy [b, n_h, q, k]
+            rows = 8 if dt == torch.float64 else 4
+            check_device_size(shape, dt, "ALiBi bias", dev, 2 * b * q * k * 8 + 2 * b * self.n_heads * q * k * rows)
         if positions is None:
             kp = torch.arange(k, device=dev)
             qp = torch.arange(off, off + q, device=dev)
@@ -239,6 +248,8 @@ class T5RelativeBias(nn.Module):
     def bucket(self, relative_position: torch.Tensor) -> torch.Tensor:
         """The bucket of each offset ``j − i`` (integer tensor), as :func:`posenc.t5_bucket`: int64, same shape."""
         md = self.config.max_distance
+        if relative_position.is_meta:
+            return torch.empty(relative_position.shape, dtype=torch.long, device="meta")
         rel = relative_position.clamp(-md, md)  # every row is held: nothing grows, under compile too
         return self.cache.lookup(rel.numel(), positions=rel.reshape(-1)).reshape(rel.shape).to(torch.long)
 
@@ -248,11 +259,16 @@ class T5RelativeBias(nn.Module):
         ``offset`` is HF's ``past_seen_tokens``. The result is in the
         embedding's dtype, on its device.
         """
-        if not compiling():
-            check_int(q_len, "q_len", minimum=1)
-            check_int(k_len, "k_len", minimum=1)
-            check_int(offset, "offset")
         dev = self.relative_attention_bias.weight.device
+        if not compiling():
+            q = check_int(q_len, "q_len", minimum=1)
+            k = check_int(k_len, "k_len", minimum=1)
+            check_int(offset, "offset")
+            shape, wt = (1, self.n_heads, q, k), self.relative_attention_bias.weight.dtype
+            if dev.type == "meta":  # deferred init, FSDP: the shape and dtype, no values
+                return torch.empty(shape, dtype=wt, device="meta")
+            # the offsets, their clamp, the buckets (int64 [q, k] each) and the looked-up rows (float32)
+            check_device_size(shape, wt, "T5 bias", dev, q * k * (3 * 8 + 4))
         rel = torch.arange(k_len, device=dev)[None, :] - (torch.arange(q_len, device=dev)[:, None] + offset)
         values = self.relative_attention_bias(self.bucket(rel).to(dev))  # [q, k, n_h]
         return values.permute(2, 0, 1).unsqueeze(0)

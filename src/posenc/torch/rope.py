@@ -207,7 +207,7 @@ class RotaryEmbedding(nn.Module):
                 or tuple(positions.shape[-2:]) != (s, n):
             shape = list(positions.shape) if isinstance(positions, torch.Tensor) else type(positions).__name__
             raise PosEncError(
-                f"positions for sections {sections.sizes} must be [s, {n}] or [b, s, {n}] with s = {s} (one "
+                f"positions for sections {sections.shown} must be [s, {n}] or [b, s, {n}] with s = {s} (one "
                 f"position per axis, last; HF's position_ids [{n}, b, s] is position_ids.permute(1, 2, 0)), "
                 f"got {shape}"
             )

@@ -16,6 +16,7 @@ from ..rope.cos_sin import rope_cos_sin
 from ..rope.frequencies import ROPE_LAYOUTS
 from ..rope.sections import Sections, check_sections
 from ._cache import compiling
+from ._memory import check_device_size
 from ._rotation import FLOATS, broadcast_rows, check_sequence_dim, rotate_pairs
 
 __all__ = ["apply_rope", "positions_from_cu_seqlens"]
@@ -36,8 +37,12 @@ def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
     cu = cu_seqlens.to(torch.long)
     lengths = cu[1:] - cu[:-1]
     if not compiling():
+        if cu.is_meta:
+            raise PosEncError("cu_seqlens on the meta device has no values: the total length is unknown")
         if int(cu[0]) != 0 or bool((lengths < 0).any()):
             raise PosEncError(f"cu_seqlens must start at 0 and never decrease, got {cu_seqlens.tolist()}"[:200])
+        total = int(cu[-1])  # the output and each token's start, int64 [total]
+        check_device_size((total,), torch.int64, "positions of cu_seqlens", cu.device, 2 * total * 8)
     else:  # no sync in a graph: the same check, asserted on the device
         torch._assert_async((cu[0] == 0) & (lengths >= 0).all(),
                             "posenc.torch.positions_from_cu_seqlens: cu_seqlens must start at 0 and never decrease")
@@ -106,7 +111,7 @@ def _check_positions(pos: np.ndarray, x: torch.Tensor, s: int, sec: Sections | N
     if sec is None and (pos.ndim not in (1, 2) or pos.shape[-1] != s):
         raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {pos.shape}")
     if sec is not None and (pos.ndim not in (2, 3) or pos.shape[-2:] != (s, sec.n_axes)):
-        raise PosEncError(f"positions for sections {sec.sizes} must be [s, {sec.n_axes}] or [b, s, {sec.n_axes}] "
+        raise PosEncError(f"positions for sections {sec.shown} must be [s, {sec.n_axes}] or [b, s, {sec.n_axes}] "
                           f"with s = {s}, got shape {pos.shape}")
     batch_ndim = 2 if sec is None else 3
     if pos.ndim == batch_ndim and (x.dim() < 4 or pos.shape[0] not in (1, x.shape[-4])):
