@@ -39,6 +39,7 @@ from .._compile import outside_compile
 from .._concurrency import BoundedCache
 from ..errors import PosEncError, check_base, check_d_model, check_seq_len, show_value
 from ..exact import Ladder, decimal_context, decimal_pi
+from ..vocabulary import PAIR_CHANNELS, PAIR_LAYOUTS
 from .scaled import plain_ladder
 from .scaling import SCALINGS, Scaled
 from .sections import Sections, check_sections, per_axis_frequencies
@@ -53,11 +54,12 @@ __all__ = [
     "rope_frequencies",
 ]
 
-#: RoPE channel layouts: ``"half"`` pairs (i, i + r/2), ``"interleaved"`` (2i, 2i + 1).
-ROPE_LAYOUTS = ("half", "interleaved")
+#: RoPE pair layouts (:data:`posenc.vocabulary.PairLayout`): ``"half"`` pairs (i, i + r/2),
+#: ``"interleaved"`` (2i, 2i + 1).
+ROPE_LAYOUTS = PAIR_LAYOUTS
 
-# posenc.layout names the half-split "split" (its sinusoid meaning: sines, then cosines).
-PAIR_LAYOUT = {"half": "split", "interleaved": "interleaved"}
+# the channel layout of the (x1, x2) halves of each pair layout: posenc.vocabulary's one translation
+PAIR_LAYOUT = PAIR_CHANNELS
 
 
 @dataclass(frozen=True, eq=False)

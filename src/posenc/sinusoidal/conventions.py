@@ -46,14 +46,13 @@ from ..errors import (
     check_d_model,
     check_dtype,
     check_int,
-    check_layout,
     check_positions,
     check_real,
     check_span,
     show_value,
 )
 from ..exact import Ladder, fill_range, fill_sincos, geometric_ladder, ladder_digits, seed_ladder, two_sum
-from ..layout import sin_cos_views
+from ..layout import check_channel_layout, sin_cos_views
 from ..memory import allocate, check_rows, shape_of
 
 __all__ = [
@@ -192,7 +191,7 @@ class Vaswani(Convention):
     @outside_compile("conventions.Vaswani")
     def __post_init__(self) -> None:
         set_fields(self, base=check_base(self.base))
-        check_layout(self.layout)
+        check_channel_layout(self.layout)
 
     def plan(self, d_model: Any) -> Plan:
         d = check_d_model(d_model)
