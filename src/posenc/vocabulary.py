@@ -5,7 +5,7 @@ type: where sin and cos of a frequency sit among an encoding's channels
 (:data:`ChannelLayout`), how RoPE pairs the channels it rotates
 (:data:`PairLayout`), which channels an exact fill writes (:data:`FillLayout`),
 where the axes' pairs of a multi-axis RoPE sit (:data:`SectionLayout`) and
-whether those axes share one frequency ladder (:data:`AxisLadder`; the
+whether those axes share one frequency ladder (:data:`LadderSharing`, the
 ``ladder`` option, not the :class:`posenc.exact.Ladder` class of frequencies).
 Every tuple below is read from its type, so the type and the values the
 checks accept cannot drift apart. This module imports nothing of posenc.
@@ -19,15 +19,15 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 __all__ = [
-    "AXIS_LADDERS",
     "CHANNEL_LAYOUTS",
     "FILL_LAYOUTS",
+    "LADDER_SHARINGS",
     "PAIR_CHANNELS",
     "PAIR_LAYOUTS",
     "SECTION_LAYOUTS",
-    "AxisLadder",
     "ChannelLayout",
     "FillLayout",
+    "LadderSharing",
     "PairLayout",
     "SectionLayout",
 ]
@@ -49,13 +49,13 @@ FillLayout = Literal["interleaved", "split", "cos_sin"]
 SectionLayout = Literal["contiguous", "interleaved"]
 
 #: ``shared``: one ladder over the rotary dimension (M-RoPE); ``per_axis``: each axis its own (axial).
-AxisLadder = Literal["shared", "per_axis"]
+LadderSharing = Literal["shared", "per_axis"]
 
 CHANNEL_LAYOUTS: tuple[ChannelLayout, ...] = get_args(ChannelLayout)
 PAIR_LAYOUTS: tuple[PairLayout, ...] = get_args(PairLayout)
 FILL_LAYOUTS: tuple[FillLayout, ...] = get_args(FillLayout)
 SECTION_LAYOUTS: tuple[SectionLayout, ...] = get_args(SectionLayout)
-AXIS_LADDERS: tuple[AxisLadder, ...] = get_args(AxisLadder)
+LADDER_SHARINGS: tuple[LadderSharing, ...] = get_args(LadderSharing)
 
 #: A RoPE pair layout as the channel layout of its (x1, x2) halves: the one
 #: translation between the two vocabularies.

@@ -48,7 +48,7 @@ from .._compile import outside_compile
 from ..arguments import check_choice, is_default, set_fields
 from ..errors import MAX_D_MODEL, PosEncError, check_int, shape_text, show_value
 from ..exact import ladder_digits
-from ..vocabulary import AXIS_LADDERS, SECTION_LAYOUTS, AxisLadder, SectionLayout
+from ..vocabulary import LADDER_SHARINGS, SECTION_LAYOUTS, LadderSharing, SectionLayout
 
 __all__ = [
     "LADDERS",
@@ -58,9 +58,9 @@ __all__ = [
     "per_axis_frequencies",
 ]
 
-#: The ``ladder`` option (:data:`posenc.vocabulary.AxisLadder`): ``"shared"``, one ladder over the rotary
+#: The ``ladder`` option (:data:`posenc.vocabulary.LadderSharing`): ``"shared"``, one ladder over the rotary
 #: dimension (M-RoPE); ``"per_axis"``, each axis its own (axial).
-LADDERS = AXIS_LADDERS
+LADDERS = LADDER_SHARINGS
 
 
 #: A head holds at most this many rotary pairs, so sections can name at most this many axes (one pair each).
@@ -100,7 +100,7 @@ class Sections:
 
     sizes: tuple[int, ...]
     layout: SectionLayout = "contiguous"  # "contiguous" (Qwen2-VL) or "interleaved" (Qwen3-VL)
-    ladder: AxisLadder = "shared"  # "shared" (M-RoPE) or "per_axis" (axial: the Qwen2-VL vision tower)
+    ladder: LadderSharing = "shared"  # "shared" (M-RoPE) or "per_axis" (axial: the Qwen2-VL vision tower)
 
     @outside_compile("Sections")
     def __post_init__(self) -> None:
