@@ -27,15 +27,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import is_default, set_fields
+from ..arguments import set_fields
 from ..errors import (
     MAX_ANGLE,
     MAX_POSITION,
@@ -49,7 +48,6 @@ from ..errors import (
     check_positions,
     check_real,
     check_span,
-    show_value,
 )
 from ..exact import Ladder, fill_range, fill_sincos, geometric_ladder, ladder_digits, seed_ladder, two_sum
 from ..layout import check_channel_layout, sin_cos_views
@@ -67,6 +65,7 @@ __all__ = [
     "Vaswani",
     "get",
     "pick_preset",
+    "register_convention",
     "resolve",
 ]
 
@@ -358,55 +357,5 @@ class PositionalEncodings(Convention):
         return Plan(geometric_ladder(n, 10000.0, Fraction(n)), "interleaved", d)
 
 
-_PRESETS: dict[str, type[Convention]] = {
-    c.name: c for c in (Vaswani, Tensor2Tensor, Fairseq, HFMarian, Keras, PositionalEncodings)
-}
-
-#: The preset names :func:`get` knows.
-NAMES = tuple(_PRESETS)
-
-
-@outside_compile("conventions.get")
-def get(convention: Any) -> Convention:
-    """A preset by name (its default settings), or the given preset unchanged.
-
-    >>> get("keras")
-    Keras(max_wavelength=10000.0)
-    >>> get(Fairseq(padding_idx=0)).padding_idx
-    0
-    """
-    return pick_preset(convention, Convention, _PRESETS, "a posenc.conventions preset")
-
-
-T = TypeVar("T")
-
-
-def pick_preset(value: Any, kind: type[T], presets: Mapping[str, type[T]], what: str) -> T:
-    """``value`` itself when it is a ``kind``, else the preset named ``value`` at its defaults."""
-    if isinstance(value, kind):
-        return value
-    if isinstance(value, str) and value in presets:
-        return presets[value]()
-    names = ", ".join(repr(n) for n in presets)
-    raise PosEncError(f"convention must be {what} or one of {names}, got {show_value(value)}")
-
-
-def resolve(convention: Any = None, *, base: Any = 10000.0, layout: Any = "interleaved") -> Convention:
-    """The convention an entry point with (base, layout, convention) arguments means.
-
-    ``convention=None`` is the seed's formula with ``base`` and ``layout``.
-    A preset carries its own base and layout, so passing a non-default
-    ``base`` or ``layout`` alongside one is an error rather than silently ignored.
-
-    >>> resolve(None, base=100.0, layout="split")
-    Vaswani(base=100.0, layout='split')
-    """
-    if convention is None:
-        return Vaswani(base, layout)
-    conv = get(convention)
-    if not (is_default(base, 10000.0) and is_default(layout, "interleaved")):
-        raise PosEncError(
-            f"base and layout are part of the convention; got base={show_value(base)}, layout={show_value(layout)} "
-            f"with convention {conv!r} (set them on the preset, e.g. Vaswani(base=..., layout=...))"
-        )
-    return conv
+# the lookup by name lives beside the presets' classes: posenc.conventions.get, NAMES, resolve, register_convention
+from .presets import NAMES, get, pick_preset, register_convention, resolve  # noqa: E402

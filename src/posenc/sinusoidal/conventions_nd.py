@@ -36,6 +36,7 @@ from .._compile import outside_compile
 from ..arguments import is_default, set_fields
 from ..errors import PosEncError, check_base, check_channels, check_int, show_value
 from ..exact import Ladder, geometric_ladder
+from ..registry import Registry
 from .conventions import pick_preset
 
 __all__ = [
@@ -257,7 +258,9 @@ class PositionalEncodingsND(NdConvention):
         )
 
 
-_PRESETS: dict[str, type[NdConvention]] = {c.name: c for c in (Axial, MAE, BigVision, PositionalEncodingsND)}
+_PRESETS = Registry[NdConvention]("n-D convention")
+for _c in (Axial, MAE, BigVision, PositionalEncodingsND):
+    _PRESETS.add(_c.name, _c)
 
 #: The n-D preset names :func:`get` knows.
 NAMES = tuple(_PRESETS)
