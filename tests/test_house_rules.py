@@ -50,7 +50,7 @@ def test_no_function_is_too_long():
 def test_import_posenc_loads_no_framework():
     code = (
         "import sys, posenc\n"
-        "heavy = [m for m in ('torch', 'matplotlib', 'numba', 'mpmath') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'matplotlib', 'numba', 'mpmath', 'jax', 'flax') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

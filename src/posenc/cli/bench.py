@@ -53,6 +53,12 @@ def bench(args: argparse.Namespace) -> int:
         extra = producers(quick=args.quick)
     except ImportError:
         pass  # no torch: the NumPy rows alone
+    try:
+        from ..bench.jax_rows import producers as jax_producers
+
+        extra += jax_producers(quick=args.quick)
+    except ImportError:
+        pass  # no jax: no JAX rows
     shapes = tuple(args.shape) if args.shape else None
     report = run(quick=args.quick, repeats=args.repeats, shapes=shapes, scaling=not args.no_scaling, extra=extra)
     if args.json:

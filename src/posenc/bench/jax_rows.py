@@ -1,0 +1,91 @@
+"""The JAX rows of ``posenc bench``: RoPE on q and k under ``jax.jit`` on the CPU, beside the plain formula.
+
+Three jit-compiled programs on the same q, k ``[b, s, n_h, h_d]`` (float32,
+half layout), timed side by side:
+
+- the plain ``x*cos + rotate_half(x)*sin`` with full-width tables passed in
+  (the JAX users' formula; the ratio's denominator);
+- posenc with the exact rows built in the graph from the positions
+  (:mod:`posenc.jax._rows`), once per position for q, k and every head;
+- posenc with gathered rows: an exact table (a constant) taken by positions.
+
+Targets (issue 22): in-graph at most 2x the plain formula, gathered at most 1.2x.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+import jax
+
+from ..rope import rope_table
+from .measure import time_side_by_side
+from .report import Row
+
+__all__ = ["producers"]
+
+PLAIN = "plain x*cos + rotate_half(x)*sin"
+
+
+def _programs(s: int, d: int) -> dict[str, Any]:
+    from ..jax._rows import computed_once
+    from ..jax.rope import cos_sin_rows, frequencies, rotate
+
+    freqs = frequencies(d)
+    table = jnp.asarray(rope_table(freqs, 0, s))  # [s, 2, d/2], the exact rows
+
+    def half(x: jax.Array) -> jax.Array:
+        return jnp.concatenate([-x[..., d // 2 :], x[..., : d // 2]], axis=-1)
+
+    def plain(q: jax.Array, k: jax.Array, cos: jax.Array, sin: jax.Array) -> Any:
+        return q * cos + half(q) * sin, k * cos + half(k) * sin
+
+    def both(q: jax.Array, k: jax.Array, cos: jax.Array, sin: jax.Array) -> Any:
+        cos, sin = cos[..., None, :], sin[..., None, :]
+        return rotate(q, cos, sin, "half", d), rotate(k, cos, sin, "half", d)
+
+    def in_graph(q: jax.Array, k: jax.Array, p: jax.Array) -> Any:
+        return both(q, k, *computed_once(lambda p: cos_sin_rows(p, freqs), p))
+
+    def gathered(q: jax.Array, k: jax.Array, p: jax.Array) -> Any:
+        rows = jnp.take(table, p, axis=0)
+        return both(q, k, rows[..., 0, :], rows[..., 1, :])
+
+    return {"plain": jax.jit(plain), "in_graph": jax.jit(in_graph), "gathered": jax.jit(gathered), "table": table}
+
+
+def _rope(b: int, s: int, h: int, d: int) -> Callable[[int], list[Row]]:
+    def produce(repeats: int) -> list[Row]:
+        progs = _programs(s, d)
+        rng = np.random.default_rng(0)
+        q = jnp.asarray(rng.standard_normal((b, s, h, d), dtype=np.float32))
+        k = jnp.asarray(rng.standard_normal((b, s, h, d), dtype=np.float32))
+        pos = jnp.broadcast_to(jnp.arange(s, dtype=jnp.int32), (b, s))
+        tab = progs["table"]
+        cos = jnp.concatenate([tab[:, 0], tab[:, 0]], -1)[None, :, None, :]
+        sin = jnp.concatenate([tab[:, 1], tab[:, 1]], -1)[None, :, None, :]
+
+        def run(name: str, *args: Any) -> Callable[[], Any]:
+            return lambda: jax.block_until_ready(progs[name](*args))
+
+        ms = time_side_by_side({
+            PLAIN: run("plain", q, k, cos, sin),
+            "posenc.jax in-graph exact rows": run("in_graph", q, k, pos),
+            "posenc.jax gathered rows": run("gathered", q, k, pos),
+        }, repeats)
+        op = f"JAX jit RoPE q,k [{b},{s},{h},{d}] f32 half"
+        base = ms[PLAIN]
+        return [Row(op, name, v, v / base, floor_ms=base) for name, v in ms.items()]
+
+    return produce
+
+
+def producers(*, quick: bool = False) -> list[Callable[[int], list[Row]]]:
+    """Row producers for :func:`posenc.bench.run` (``extra=``)."""
+    if quick:
+        return [_rope(1, 512, 4, 64)]
+    return [_rope(1, 2048, 16, 128)]

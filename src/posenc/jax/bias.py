@@ -1,0 +1,139 @@
+"""Relative biases in JAX: ALiBi and T5's buckets, with traced positions, exact in the graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+import jax
+
+from ..bias import alibi_bias as np_alibi_bias
+from ..bias import alibi_slopes, t5_bucket_edges
+from ..bias.alibi import alibi_convention, check_placement
+from ..bias.t5 import t5_buckets
+from ..errors import PosEncError, check_int
+from ..exact.fixed_product import times_int_f32
+from ._rows import JAX_OPS, check_traced_positions
+from .rope import _out_dtype
+
+__all__ = ["alibi_bias", "t5_bias", "t5_bucket"]
+
+
+def alibi_bias(
+    q_len: int,
+    k_len: int,
+    n_heads: int,
+    *,
+    offset: int = 0,
+    positions: Any = None,
+    convention: Any = "press",
+    causal: bool = True,
+    dtype: Any = jnp.float32,
+) -> jax.Array:
+    """The ALiBi bias ``[…, n_heads, q_len, k_len]`` (:func:`posenc.alibi_bias`), positions traced.
+
+    Without ``positions`` everything is static and the bias is the NumPy
+    one, a constant. With int32 ``positions`` ``[k_len]`` or ``[b, k_len]``
+    (BLOOM's left-padded rows), each value is m_h·t formed exactly in 32-bit
+    integers and rounded as NumPy rounds it (float64, then float32): the same
+    bits, for |t| < 2**31.
+
+    >>> alibi_bias(2, 2, 1, positions=jnp.array([0, 1])).tolist()
+    [[[0.0, -inf], [-0.00390625, 0.0]]]
+    """
+    dt = _out_dtype(dtype)
+    if positions is None:
+        return jnp.asarray(np_alibi_bias(q_len, k_len, n_heads, offset=offset, convention=convention,
+                                         causal=causal, dtype=np.float32)).astype(dt)
+    q = check_int(q_len, "q_len", minimum=1)
+    k = check_int(k_len, "k_len", minimum=1)
+    off = check_int(offset, "offset")
+    conv = alibi_convention(convention)
+    slopes = alibi_slopes(n_heads, convention=convention)
+    check_placement(q, k, off, bool(causal), positions)
+    kp = check_traced_positions(positions)
+    if kp.dtype != jnp.int32:
+        raise PosEncError("positions for the in-graph ALiBi bias must be integers (int32)")
+    if kp.ndim not in (1, 2) or kp.shape[-1] != k:
+        raise PosEncError(f"positions must be [k_len] or [b, k_len] with k_len = {k}, got shape {tuple(kp.shape)}")
+    qp = kp[..., off : off + q]
+    t = conv.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], bool(causal))
+    t = jnp.broadcast_to(t, (*kp.shape[:-1], q, k))
+    out = jnp.stack([times_int_f32(JAX_OPS, t, float(m)) for m in slopes], axis=-3)
+    if not causal and type(conv).coefficient is type(alibi_convention("press")).coefficient:
+        out = jnp.where(t[..., None, :, :] == 0, -0.0, out)  # NumPy's −|0.0| is −0.0
+    if causal:
+        future = np.arange(k)[None, :] > np.arange(off, off + q)[:, None]
+        out = jnp.where(jnp.asarray(future), -jnp.inf, out)
+    return out.astype(dt)
+
+
+def t5_bucket(
+    relative_position: Any, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+) -> jax.Array:
+    """T5's bucket of each traced offset ``j − i`` (:func:`posenc.t5_bucket`), int32, the same integers.
+
+    T5's bucket is a non-decreasing function of the distance, so it is the
+    last static edge (:func:`posenc.t5_bucket_edges`) the distance reaches:
+    comparisons only, no float log in the graph.
+
+    >>> t5_bucket(jnp.array([-1, 0, 1, -8, -12, -128])).tolist()
+    [1, 0, 17, 8, 9, 15]
+    """
+    cfg = t5_buckets(bidirectional, num_buckets, max_distance)
+    rel = check_traced_positions(relative_position, "relative_position")
+    if rel.dtype != jnp.int32:
+        raise PosEncError(f"relative_position must be integers (key − query), got dtype {rel.dtype}")
+    edges = t5_bucket_edges(bidirectional=cfg.bidirectional, num_buckets=cfg.num_buckets,
+                            max_distance=cfg.max_distance)
+    u = rel.astype(jnp.uint32)
+    # distances as uint32 (|−2**31| = 2**31 fits; an int32 abs would wrap, and XLA may assume it does not)
+    if cfg.bidirectional:
+        d, base = jnp.where(rel < 0, 0 - u, u), jnp.where(rel > 0, cfg.per_direction, 0)
+    else:
+        d, base = jnp.where(rel < 0, 0 - u, jnp.zeros_like(u)), jnp.zeros_like(rel)
+    bucket = jnp.zeros_like(rel)
+    for b, edge in enumerate(edges.tolist()):
+        if b and 0 <= edge < 2**32:  # -1: a bucket no distance reaches; >= 2**32: none an int32 offset reaches
+            bucket = jnp.where(d >= jnp.asarray(edge, dtype=jnp.uint32), b, bucket)
+    return (base + bucket).astype(jnp.int32)
+
+
+def t5_bias(
+    weights: Any,
+    q_len: int,
+    k_len: int,
+    *,
+    offset: int = 0,
+    q_positions: Any = None,
+    k_positions: Any = None,
+    bidirectional: bool = True,
+    max_distance: int = 128,
+) -> jax.Array:
+    """T5's relative attention bias ``[n_heads, q_len, k_len]``: ``weights[bucket(j − i)]``.
+
+    Args:
+        weights: ``[num_buckets, n_heads]``, the learned table (HF
+            ``relative_attention_bias.weight``; a Flax ``nn.Embed``'s ``embedding``).
+        q_len, k_len: static lengths; query r at position ``offset + r``, key j at j,
+            unless ``q_positions`` ``[q_len]`` / ``k_positions`` ``[k_len]`` (int32, traced) are given.
+        bidirectional, max_distance: as :func:`t5_bucket`; num_buckets is weights' first axis.
+
+    >>> t5_bias(jnp.arange(64.0).reshape(32, 2), 1, 3)[0].tolist()
+    [[0.0, 34.0, 36.0]]
+    """
+    w = jnp.asarray(weights)
+    if w.ndim != 2:
+        raise PosEncError(f"weights must be [num_buckets, n_heads], got shape {tuple(w.shape)}")
+    q = check_int(q_len, "q_len", minimum=1)
+    k = check_int(k_len, "k_len", minimum=1)
+    qp = jnp.arange(q, dtype=jnp.int32) + check_int(offset, "offset") if q_positions is None else q_positions
+    kp = jnp.arange(k, dtype=jnp.int32) if k_positions is None else k_positions
+    qp, kp = check_traced_positions(qp, "q_positions"), check_traced_positions(kp, "k_positions")
+    if qp.shape != (q,) or kp.shape != (k,):
+        raise PosEncError(f"q_positions and k_positions must be [{q}] and [{k}], got {qp.shape} and {kp.shape}")
+    buckets = t5_bucket(kp[None, :] - qp[:, None], bidirectional=bidirectional, num_buckets=w.shape[0],
+                        max_distance=max_distance)
+    return jnp.moveaxis(jnp.take(w, buckets, axis=0), -1, 0)

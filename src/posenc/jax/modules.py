@@ -1,0 +1,118 @@
+"""Flax NNX modules: RoPE and the sinusoid, with no parameters and no tables in the state.
+
+Each module holds only its static settings (validated once, at construction);
+the rows are built inside the traced program by :mod:`posenc.jax._rows`, so
+``nnx.state(module)`` is empty and ``nnx.jit`` / ``nnx.vmap`` see nothing to
+carry. The layout of q and k is Flax's (MaxText, gemma): ``[b, s, n_h, h_d]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+from flax import nnx
+
+import jax
+
+from ..errors import PosEncError, check_layout
+from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, check_dims
+from ._rows import check_traced_positions, computed_once
+from .rope import cos_sin_rows, frequencies, rotate
+from .sinusoidal import encode
+
+__all__ = ["RotaryEmbedding", "SinusoidalEmbedding"]
+
+
+class RotaryEmbedding(nnx.Module):
+    """Rotate queries and keys by their positions, exact rows built in the graph.
+
+    Args:
+        head_dim: channels per head.
+        base, scaling, rotary_dim, seq_len, sections, section_layout, ladder:
+            as :func:`posenc.jax.apply_rope` (``seq_len`` required for DynamicNTK
+            and LongRoPE).
+        layout: ``"half"`` (HF, MaxText, gemma) or ``"interleaved"`` (Meta, GPT-J).
+
+    ``__call__(q, k, positions)``: q ``[b, s, n_q, h_d]`` and k ``[b, s, n_kv, h_d]``
+    (any float dtypes), positions int32/float32 ``[s]`` or ``[b, s]`` (with
+    sections ``[s, n_axes]`` / ``[b, s, n_axes]``). Returns both rotated, each in
+    its dtype; float32 math on the exact rows, rounded once. The rows are
+    computed once per position and shared by q, k and every head.
+
+    >>> import jax.numpy as jnp
+    >>> rope = RotaryEmbedding(64, base=500000.0)
+    >>> q, k = rope(jnp.ones((1, 8, 4, 64)), jnp.ones((1, 8, 2, 64)), jnp.arange(8))
+    >>> q.shape, k.shape, nnx.state(rope) == nnx.State({})
+    ((1, 8, 4, 64), (1, 8, 2, 64), True)
+    """
+
+    def __init__(
+        self,
+        head_dim: int,
+        *,
+        base: float = 10000.0,
+        scaling: Any = None,
+        layout: str = "half",
+        rotary_dim: int | None = None,
+        seq_len: int | None = None,
+        sections: Any = None,
+        section_layout: str = "contiguous",
+        ladder: str = "shared",
+    ) -> None:
+        self.head_dim, self.rotary_dim = check_dims(head_dim, rotary_dim)
+        self.layout = check_layout(layout, ROPE_LAYOUTS)
+        self.settings = (base, scaling, seq_len, sections, section_layout, ladder)
+        self._frequencies()  # every static argument checked now, not at the first call
+
+    def _frequencies(self) -> RopeFrequencies:
+        base, scaling, seq_len, sections, section_layout, ladder = self.settings
+        return frequencies(self.head_dim, base=base, scaling=scaling, rotary_dim=self.rotary_dim,
+                           seq_len=seq_len, sections=sections, section_layout=section_layout, ladder=ladder)
+
+    def __call__(self, q: jax.Array, k: jax.Array, positions: Any) -> tuple[jax.Array, jax.Array]:
+        freqs = self._frequencies()
+        for name, x in (("q", q), ("k", k)):
+            if x.ndim != 4 or x.shape[-1] != self.head_dim:
+                raise PosEncError(f"{name} must be [b, s, n_h, {self.head_dim}], got shape {tuple(x.shape)}")
+        pos = check_traced_positions(positions)
+        lead = pos.shape if freqs.sections is None else pos.shape[:-1]
+        if len(lead) not in (1, 2) or lead[-1] != q.shape[1]:
+            raise PosEncError(f"positions must be [s] or [b, s] with s = {q.shape[1]}, got shape {tuple(pos.shape)}")
+        cos, sin = computed_once(lambda p: cos_sin_rows(p, freqs), pos)  # [..., s, r/2], once for every head
+        cos, sin = cos[..., None, :], sin[..., None, :]
+        return (rotate(q, cos, sin, self.layout, self.rotary_dim),
+                rotate(k, cos, sin, self.layout, self.rotary_dim))
+
+
+class SinusoidalEmbedding(nnx.Module):
+    """Add the sinusoidal encoding (:func:`posenc.jax.encode`) of the positions to x.
+
+    Args:
+        d_model: channels.
+        base, layout, convention: as :func:`posenc.encode`.
+
+    ``__call__(x, positions=None, offset=0)``: x ``[b, s, d]`` or ``[s, d]``;
+    positions int32/float32 ``[s]`` or ``[b, s]``, default ``offset … offset+s-1``
+    (``offset`` a static int, or a traced int32 scalar for decoding). Returns
+    ``x + PE`` in x's dtype (float32 sum, rounded once).
+
+    >>> pe = SinusoidalEmbedding(16)
+    >>> pe(jnp.zeros((2, 5, 16))).shape
+    (2, 5, 16)
+    """
+
+    def __init__(self, d_model: int, *, base: float = 10000.0, layout: str = "interleaved",
+                 convention: Any = None) -> None:
+        self.d_model = d_model
+        self.settings = (base, layout, convention)
+        encode(jnp.zeros((1,), jnp.int32), d_model, base=base, layout=layout, convention=convention)
+
+    def __call__(self, x: jax.Array, positions: Any = None, offset: Any = 0) -> jax.Array:
+        if x.ndim not in (2, 3) or x.shape[-1] != self.d_model:
+            raise PosEncError(f"x must be [b, s, {self.d_model}] or [s, {self.d_model}], got shape {tuple(x.shape)}")
+        if positions is None:
+            positions = jnp.arange(x.shape[-2], dtype=jnp.int32) + jnp.asarray(offset, jnp.int32)
+        base, layout, convention = self.settings
+        pe = encode(positions, self.d_model, base=base, layout=layout, convention=convention)
+        return (x.astype(jnp.float32) + pe).astype(x.dtype)

@@ -1,0 +1,197 @@
+"""RoPE in JAX: exact cos/sin rows built inside the graph, and the rotation.
+
+The functional forms take the NumPy API's arguments (:func:`posenc.rope_cos_sin`,
+:func:`posenc.apply_rope`); the frequencies are built on the host at trace
+time (static), the positions are traced. Rows are the NumPy core's float32
+rows bit for bit (:mod:`posenc.jax._rows`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+import jax
+
+from ..errors import PosEncError, check_layout, check_seq_len
+from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, check_dims, check_scaling, rope_frequencies
+from ..rope.sections import check_sections
+from ._rows import check_traced_positions, computed_once, sincos_rows
+
+__all__ = ["apply_rope", "frequencies", "rope_cos_sin", "rotate"]
+
+_OUT_DTYPES = ("float32", "bfloat16", "float16")
+
+
+def frequencies(
+    head_dim: int,
+    *,
+    base: float = 10000.0,
+    scaling: Any = None,
+    rotary_dim: int | None = None,
+    seq_len: int | None = None,
+    sections: Any = None,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
+) -> RopeFrequencies:
+    """The static frequencies (:func:`posenc.rope_frequencies`), with the length rule fixed for tracing.
+
+    DynamicNTK and LongRoPE follow the sequence length; inside a traced
+    program the NumPy default (max(positions) + 1) would be a traced value, so
+    ``seq_len`` must be given.
+    """
+    check_scaling(scaling)
+    if scaling is not None and scaling.cache_key(None) is not None and seq_len is None:
+        raise PosEncError(
+            f"{type(scaling).__name__} follows the sequence length: pass seq_len (a static int) to the JAX "
+            "functions; max(positions) + 1 is a traced value"
+        )
+    if seq_len is not None:
+        seq_len = check_seq_len(seq_len)
+    sec = check_sections(sections, section_layout, ladder)
+    return rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
+                            sections=sec)
+
+
+def _out_dtype(dtype: Any) -> Any:
+    name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+    if name not in _OUT_DTYPES:
+        raise PosEncError(f"dtype must be one of {_OUT_DTYPES} (float64 needs jax_enable_x64), got {dtype!r}")
+    return jnp.dtype(name)
+
+
+def cos_sin_rows(positions: Any, freqs: RopeFrequencies) -> tuple[jax.Array, jax.Array]:
+    """float32 (cos, sin) ``[..., r/2]`` of traced positions (``[..., n_axes]`` with sections)."""
+    pos = check_traced_positions(positions)
+    sec = freqs.sections
+    if sec is not None and (pos.ndim == 0 or pos.shape[-1] != sec.n_axes):
+        raise PosEncError(
+            f"positions for sections {sec.sizes} must be [..., {sec.n_axes}] (one position per axis, last), "
+            f"got shape {tuple(pos.shape)}"
+        )
+    sin, cos = sincos_rows(pos, freqs.ladder, freqs.attention_factor, pair_axes=freqs.pair_axes)
+    return cos, sin
+
+
+def rope_cos_sin(
+    positions: Any,
+    head_dim: int,
+    *,
+    base: float = 10000.0,
+    scaling: Any = None,
+    rotary_dim: int | None = None,
+    seq_len: int | None = None,
+    dtype: Any = jnp.float32,
+    sections: Any = None,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
+) -> tuple[jax.Array, jax.Array]:
+    """Exact cos(ω_i p) and sin(ω_i p) times the attention factor, built in the graph.
+
+    Args:
+        positions: int32 or float32 ``[...]``, traced or not (``[..., n_axes]``
+            with sections). Every int32 is exact; float32 positions are exact
+            where |p·ω_i| >= 2**-60 (below, within 2**-90 absolute) and give
+            NaN at |p| >= 2**31.
+        head_dim, base, scaling, rotary_dim, seq_len, sections, section_layout,
+            ladder: as :func:`posenc.rope_cos_sin` (static); ``seq_len`` is
+            required for DynamicNTK and LongRoPE.
+        dtype: float32 (the NumPy core's float32 bits), bfloat16 or float16
+            (those bits rounded once more: within 1 ulp).
+
+    Returns:
+        (cos, sin), each ``[..., rotary_dim/2]``.
+
+    >>> import jax
+    >>> c, s = jax.jit(lambda p: rope_cos_sin(p, 4, base=100.0))(jnp.array([0, 1000]))
+    >>> np.asarray(c, np.float64).round(5).tolist()
+    [[1.0, 1.0], [0.56238, 0.86232]]
+    """
+    dt = _out_dtype(dtype)
+    freqs = frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
+                        sections=sections, section_layout=section_layout, ladder=ladder)
+    cos, sin = cos_sin_rows(positions, freqs)
+    return cos.astype(dt), sin.astype(dt)
+
+
+def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim: int) -> jax.Array:
+    """Rotate the first ``rotary_dim`` channels of x (``[..., h_d]``) by float32 rows ``[..., r/2]``.
+
+    The math is float32 and rounded once into x's dtype; channels past
+    ``rotary_dim`` are passed through untouched.
+    """
+    n = rotary_dim // 2
+    xr = x[..., :rotary_dim].astype(jnp.float32)
+    if layout == "half":
+        x1, x2 = xr[..., :n], xr[..., n:]
+    else:
+        x1, x2 = xr[..., 0::2], xr[..., 1::2]
+    o1 = x1 * cos - x2 * sin
+    o2 = x2 * cos + x1 * sin
+    out = jnp.concatenate([o1, o2], axis=-1) if layout == "half" else jnp.stack([o1, o2], axis=-1).reshape(xr.shape)
+    out = out.astype(x.dtype)
+    if rotary_dim == x.shape[-1]:
+        return out
+    return jnp.concatenate([out, x[..., rotary_dim:]], axis=-1)
+
+
+def _check_x(x: Any) -> jax.Array:
+    arr = x if isinstance(x, jax.Array) else jnp.asarray(x)
+    if not jnp.issubdtype(arr.dtype, jnp.floating):
+        raise PosEncError(f"x must be a float array, got dtype {arr.dtype}")
+    if arr.ndim < 2:
+        raise PosEncError(f"x must be [..., s, h_d] (at least 2 dimensions), got shape {tuple(arr.shape)}")
+    return arr
+
+
+def apply_rope(
+    x: Any,
+    positions: Any,
+    *,
+    base: float = 10000.0,
+    scaling: Any = None,
+    layout: str = "half",
+    rotary_dim: int | None = None,
+    seq_len: int | None = None,
+    sections: Any = None,
+    section_layout: str = "contiguous",
+    ladder: str = "shared",
+) -> jax.Array:
+    """Rotate queries or keys by their positions, exact rows built in the graph (:func:`posenc.apply_rope`).
+
+    Args:
+        x: float ``[..., s, h_d]`` (e.g. ``[b, n_h, s, h_d]``), any float dtype.
+        positions: int32/float32, broadcasting to ``x.shape[:-1]`` (``[s]``;
+            ``[b, 1, s]`` for ``[b, n_h, s, h_d]``; ``[b, s, 1]`` for MaxText's
+            ``[b, s, n_h, h_d]``), with a trailing ``n_axes`` with sections.
+        base, scaling, layout, rotary_dim, seq_len, sections, section_layout,
+            ladder: as :func:`posenc.apply_rope` (static).
+
+    Returns:
+        x rotated, same shape and dtype; float32 math, rounded once.
+
+    >>> q = jnp.array([[1.0, 0.0, 0.0, 0.0]])        # [s=1, h_d=4]
+    >>> np.asarray(apply_rope(q, jnp.array([2]), base=100.0, layout="interleaved"), np.float64).round(4).tolist()
+    [[-0.4161, 0.9093, 0.0, 0.0]]
+    """
+    arr = _check_x(x)
+    _, r = check_dims(arr.shape[-1], rotary_dim)
+    lay = check_layout(layout, ROPE_LAYOUTS)
+    freqs = frequencies(arr.shape[-1], base=base, scaling=scaling, rotary_dim=r, seq_len=seq_len,
+                        sections=sections, section_layout=section_layout, ladder=ladder)
+    pos = check_traced_positions(positions)
+    lead = pos.shape if freqs.sections is None else pos.shape[:-1]
+    try:
+        ok = np.broadcast_shapes(tuple(lead), tuple(arr.shape[:-1])) == tuple(arr.shape[:-1])
+    except ValueError:
+        ok = False
+    if not ok:
+        raise PosEncError(
+            f"positions of shape {tuple(pos.shape)} must broadcast to x.shape[:-1] = {tuple(arr.shape[:-1])} "
+            "(x is [..., s, h_d]; use [s], [b, 1, s] for [b, n_h, s, h_d], [b, s, 1] for [b, s, n_h, h_d])"
+        )
+    # the rows once per position, not once per head (XLA would fuse the builder into the rotation)
+    cos, sin = computed_once(lambda p: cos_sin_rows(p, freqs), pos)
+    return rotate(arr, cos, sin, lay, r)

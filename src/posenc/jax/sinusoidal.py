@@ -1,0 +1,76 @@
+"""The sinusoidal encoding in JAX: :func:`posenc.encode` with traced positions, exact in the graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+import jax
+
+from ..sinusoidal import table as np_table
+from ..sinusoidal.conventions import resolve
+from ._rows import check_traced_positions, sincos_rows
+from .rope import _out_dtype
+
+__all__ = ["encode", "table"]
+
+
+def encode(
+    positions: Any,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    dtype: Any = jnp.float32,
+    convention: Any = None,
+) -> jax.Array:
+    """The sinusoidal encoding of each (traced) position, ``[..., d_model]``: :func:`posenc.encode`'s float32 bits.
+
+    Args:
+        positions: int32 or float32 ``[...]`` (as :func:`posenc.jax.rope_cos_sin`).
+        d_model, base, layout, convention: as :func:`posenc.encode` (static);
+            a convention's origin (fairseq's ``padding_idx + 1``) is added
+            exactly, and its padding row is zero.
+        dtype: float32, bfloat16 or float16.
+
+    >>> np.asarray(encode(jnp.array([0, 1000]), 4), np.float64).round(5).tolist()
+    [[0.0, 1.0, 0.0, 1.0], [0.82688, 0.56238, -0.54402, -0.83907]]
+    """
+    dt = _out_dtype(dtype)
+    plan = resolve(convention, base=base, layout=layout).plan(d_model)
+    pos = check_traced_positions(positions)
+    sin, cos = sincos_rows(pos, plan.ladder, origin=plan.origin)
+    n = len(plan.ladder)
+    if plan.layout == "interleaved":
+        out = jnp.stack([sin, cos], axis=-1).reshape((*pos.shape, 2 * n))
+    else:
+        out = jnp.concatenate([sin, cos], axis=-1)
+    if plan.d_model > 2 * n:
+        out = jnp.concatenate([out, jnp.zeros((*pos.shape, plan.d_model - 2 * n), out.dtype)], axis=-1)
+    out = out[..., : plan.d_model]
+    if plan.zero_at is not None:
+        pad = (pos == plan.zero_at - plan.origin)[..., None]  # θ = zero_at: fairseq's padding row
+        out = jnp.where(pad, 0.0, out)
+    return out.astype(dt)
+
+
+def table(
+    length: int,
+    d_model: int,
+    *,
+    start: int = 0,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    dtype: Any = jnp.float32,
+    convention: Any = None,
+) -> jax.Array:
+    """Rows for positions ``start … start+length-1`` (all static): :func:`posenc.table`, as a constant.
+
+    >>> table(3, 4, start=1).shape
+    (3, 4)
+    """
+    dt = _out_dtype(dtype)
+    rows = np_table(length, d_model, start=start, base=base, layout=layout, dtype=np.float32, convention=convention)
+    return jnp.asarray(rows).astype(dt)

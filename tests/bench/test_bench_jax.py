@@ -1,0 +1,30 @@
+"""The JAX rows of posenc bench: what they time is the same rotation three ways (never their timings)."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from posenc.bench.jax_rows import PLAIN, _programs, producers
+
+
+def test_the_three_programs_rotate_alike():
+    s, d = 64, 32
+    progs = _programs(s, d)
+    rng = np.random.default_rng(0)
+    q = jnp.asarray(rng.standard_normal((1, s, 2, d), dtype=np.float32))
+    pos = jnp.arange(s, dtype=jnp.int32)[None]
+    tab = progs["table"]
+    cos = jnp.concatenate([tab[:, 0], tab[:, 0]], -1)[None, :, None, :]
+    sin = jnp.concatenate([tab[:, 1], tab[:, 1]], -1)[None, :, None, :]
+    plain = progs["plain"](q, q, cos, sin)[0]
+    in_graph = progs["in_graph"](q, q, pos)[0]
+    gathered = progs["gathered"](q, q, pos)[0]
+    assert np.array_equal(np.asarray(in_graph), np.asarray(gathered))  # the same exact rows, the same rotation
+    np.testing.assert_allclose(np.asarray(plain), np.asarray(in_graph), rtol=1e-6, atol=1e-6)
+
+
+def test_quick_rows_name_every_method():
+    rows = producers(quick=True)[0](1)
+    assert [r.method for r in rows] == [PLAIN, "posenc.jax in-graph exact rows", "posenc.jax gathered rows"]
+    assert rows[0].ratio == 1.0 and all(r.median_ms > 0 for r in rows)

@@ -1,0 +1,101 @@
+"""posenc.jax.apply_rope: the NumPy rotation, under jit, grad, vmap, shard_map and jax.export."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jax
+import posenc
+import posenc.jax as pj
+
+RNG = np.random.default_rng(2223)
+
+
+def close(a, b):
+    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+@pytest.mark.parametrize("rotary_dim", [None, 32])
+def test_rotation_matches_numpy(layout, rotary_dim):
+    x = RNG.standard_normal((2, 4, 16, 64)).astype(np.float32)  # [b, n_h, s, h_d]
+    pos = RNG.integers(0, 2**31 - 1, size=(2, 1, 16)).astype(np.int32)
+    got = jax.jit(lambda x, p: pj.apply_rope(x, p, layout=layout, rotary_dim=rotary_dim,
+                                             scaling=posenc.YaRN(4.0, 4096)))(x, pos)
+    want = posenc.apply_rope(x, pos.astype(np.int64), layout=layout, rotary_dim=rotary_dim,
+                             scaling=posenc.YaRN(4.0, 4096))
+    assert got.dtype == jnp.float32 and got.shape == x.shape
+    close(got, want)
+    if rotary_dim:  # channels past rotary_dim pass through bit for bit
+        assert np.array_equal(np.asarray(got)[..., 32:], x[..., 32:])
+
+
+def test_low_precision_input_is_rotated_in_float32_and_rounded_once():
+    x = RNG.standard_normal((8, 64)).astype(np.float32)
+    pos = np.arange(10**6, 10**6 + 8, dtype=np.int32)
+    xb = jnp.asarray(x, jnp.bfloat16)
+    got = pj.apply_rope(xb, pos)
+    want = posenc.apply_rope(np.asarray(xb, np.float32), pos.astype(np.int64))  # float32 math on the bf16 values
+    assert got.dtype == jnp.bfloat16
+    assert np.array_equal(np.asarray(got), np.asarray(jnp.asarray(want).astype(jnp.bfloat16)))
+
+
+def test_sections_rotate_like_numpy():
+    x = RNG.standard_normal((10, 128)).astype(np.float32)
+    pos = RNG.integers(0, 5000, size=(10, 3)).astype(np.int32)
+    got = pj.apply_rope(x, pos, base=1e6, sections=(16, 24, 24))
+    close(got, posenc.apply_rope(x, pos.astype(np.int64), base=1e6, sections=(16, 24, 24)))
+
+
+def test_grad_of_the_rotation_is_the_inverse_rotation():
+    x = jnp.asarray(RNG.standard_normal((16, 64)).astype(np.float32))
+    g = jnp.asarray(RNG.standard_normal((16, 64)).astype(np.float32))
+    pos = jnp.asarray(RNG.integers(0, 2**31 - 1, 16).astype(np.int32))
+    grad = jax.jit(jax.grad(lambda x: jnp.sum(pj.apply_rope(x, pos) * g)))(x)
+    close(grad, pj.apply_rope(g, -pos))  # R(p)ᵀ = R(−p)
+
+
+def test_vmap_over_per_example_positions():
+    x = jnp.asarray(RNG.standard_normal((3, 12, 2, 32)).astype(np.float32))  # [b, s, n_h, h_d]
+    pos = jnp.asarray(RNG.integers(0, 10**7, (3, 12)).astype(np.int32))  # [b, s]
+    per = jax.jit(jax.vmap(lambda x, p: pj.apply_rope(x, p[:, None])))(x, pos)
+    whole = jax.jit(lambda x, p: pj.apply_rope(x, p[:, :, None]))(x, pos)
+    # jit against jit: XLA may contract the rotation's float32 products into FMAs, eager may not
+    assert np.array_equal(np.asarray(per), np.asarray(whole))
+
+
+def test_shard_map_over_the_batch():
+    from jax.sharding import Mesh, PartitionSpec
+
+    mesh = Mesh(np.array(jax.devices()[:1]), ("data",))
+    x = jnp.asarray(RNG.standard_normal((2, 8, 32)).astype(np.float32))
+    pos = jnp.asarray(RNG.integers(0, 10**6, (2, 8)).astype(np.int32))
+    spec = PartitionSpec("data")
+    fn = jax.jit(jax.shard_map(lambda x, p: pj.apply_rope(x, p), mesh=mesh, in_specs=(spec, spec), out_specs=spec))
+    assert np.array_equal(np.asarray(fn(x, pos)), np.asarray(jax.jit(pj.apply_rope)(x, pos)))
+
+
+def test_export_round_trips_with_the_same_bits():
+    from jax import export
+
+    def rows(p):
+        return pj.rope_cos_sin(p, 64, scaling=posenc.Llama3(8.0, 1.0, 4.0, 8192))
+
+    pos = RNG.integers(0, 2**31 - 1, 256).astype(np.int32)
+    exported = export.export(jax.jit(rows))(jax.ShapeDtypeStruct((256,), jnp.int32))
+    back = export.deserialize(exported.serialize())
+    got = back.call(pos)
+    want = posenc.rope_cos_sin(pos.astype(np.int64), 64, scaling=posenc.Llama3(8.0, 1.0, 4.0, 8192))
+    for g, w in zip(got, want, strict=True):
+        assert np.array_equal(np.asarray(g).view(np.uint32), w.view(np.uint32))
+
+
+def test_shapes_are_checked_statically():
+    with pytest.raises(posenc.PosEncError, match="broadcast"):
+        pj.apply_rope(jnp.ones((2, 8, 4, 32)), jnp.arange(8))  # [b, s, n_h, h_d] needs [b, s, 1]
+    with pytest.raises(posenc.PosEncError, match="float"):
+        pj.apply_rope(jnp.ones((8, 32), jnp.int32), jnp.arange(8))
+    with pytest.raises(posenc.PosEncError, match="layout"):
+        pj.apply_rope(jnp.ones((8, 32)), jnp.arange(8), layout="neox")
