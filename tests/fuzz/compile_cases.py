@@ -149,6 +149,8 @@ def _numpy_cases() -> dict[str, Call]:
                                     lambda: (f"compiled-{next(_FRESH)}",)),
         # public names that the fuzz leaves out (results, data), where a compiled function could make one
         "RopeConfig": Call(lambda: p.RopeConfig(8, 8, 100.0, None, 16), tuple),
+        "register_scaling": Call(lambda: p.register_scaling("compile_case", lambda rope, cfg: None, replace=True),
+                                 tuple),
     }
 
 

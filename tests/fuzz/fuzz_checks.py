@@ -219,6 +219,9 @@ def _check_permute_weights(out: Any, kw: dict[str, Any]) -> None:
 
 
 def _check_hf(cfg: Any, kw: dict[str, Any]) -> None:
+    if cfg is None:  # a NoPE layer: only with layer=
+        assert kw.get("layer") is not None
+        return
     assert 2 <= cfg.rotary_dim <= cfg.head_dim and cfg.rotary_dim % 2 == 0 and cfg.base > 1
     posenc.rope_frequencies(cfg.head_dim, **cfg.kwargs())  # what it read is usable (or refused by name)
 

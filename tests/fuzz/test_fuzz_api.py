@@ -103,6 +103,27 @@ def _kw(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
 
 # ---------------------------------------------------------------- the table
 
+def _FUZZ_FACTORY(rope: Any, cfg: Any) -> Any:
+    return posenc.Linear(2.0)
+
+
+def _register_round_trip(rope_type: Any, factory: Any, replace: Any = False) -> Any:
+    """posenc.register_scaling, then a config read through it, then the registry as it was (no fuzz name stays)."""
+    from posenc.rope import registry
+
+    with registry._LOCK:
+        saved = dict(registry._FACTORIES)
+    try:
+        posenc.register_scaling(rope_type, factory, replace=replace)
+        if factory is _FUZZ_FACTORY:
+            return posenc.from_hf_config({"head_dim": 8, "rope_parameters": {"rope_type": rope_type}})
+        return None
+    finally:
+        with registry._LOCK:
+            registry._FACTORIES.clear()
+            registry._FACTORIES.update(saved)
+
+
 #: a preset (by name or built), or none: beside it base and layout must stay at their defaults
 _CONVENTION = st.one_of(st.none(), st.sampled_from([*conventions.NAMES, conventions.Fairseq(padding_idx=0),
                                                     conventions.Vaswani(base=100.0, layout="split")]), junk)
@@ -137,7 +158,8 @@ _SCALING_ARGS: dict[type, st.SearchStrategy[dict[str, Any]]] = {
     posenc.Llama3: _kw(FACTOR=_FACTOR, LOW_FREQ_FACTOR=_FACTOR, HIGH_FREQ_FACTOR=_FACTOR, ORIGINAL_MAX=_LEN),
     posenc.LongRoPE: _kw(SHORT_FACTOR=st.one_of(st.lists(_FACTOR, max_size=4), junk),
                          LONG_FACTOR=st.one_of(st.lists(_FACTOR, max_size=4), junk), ORIGINAL_MAX=_LEN,
-                         attention_factor=_OPT_REAL, factor=st.one_of(st.none(), _FACTOR)),
+                         attention_factor=_OPT_REAL, factor=st.one_of(st.none(), _FACTOR),
+                         short_mscale=_OPT_REAL, long_mscale=_OPT_REAL),
 }
 
 _HF_KEYS = st.dictionaries(
@@ -235,7 +257,8 @@ CASES: dict[str, Case] = {
         N_HEADS=st.one_of(small_ints(1, 4), st.sampled_from([0, 10**400]), junk),
         FROM_LAYOUT=layouts(("half", "interleaved")), TO_LAYOUT=layouts(("half", "interleaved")),
         rotary_dim=st.one_of(st.none(), d_models(16))), _check_permute_weights),
-    "from_hf_config": Case(posenc.from_hf_config, _kw(CONFIG=_HF), _check_hf),
+    "from_hf_config": Case(posenc.from_hf_config, _kw(CONFIG=_HF, layer=st.one_of(small_ints(0, 3), junk)),
+                           _check_hf),
     **{cls.__name__: Case(cls, args, _check_scaling) for cls, args in _SCALING_ARGS.items()},
     "alibi_slopes": Case(posenc.alibi_slopes, _kw(N_HEADS=_HEADS, convention=_ALIBI_CONV), _check_alibi_slopes),
     "alibi_bias": Case(posenc.alibi_bias, _kw(
@@ -307,7 +330,16 @@ CASES: dict[str, Case] = {
         NAME=st.one_of(st.uuids().map(lambda u: f"fuzz-{u}"), st.sampled_from(["", " x", "keras"]), junk),
         PRESET=st.one_of(st.sampled_from([conventions.Keras(max_wavelength=100.0), conventions.Vaswani,
                                           conventions.Fairseq]), junk)), _check_register_convention),
+    "register_scaling": Case(_register_round_trip, _kw(
+        ROPE_TYPE=st.one_of(st.just("fuzz_registered"), junk), FACTORY=st.one_of(st.just(_FUZZ_FACTORY), junk),
+        replace=st.one_of(st.booleans(), junk)), lambda out, kw: _check_registered(out, kw),
+        names=("rope_type", "factory", "replace")),
 }
+
+def _check_registered(out: Any, kw: dict[str, Any]) -> None:
+    if kw["factory"] is _FUZZ_FACTORY:
+        assert out is not None and out.scaling == posenc.Linear(2.0)  # the registered factory is what reads it
+
 
 #: Public names that are results or data, not things to call with hostile input.
 NOT_CALLED = {"Aliasing", "ContextReport", "RopeConfig", "RopeContextReport", "RopeFrequencies", "Separation",

@@ -131,7 +131,7 @@ def test_accepts_objects_with_to_dict():
         ({"head_dim": 64, "rope_scaling": {"type": "linear", "factor": 2, "scale": 3}}, ["unknown key", "'scale'"]),
         ({"head_dim": 64, "rope_scaling": {"type": "linear"}}, ["missing ['factor']"]),
         (dict(LLAMA31_8B, rope_scaling={"rope_type": "llama3", "factor": 8.0}),
-         ["missing", "high_freq_factor", "low_freq_factor", "original_max_position_embeddings"]),
+         ["missing", "high_freq_factor", "low_freq_factor"]),  # original_max falls back (standardize_rope_params)
         ({"head_dim": 96, "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 48}}, ["long_factor"]),
         ({"head_dim": 64, "rope_scaling": {"type": "linear", "factor": 0}}, ["Linear.factor must be > 0"]),
         ({"head_dim": 64, "rope_scaling": {"type": "linear", "factor": -2.0}}, ["factor"]),
@@ -142,7 +142,8 @@ def test_accepts_objects_with_to_dict():
         ({"hidden_size": 512}, ["num_attention_heads"]),
         ({"head_dim": 64, "rope_theta": 1.0}, ["rope_theta"]),
         ({"head_dim": 64, "rope_scaling": [1, 2]}, ["must be a dict"]),
-        ({"head_dim": 64, "rope_parameters": {"full_attention": {"rope_type": "default"}}}, ["per-layer"]),
+        ({"head_dim": 64, "rope_parameters": {"full_attention": {"rope_type": "default"}}},
+         ["per-layer", "layer_types"]),
         (dict(PHI3, rope_scaling={"type": "longrope", "short_factor": [1.0] * 4, "long_factor": [1.0] * 4}),
          ["rotary_dim/2 = 48"]),
         ("not a config", ["config must be a dict"]),

@@ -218,7 +218,7 @@ def test_partial_rotary_uses_the_rotary_dim_in_the_exponent():
         (lambda: YaRN(4.0, 4096, truncate="yes"), "YaRN.truncate"),
         (lambda: YaRN(4.0, 4096.5), "YaRN.original_max"),
         (lambda: Llama3(0.0, 1.0, 4.0, 8192), "Llama3.factor"),
-        (lambda: Llama3(8.0, 4.0, 4.0, 8192), "high_freq_factor must be > low_freq_factor"),
+        (lambda: Llama3(8.0, 4.0, 2.0, 8192), "high_freq_factor must be >= low_freq_factor"),  # equal: Llama 4
         (lambda: Llama3(8.0, 1.0, 4.0, None), "Llama3.original_max"),
         (lambda: LongRoPE([1.0, 0.0], [1.0, 1.0], 4096), "LongRoPE.short_factor[1]"),
         (lambda: LongRoPE([1.0], [1.0, 1.0], 4096), "same length"),

@@ -51,6 +51,9 @@ def bench(args: argparse.Namespace) -> int:
         from ..bench.torch_rows import producers
 
         extra = producers(quick=args.quick)
+        from ..bench.hf_rows import producers as hf_producers
+
+        extra += hf_producers(quick=args.quick)  # none without transformers
     except ImportError:
         pass  # no torch: the NumPy rows alone
     try:

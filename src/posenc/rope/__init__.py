@@ -7,7 +7,8 @@ tables, :mod:`~posenc.rope.apply` the rotation of q and k,
 :mod:`~posenc.rope.sections` multi-axis RoPE (M-RoPE, axial),
 :mod:`~posenc.rope.multimodal` the M-RoPE positions of multimodal prompts,
 :mod:`~posenc.rope.xpos` xPos (RoPE with a decay),
-:mod:`~posenc.rope.hf_config` the reading of a Hugging Face config, and
+:mod:`~posenc.rope.hf_config` the reading of a Hugging Face config (with
+:mod:`~posenc.rope.hf_families` and the open registry :mod:`~posenc.rope.registry`), and
 :mod:`~posenc.rope.context` what a scaled ladder covers.
 """
 
@@ -18,6 +19,7 @@ from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from .hf_config import RopeConfig, from_hf_config
 from .multimodal import MROPE_ADVANCES, Text, VisionGrid, mrope_decode_positions, mrope_positions
 from .permute import permute_qk_weights, qk_permutation
+from .registry import register_scaling
 from .scaling import NTK, SCALINGS, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from .sections import Sections
 from .xpos import XPos, xpos_decay, xpos_scale
@@ -45,6 +47,7 @@ __all__ = [
     "mrope_positions",
     "permute_qk_weights",
     "qk_permutation",
+    "register_scaling",
     "rope_context_report",
     "rope_cos_sin",
     "rope_frequencies",

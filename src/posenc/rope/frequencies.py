@@ -40,6 +40,7 @@ from .._concurrency import BoundedCache
 from ..errors import PosEncError, check_base, check_d_model, check_seq_len, show_value
 from ..exact import Ladder, decimal_context, decimal_pi
 from ..vocabulary import PAIR_CHANNELS, PAIR_LAYOUTS
+from .registry import is_scaling
 from .scaled import plain_ladder
 from .scaling import SCALINGS, Scaled
 from .sections import Sections, check_sections, per_axis_frequencies
@@ -94,9 +95,13 @@ class RopeFrequencies:
 
 
 def check_scaling(scaling: Any) -> None:
-    if scaling is not None and not isinstance(scaling, SCALINGS):
+    """None, a built-in variant, or any hashable object with ``scale`` and ``cache_key`` (a registered one)."""
+    if scaling is not None and not isinstance(scaling, SCALINGS) and not is_scaling(scaling):
         names = ", ".join(c.__name__ for c in SCALINGS)
-        raise PosEncError(f"scaling must be None or one of {names} (posenc.rope.scaling), got {scaling!r}"[:300])
+        raise PosEncError(
+            f"scaling must be None, one of {names} (posenc.rope.scaling), or a hashable object with "
+            f"scale() and cache_key() (posenc.register_scaling), got {scaling!r}"[:300]
+        )
 
 
 def check_dims(head_dim: Any, rotary_dim: Any) -> tuple[int, int]:

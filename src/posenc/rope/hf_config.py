@@ -1,56 +1,37 @@
 """Read a Hugging Face model config into posenc's RoPE settings.
 
 Split from :mod:`posenc.rope.scaling` (the variants) to keep each file one concept:
-this one is the mapping from HF's config keys to those variants.
+this one is the mapping from HF's config keys to those variants. What each
+family means by its keys (legacy names, defaults, layouts, per-layer plans)
+is :mod:`posenc.rope.hf_families`; each rope type is a factory of the open
+registry :mod:`posenc.rope.registry` (built-ins in :mod:`posenc.rope.hf_scalings`).
 
-Sources: huggingface/transformers ``src/transformers/modeling_rope_utils.py``
+Sources: transformers 5.23 ``src/transformers/modeling_rope_utils.py``
 (the ``_compute_*_parameters`` functions, the key lists of the
 ``_validate_*`` functions) and ``configuration_utils.py``
-(``RotaryEmbeddingConfigMixin.standardize_rope_params``), main in 2025/2026;
-legacy names from transformers 4.x (``rope_scaling``, ``"type"``) and
-Phi-3's ``"su"`` (``Phi3Config._rope_scaling_adjustment``). Multi-axis RoPE
-(transformers 5.23): ``mrope_section`` and ``mrope_interleaved`` in the rope
-dict (``Qwen2VLRotaryEmbedding``, ``Qwen3VLTextRotaryEmbedding``; legacy
-``"type": "mrope"`` is ``"default"``, as ``Qwen2VLTextConfig`` maps it), and
-``"axial"`` (``Qwen2VLVisionRotaryEmbedding``).
+(``RotaryEmbeddingConfigMixin.standardize_rope_params``); legacy names from
+transformers 4.x (``rope_scaling``, ``"type"``) and Phi-3's ``"su"``
+(``Phi3Config._rope_scaling_adjustment``). Multi-axis RoPE: ``mrope_section``
+and ``mrope_interleaved`` in the rope dict (``Qwen2VLRotaryEmbedding``,
+``Qwen3VLTextRotaryEmbedding``; legacy ``"type": "mrope"`` is ``"default"``,
+as ``Qwen2VLTextConfig`` maps it), and ``"axial"``
+(``Qwen2VLVisionRotaryEmbedding``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._compile import outside_compile
 from ..errors import MAX_POSITION, PosEncError, check_base, check_channels, check_int, check_real, show_value
 from .frequencies import rope_frequencies
-from .scaling import DynamicNTK, Linear, Llama3, LongRoPE, YaRN
+from .hf_families import Plan, plan
+from .hf_scalings import register_builtins
+from .registry import is_scaling, registered_rope_types, scaling_factory
 
-__all__ = ["RopeConfig", "from_hf_config"]
-
-_COMMON = {"rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"}
-
-#: rope_type -> (required keys, optional keys) of the rope dict, as HF validates them.
-_KEYS: dict[str, tuple[set[str], set[str]]] = {
-    "default": (set(), set()),
-    "axial": (set(), set()),
-    "linear": ({"factor"}, set()),
-    "dynamic": ({"factor"}, {"original_max_position_embeddings"}),
-    "yarn": (
-        {"factor"},
-        {
-            "original_max_position_embeddings",
-            "attention_factor",
-            "beta_fast",
-            "beta_slow",
-            "mscale",
-            "mscale_all_dim",
-            "truncate",
-        },
-    ),
-    "longrope": ({"short_factor", "long_factor"}, {"original_max_position_embeddings", "attention_factor", "factor"}),
-    "llama3": ({"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}, set()),
-}
+__all__ = ["RopeConfig", "from_hf_config", "rope_layer_plan"]
 
 _ALIASES = {"su": "longrope", "mrope": "default"}  # Phi-3's first configs; Qwen2-VL's
 
@@ -64,6 +45,8 @@ _MROPE_MODELS: dict[str, tuple[bool, tuple[int, ...]]] = {
 }
 _AXIAL_MODELS = ("qwen2_vl_vision",)  # Qwen2VLVisionConfig.default_rope_type = "axial"
 
+register_builtins()
+
 
 @dataclass(frozen=True)
 class RopeConfig:
@@ -75,8 +58,11 @@ class RopeConfig:
         base: ``rope_theta``.
         scaling: a :mod:`posenc.rope.scaling` variant, or None.
         max_position: ``max_position_embeddings`` (None if the config has none).
-        layout: always ``"half"``: HF's modeling code rotates half-split
-            (``rotate_half``); checkpoints converted from Meta's were permuted.
+        layout: the pairs the model's modeling code rotates: ``"half"``
+            (``rotate_half``, most families) or ``"interleaved"`` (GPT-J and
+            CodeGen's ``rotate_every_two``; GLM, Cohere, ERNIE 4.5, Helium;
+            the complex form of Llama 4 and DeepSeek-V2; DeepSeek-V3 with
+            ``rope_interleave``): see :data:`posenc.rope.hf_families.INTERLEAVED`.
         sections: multi-axis RoPE: pairs per position axis (``mrope_section``;
             ``(head_dim/4, head_dim/4)`` for axial), or None.
         section_layout: ``"interleaved"`` when ``mrope_interleaved`` (Qwen3-VL),
@@ -113,39 +99,34 @@ def _as_dict(config: Any) -> Mapping[str, Any]:
     raise PosEncError(f"config must be a dict (config.json) or have .to_dict(), got {type(config).__name__}")
 
 
-def _positive_int(cfg: Mapping[str, Any], key: str, where: str) -> int:
-    if key not in cfg or cfg[key] is None:
-        raise PosEncError(f"{where} is missing {key!r}")
-    return check_int(cfg[key], f"{where}[{key!r}]", minimum=1, maximum=int(MAX_POSITION))
-
-
-def _or(value: Any, default: float) -> Any:
-    """HF's ``value or default`` for numbers (0 and None mean the default); anything else goes to validation."""
-    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0):
-        return default
-    return value
-
-
-def _keys(keys: Any) -> list[str]:
-    """Key names for a message, sorted even when the keys mix types."""
-    return sorted(k if isinstance(k, str) else repr(k) for k in keys)
-
-
 @outside_compile("from_hf_config")
-def from_hf_config(config: Any) -> RopeConfig:
+def from_hf_config(config: Any, layer: int | None = None) -> RopeConfig | None:
     """Read a HF ``config.json`` dict (or a ``PretrainedConfig``) into a :class:`RopeConfig`.
 
-    Reads ``rope_parameters`` (transformers 5) or ``rope_scaling`` (4.x);
-    ``rope_type`` or legacy ``type``; ``rope_theta`` (inside the rope dict
-    first, then top level, default 10000); ``head_dim`` or
-    ``hidden_size``/``num_attention_heads``; ``partial_rotary_factor``;
-    ``max_position_embeddings``; ``original_max_position_embeddings`` (top
-    level first, as HF's ``standardize_rope_params``, then the rope dict,
-    then ``max_position_embeddings``). Other top-level keys are ignored.
+    Reads ``rope_parameters`` (transformers 5; per layer type too) or
+    ``rope_scaling`` (4.x); ``rope_type`` or legacy ``type``, each through
+    its factory in :mod:`posenc.rope.registry`; ``rope_theta`` (inside the
+    rope dict first, then top level, then the family's default);
+    ``head_dim`` (or ``qk_rope_head_dim`` for MLA models) or
+    ``hidden_size``/``num_attention_heads``; ``partial_rotary_factor`` (or
+    ``rotary_dim``); ``max_position_embeddings``;
+    ``original_max_position_embeddings`` (top level first, as HF's
+    ``standardize_rope_params``); and each family's legacy keys, defaults,
+    layout and NoPE layers (:mod:`posenc.rope.hf_families`).
+
+    Args:
+        config: a config dict or an object with ``.to_dict()``.
+        layer: the layer index whose RoPE is wanted; required when the
+            model's layers differ (two bases, NoPE layers).
+
+    Returns:
+        The layer's :class:`RopeConfig`, or None for a NoPE layer.
 
     Raises:
-        PosEncError: unknown rope types, unknown or missing rope keys, bad
-            values, per-layer-type rope dicts; the message names them.
+        PosEncError: models without RoPE (naming the model_type), unknown
+            rope types or keys, rope-related keys posenc does not understand,
+            bad values, and layers that differ when ``layer`` is not given;
+            the message names them.
 
     >>> llama31 = {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0,
     ...            "max_position_embeddings": 131072,
@@ -153,8 +134,44 @@ def from_hf_config(config: Any) -> RopeConfig:
     ...                             "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}
     >>> from_hf_config(llama31).scaling
     Llama3(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_max=8192)
+    >>> gemma3 = {"model_type": "gemma3_text", "head_dim": 256, "num_hidden_layers": 6,
+    ...           "rope_theta": 1e6, "rope_local_base_freq": 1e4}
+    >>> [from_hf_config(gemma3, layer=i).base for i in (0, 5)]
+    [10000.0, 1000000.0]
     """
-    cfg, rope = _rope_dict(_as_dict(config))
+    kinds, layers = rope_layer_plan(config)
+    if layer is not None:
+        if layers is None:
+            check_int(layer, "layer", minimum=0)
+            return kinds["all"]
+        i = check_int(layer, "layer", minimum=0, maximum=len(layers) - 1)
+        return kinds[layers[i]]
+    used = {layers_kind: kinds[layers_kind] for layers_kind in (layers or ("all",))}
+    distinct = set(used.values())
+    if len(distinct) > 1:
+        shown = ", ".join(f"{k}: {'NoPE' if v is None else f'base {v.base:g}'}" for k, v in used.items())
+        raise PosEncError(f"this model's layers differ ({shown}); pass layer=i for layer i's RoPE")
+    only = next(iter(distinct))
+    if only is None:
+        raise PosEncError("no layer of this model uses RoPE (every layer is NoPE)")
+    return only
+
+
+
+
+def rope_layer_plan(config: Any) -> tuple[dict[str, RopeConfig | None], tuple[str, ...] | None]:
+    """(layer kind -> RopeConfig or None for NoPE, the kind of each layer or None when all are ``"all"``).
+
+    What :func:`from_hf_config` and :func:`posenc.hf.patch` read; each kind once.
+    """
+    p = plan(_as_dict(config))
+    kinds = {k: (None if rope is None else _one(p, rope)) for k, rope in p.kinds.items()}
+    return kinds, p.layers
+
+
+def _one(p: Plan, rope: Mapping[str, Any]) -> RopeConfig:
+    """One layer kind's RoPE from its rope dict."""
+    cfg = p.cfg
     rope_type = _rope_type(cfg, rope)
     theta = rope.get("rope_theta")
     base = check_base(cfg.get("rope_theta", 10000.0) if theta is None else theta, "rope_theta")
@@ -163,61 +180,39 @@ def from_hf_config(config: Any) -> RopeConfig:
     max_pos = cfg.get("max_position_embeddings")
     max_pos = None if max_pos is None else check_int(max_pos, "max_position_embeddings", minimum=1,
                                                      maximum=int(MAX_POSITION))
-    scaling = _scaling(rope_type, rope, _original_max(cfg, rope, rope_type, max_pos), max_pos, rotary_dim)
+    factory = scaling_factory(rope_type)
+    if factory is None:  # pragma: no cover - _rope_type checked it
+        raise PosEncError(f"unknown rope_type {rope_type!r}")
+    scaling = factory(rope, cfg)
+    if scaling is not None and not is_scaling(scaling):
+        raise PosEncError(f"the factory registered for rope_type {rope_type!r} returned {show_value(scaling)}, "
+                          "not a scaling (None or an object with scale() and cache_key())")
     sections, interleaved = _multi_axis(rope, cfg.get("model_type"), rope_type, head_dim, rotary_dim)
-    if sections is None:
-        return RopeConfig(head_dim, rotary_dim, base, scaling, max_pos)
-    cfg_out = RopeConfig(head_dim, rotary_dim, base, scaling, max_pos, sections=sections,
-                         section_layout="interleaved" if interleaved else "contiguous",
-                         ladder="per_axis" if rope_type == "axial" else "shared")
-    # the sections must fit the rotary dimension: check now, naming the config keys
+    out = RopeConfig(head_dim, rotary_dim, base, scaling, max_pos, layout=p.layout)
+    if sections is not None:
+        out = replace(out, sections=sections, section_layout="interleaved" if interleaved else "contiguous",
+                      ladder="per_axis" if rope_type == "axial" else "shared")
+    # everything must fit the rotary dimension: check now, naming the config keys
     try:
-        rope_frequencies(head_dim, **cfg_out.kwargs())
+        rope_frequencies(head_dim, **out.kwargs())
     except PosEncError as exc:
-        raise PosEncError(f"mrope_section {list(sections)} does not fit this config: {exc}") from None
-    return cfg_out
-
-
-def _rope_dict(cfg: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    """(the language model's config, its rope dict): ``rope_parameters`` (transformers 5) or ``rope_scaling``."""
-    text = cfg.get("text_config")
-    if isinstance(text, Mapping) and cfg.get("head_dim") is None and cfg.get("hidden_size") is None:
-        cfg = text  # a multimodal model's config (transformers 5 nests the language model's)
-    rope = cfg.get("rope_parameters")
-    if rope is None:
-        rope = cfg.get("rope_scaling")
-    if rope is None:
-        rope = {}
-    if not isinstance(rope, Mapping):
-        raise PosEncError(f"rope_parameters/rope_scaling must be a dict, got {show_value(rope)}")
-    nested = [k for k, v in rope.items() if isinstance(v, Mapping)]
-    if nested:
-        raise PosEncError(
-            f"per-layer-type rope dicts ({', '.join(map(repr, nested))}) are not supported: "
-            "pass one layer type's dict merged into the config"
-        )
-    return cfg, rope
+        what = f"mrope_section {list(sections)}" if sections is not None else f"the {rope_type!r} rope dict"
+        raise PosEncError(f"{what} does not fit this config: {exc}") from None
+    return out
 
 
 def _rope_type(cfg: Mapping[str, Any], rope: Mapping[str, Any]) -> str:
-    """The rope type (legacy names resolved), once its dict holds every key it needs and no other."""
+    """The rope type (legacy names resolved), once a factory is registered for it."""
     fallback = "axial" if cfg.get("model_type") in _AXIAL_MODELS else "default"
     raw_type = rope.get("rope_type", rope.get("type", fallback))
     if not isinstance(raw_type, str):
         raise PosEncError(f"rope_type must be a string such as 'linear' or 'yarn', got {show_value(raw_type)}")
     rope_type = _ALIASES.get(raw_type, raw_type)
-    if rope_type not in _KEYS:
+    if scaling_factory(rope_type) is None:
         raise PosEncError(
-            f"unknown rope_type {raw_type!r}; posenc reads {', '.join(map(repr, _KEYS))} (and legacy 'su')"
+            f"unknown rope_type {raw_type!r}; posenc reads {', '.join(map(repr, registered_rope_types()))} "
+            "(and legacy 'su'); posenc.register_scaling adds one"
         )
-    required, optional = _KEYS[rope_type]
-    unknown = _keys(set(rope) - required - optional - _COMMON)
-    if unknown:
-        raise PosEncError(f"unknown key(s) {unknown} in the {rope_type!r} rope dict; allowed: "
-                          f"{sorted(required | optional | _COMMON)}")
-    missing = sorted(required - set(rope))
-    if missing:
-        raise PosEncError(f"the {rope_type!r} rope dict is missing {missing}")
     return rope_type
 
 
@@ -242,7 +237,12 @@ def _head_dim(cfg: Mapping[str, Any], rope_type: str) -> tuple[int, str]:
 
 
 def _rotary_dim(cfg: Mapping[str, Any], rope: Mapping[str, Any], head_dim: int, source: str) -> int:
-    """int(head_dim · partial_rotary_factor), a positive even integer."""
+    """``rotary_dim`` (GPT-J, CodeGen) or int(head_dim · partial_rotary_factor), a positive even integer."""
+    if cfg.get("rotary_dim") is not None:
+        r = check_channels(cfg["rotary_dim"], "rotary_dim")
+        if r > head_dim:
+            raise PosEncError(f"rotary_dim must be <= {source} = {head_dim}, got {show_value(cfg['rotary_dim'])}")
+        return r
     prf = rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor"))
     prf = 1.0 if prf is None else check_real(prf, "partial_rotary_factor")
     if not 0 < prf <= 1:
@@ -257,64 +257,6 @@ def _rotary_dim(cfg: Mapping[str, Any], rope: Mapping[str, Any], head_dim: int, 
         raise PosEncError(f"head_dim must be even when fully rotated, got {head_dim}")
     return rotary_dim
 
-
-def _original_max(
-    cfg: Mapping[str, Any], rope: Mapping[str, Any], rope_type: str, max_pos: int | None
-) -> Callable[[], int]:
-    """The original context, read when a scaling asks for it: top level first (as HF's
-    ``standardize_rope_params``), then the rope dict, then ``max_position_embeddings``."""
-
-    def original() -> int:
-        for where, src in (("config", cfg), ("rope dict", rope)):
-            if src.get("original_max_position_embeddings") is not None:
-                return _positive_int(src, "original_max_position_embeddings", where)
-        if max_pos is None:
-            raise PosEncError(
-                f"rope_type {rope_type!r} needs 'original_max_position_embeddings' or 'max_position_embeddings'"
-            )
-        return max_pos
-
-    return original
-
-
-def _scaling(
-    rope_type: str, rope: Mapping[str, Any], original: Callable[[], int], max_pos: int | None, rotary_dim: int
-) -> Any:
-    """The scaling variant a rope dict names, None for plain (and axial) RoPE."""
-    if rope_type in ("default", "axial"):
-        return None
-    if rope_type == "linear":
-        return Linear(rope["factor"])
-    if rope_type == "dynamic":
-        # HF uses max_position_embeddings here (original_max_position_embeddings is read by no code path)
-        if max_pos is None:
-            raise PosEncError("rope_type 'dynamic' needs 'max_position_embeddings' (its original length)")
-        return DynamicNTK(rope["factor"], max_pos)
-    if rope_type == "llama3":
-        return Llama3(rope["factor"], rope["low_freq_factor"], rope["high_freq_factor"], original())
-    orig = original()
-    factor = rope.get("factor")
-    if factor is None and max_pos is not None:  # HF main: an explicit null means max/original
-        factor = max_pos / orig
-    if rope_type == "yarn":
-        return YaRN(
-            factor,  # type: ignore[arg-type]  # None reaches YaRN's own check, which names it
-            orig,
-            beta_fast=_or(rope.get("beta_fast"), 32.0),  # HF: `or 32`, so 0 and None both mean 32
-            beta_slow=_or(rope.get("beta_slow"), 1.0),
-            mscale=rope.get("mscale"),
-            mscale_all_dim=rope.get("mscale_all_dim"),
-            attention_factor=rope.get("attention_factor"),
-            truncate=rope.get("truncate", True),
-        )
-    scaling = LongRoPE(rope["short_factor"], rope["long_factor"], orig,
-                       attention_factor=rope.get("attention_factor"), factor=factor)
-    if len(scaling.short_factor) != rotary_dim // 2:
-        raise PosEncError(
-            f"longrope short_factor/long_factor must have rotary_dim/2 = {rotary_dim // 2} entries, "
-            f"got {len(scaling.short_factor)}"
-        )
-    return scaling
 
 def _multi_axis(
     rope: Mapping[str, Any], model_type: Any, rope_type: str, head_dim: int, rotary_dim: int

@@ -112,17 +112,24 @@ class YaRN:
             return _mscale(f, Decimal(1))
 
     def ramp_range(self, dim: int, base: Decimal) -> tuple[Decimal, Decimal]:
-        """The (low, high) channel indices of the ramp, as HF's ``find_correction_range``."""
-        with decimal_context():
-            two_pi = 2 * decimal_pi()
+        """The (low, high) channel indices of the ramp, by HF's float64 rule (``find_correction_range``).
 
-            def d(rotations: float) -> Decimal:
-                return dim * (Decimal(self.original_max) / (exact_decimal(rotations) * two_pi)).ln() / (2 * base.ln())
+        Checkpoints were trained with the bounds transformers computes in
+        Python floats (``math.log``, then ``floor``/``ceil``), so posenc
+        computes them the same way: at contrived bases the exactly rounded
+        d(n) lands on the other side of an integer (base
+        91830668759514.55: 6 exactly, 5 in float64), and the model's ramp is
+        the float64 one. The ramp between the bounds is exact.
+        """
+        b = float(base)
 
-            low, high = d(self.beta_fast), d(self.beta_slow)
-            if self.truncate:
-                low, high = Decimal(math.floor(low)), Decimal(math.ceil(high))
-            return max(low, Decimal(0)), min(high, Decimal(dim - 1))
+        def d(rotations: float) -> float:
+            return (dim * math.log(self.original_max / (rotations * 2 * math.pi))) / (2 * math.log(b))
+
+        low, high = d(self.beta_fast), d(self.beta_slow)
+        if self.truncate:
+            low, high = math.floor(low), math.ceil(high)
+        return Decimal(max(low, 0)), Decimal(min(high, dim - 1))
 
     def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
         low, high = self.ramp_range(dim, base)
@@ -147,12 +154,17 @@ class Llama3:
     otherwise s = (L/λ_i - low_freq_factor)/(high_freq_factor - low_freq_factor)
     and ω_i·((1 - s)/factor + s). Attention factor 1.
 
+    ``low_freq_factor == high_freq_factor`` (Llama 4 Scout: both 1) leaves no
+    blend: ω_i is kept below L/low and divided above it. transformers only
+    warns about it (``_validate_llama3_parameters``) and computes exactly that;
+    a wavelength equal to L/low, where its blend would divide 0 by 0, keeps ω_i.
+
     Llama 3.1 8B: ``Llama3(8.0, 1.0, 4.0, 8192)`` with base 500000, head_dim 128.
     """
 
     factor: float  # > 0; the divisor of the slow channels (8 for Llama 3.1)
     low_freq_factor: float  # > 0; wavelengths above L/low are fully divided (1)
-    high_freq_factor: float  # > low_freq_factor; wavelengths below L/high are kept (4)
+    high_freq_factor: float  # >= low_freq_factor; wavelengths below L/high are kept (4)
     original_max: int  # L, the pretraining length (8192 for Llama 3.1)
 
     @outside_compile("Llama3")
@@ -161,11 +173,10 @@ class Llama3:
         for name in ("low_freq_factor", "high_freq_factor"):
             set_fields(self, **{name: factor(getattr(self, name), f"Llama3.{name}")})
         set_fields(self, original_max=length_field(self.original_max, "Llama3.original_max"))
-        if not self.high_freq_factor > self.low_freq_factor:
+        if not self.high_freq_factor >= self.low_freq_factor:
             raise PosEncError(
-                f"Llama3.high_freq_factor must be > low_freq_factor (the blend divides by their "
-                f"difference), got high_freq_factor={self.high_freq_factor}, "
-                f"low_freq_factor={self.low_freq_factor}"
+                f"Llama3.high_freq_factor must be >= low_freq_factor, got high_freq_factor="
+                f"{self.high_freq_factor}, low_freq_factor={self.low_freq_factor}"
             )
 
     def cache_key(self, seq_len: int | None) -> Hashable:
@@ -185,6 +196,8 @@ class Llama3:
                     out.append(+w)
                 elif lam > length / lo:
                     out.append(w / f)
+                elif hi == lo:  # no blend band: λ = L/lo exactly
+                    out.append(+w)
                 else:
                     s = (length / lam - lo) / (hi - lo)
                     out.append(w * ((1 - s) / f + s))
@@ -214,6 +227,10 @@ class LongRoPE:
     max_position_embeddings / original_max when ``factor`` is unset),
     sqrt(1 + ln s / ln original_max), and 1 for s <= 1.
 
+    ``short_mscale``/``long_mscale`` (Phi-3.5-MoE, ``PhimoeRotaryEmbedding``):
+    when set, the attention factor of the short (long) regime is that value
+    instead.
+
     ``seq_len=None`` selects the short factors (HF's default).
     """
 
@@ -222,6 +239,8 @@ class LongRoPE:
     original_max: int  # pretraining length (original_max_position_embeddings)
     attention_factor: float | None = None  # explicit override; else derived from factor
     factor: float | None = None  # context multiple for the derived attention factor; None → 1
+    short_mscale: float | None = None  # Phi-3.5-MoE: the attention factor up to original_max
+    long_mscale: float | None = None  # ... and beyond it
 
     @outside_compile("LongRoPE")
     def __post_init__(self) -> None:
@@ -236,8 +255,13 @@ class LongRoPE:
         if self.factor is not None:
             set_fields(self, factor=factor(self.factor, "LongRoPE.factor"))
         set_fields(self, attention_factor=attention_field(self.attention_factor, "LongRoPE.attention_factor"))
+        for name in ("short_mscale", "long_mscale"):
+            set_fields(self, **{name: attention_field(getattr(self, name), f"LongRoPE.{name}")})
 
-    def _attention(self) -> Decimal:
+    def _attention(self, long: bool = False) -> Decimal:
+        mscale = self.long_mscale if long else self.short_mscale
+        if mscale is not None:
+            return exact_decimal(mscale)
         if self.attention_factor is not None:
             return exact_decimal(self.attention_factor)
         s = self.factor
@@ -251,11 +275,12 @@ class LongRoPE:
         return seq_len is not None and seq_len > self.original_max
 
     def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
-        ext = self.long_factor if self.cache_key(seq_len) else self.short_factor
+        long = bool(self.cache_key(seq_len))
+        ext = self.long_factor if long else self.short_factor
         if len(ext) != dim // 2:
             raise PosEncError(
                 f"LongRoPE factors must number rotary_dim/2 = {dim // 2}, got {len(ext)} in {show_value(self)}"
             )
         with decimal_context():
             out = [w / exact_decimal(e) for w, e in zip(plain_ladder(dim, base), ext, strict=True)]
-            return checked_scaled(self, dim, out, base, self._attention())
+            return checked_scaled(self, dim, out, base, self._attention(long))

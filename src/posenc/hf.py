@@ -1,0 +1,172 @@
+"""posenc's exact RoPE in a Hugging Face transformers model, in one line (extra ``posenc[hf]``).
+
+>>> import posenc.hf                                    # doctest: +SKIP
+>>> model = posenc.hf.patch(AutoModelForCausalLM.from_pretrained(name))   # doctest: +SKIP
+
+:func:`patch` finds every rotary embedding of the model (the ``*RotaryEmbedding``
+modules, and GPT-J / CodeGen's ``embed_positions`` tables), reads the RoPE of
+each from its config (:func:`posenc.from_hf_config`, per layer type where the
+layers differ), checks at small positions that posenc's rows reproduce the
+module's output (the form its modeling code reads: see
+:mod:`posenc.torch.hf_rotary`), and swaps it for a module that returns
+posenc's exact rows. :func:`unpatch` puts the originals back.
+
+What keeps working: ``generate`` with the KV cache, left padding
+(``position_ids`` from the attention mask are read as given), ``torch.compile``,
+``model.to(dtype)`` (rows stay exact; float64 models get float64 rows),
+``save_pretrained``/``state_dict`` (no new keys: the rows are not saved), and
+dynamic NTK's length-dependent base as transformers defines it (kept after a
+long call; see :mod:`posenc.torch.hf_rotary`).
+
+ALiBi models (BLOOM, MPT, Falcon with ``alibi=True``) get posenc's correctly
+rounded slopes (:func:`posenc.alibi_slopes`) in place of the float32 ``pow``
+of their modeling code (:mod:`posenc.torch.hf_alibi`). A model with neither
+(GPT-2, BERT) is refused with its ``model_type``. T5's relative buckets need
+nothing: transformers' ``_relative_position_bucket`` already gives
+:func:`posenc.t5_bucket`'s buckets.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .errors import PosEncError
+
+__all__ = ["patch", "unpatch"]
+
+_PROBE = 8  # positions 0 … 7: where the stock module is exact to float32, the form is found
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - exercised without torch
+        raise ImportError("posenc.hf needs PyTorch and transformers: pip install 'posenc[hf]'") from exc
+    return torch
+
+
+def _model_type(model: Any) -> str:
+    config = getattr(model, "config", None)
+    if config is None or not hasattr(config, "to_dict"):
+        raise PosEncError(f"patch needs a transformers model (with .config), got {type(model).__name__}")
+    return str(getattr(config, "model_type", "?"))
+
+
+def _rotary_modules(model: Any) -> list[tuple[Any, str, Any]]:
+    """(parent, attribute, module) of every stock rotary embedding (holding ``inv_freq`` buffers)."""
+    out = []
+    for parent in model.modules():
+        for name, child in parent.named_children():
+            if type(child).__name__.endswith("RotaryEmbedding") and any(
+                    b.endswith("inv_freq") for b, _ in child.named_buffers(recurse=False)):
+                out.append((parent, name, child))
+    return out
+
+
+def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
+    """layer type (None: the module takes none) -> RopeConfig, for what this module serves."""
+    from .rope.hf_config import rope_layer_plan
+
+    config = getattr(module, "config", None) or model.config.get_text_config()
+    kinds, _ = rope_layer_plan(config)
+    used: dict[str | None, Any] = {k: r for k, r in kinds.items() if r is not None}
+    takes_type = "layer_type" in inspect.signature(module.forward).parameters
+    if takes_type and len(used) > 1:
+        return {k: r for k, r in used.items()}
+    distinct = set(used.values())
+    if len(distinct) != 1:
+        raise PosEncError(f"{type(module).__name__} serves layers with different RoPE ({sorted(map(str, used))}) "
+                          "but takes no layer_type; posenc cannot tell them apart")
+    rope = next(iter(distinct))
+    if rope.sections is not None:
+        raise PosEncError(f"{type(module).__name__}: multi-axis RoPE (mrope_section) is not patched; use "
+                          "posenc.torch.RotaryEmbedding(sections=...) directly")
+    return {None: rope}
+
+
+def _form(module: Any, ropes: dict[str | None, Any]) -> str:
+    torch = _torch()
+    from .torch.hf_rotary import output_form, rotary_for
+
+    forms = set()
+    for kind, rope in ropes.items():
+        positions = torch.arange(_PROBE).reshape(1, _PROBE)
+        x = torch.zeros(1, _PROBE, 1, dtype=torch.float32)
+        with torch.no_grad():
+            stock = module(x, positions) if kind is None else module(x, positions, layer_type=kind)
+        rows = rotary_for(rope).cache.lookup(_PROBE, positions=positions, batch=1)
+        form = output_form(stock, rows[..., 0, :], rows[..., 1, :])
+        if form is None:
+            raise PosEncError(f"{type(module).__name__} ({'all layers' if kind is None else kind}) computes rows "
+                              f"posenc does not reproduce from its config (read as {rope}); not patched")
+        forms.add(form)
+    if len(forms) != 1:  # pragma: no cover - one module, one code path
+        raise PosEncError(f"{type(module).__name__} returns different forms per layer type: {sorted(forms)}")
+    return forms.pop()
+
+
+def _patch_sincos(model: Any) -> int:
+    """GPT-J / CodeGen attentions: their ``_get_embed_positions`` answered with posenc's table."""
+    from .rope.hf_config import from_hf_config
+    from .torch.hf_rotary import PatchedSinCos
+
+    count = 0
+    for module in model.modules():
+        if hasattr(module, "embed_positions") and hasattr(module, "_get_embed_positions"):
+            rope = from_hf_config(model.config)
+            held = int(module.embed_positions.shape[0])
+            module._get_embed_positions = PatchedSinCos(rope, held)  # an instance attribute shadows the method
+            count += 1
+    return count
+
+
+def patch(model: Any) -> Any:
+    """Swap every rotary embedding (or ALiBi table) of a transformers model for posenc's exact rows.
+
+    Args:
+        model: a transformers ``PreTrainedModel`` (loaded or built from a config).
+
+    Returns:
+        The same model, patched in place (patching twice is a no-op).
+
+    Raises:
+        PosEncError: a model without RoPE or ALiBi (naming its model_type), or
+            a rotary module whose rows posenc cannot reproduce from its
+            config (naming it); nothing is changed then.
+    """
+    _torch()
+    from .torch.hf_alibi import patch_alibi
+    from .torch.hf_rotary import PatchedRotary
+
+    model_type = _model_type(model)
+    if patch_alibi(model):
+        return model
+    found = _rotary_modules(model)
+    plans = [(parent, name, module, _ropes(module, model)) for parent, name, module in found]
+    forms = [_form(module, ropes) for _, _, module, ropes in plans]  # every check before any change
+    for (parent, name, module, ropes), form in zip(plans, forms, strict=True):
+        replacement = PatchedRotary(module, ropes, form, getattr(model.config, "max_position_embeddings", None))
+        device = next((b.device for b in module.buffers()), None)
+        setattr(parent, name, replacement if device is None else replacement.to(device))
+    if not found and not any(isinstance(m, PatchedRotary) for m in model.modules()) and not _patch_sincos(model):
+        raise PosEncError(f"model_type {model_type!r} has no rotary embedding (nor ALiBi) for posenc to patch")
+    return model
+
+
+def unpatch(model: Any) -> Any:
+    """Undo :func:`patch`: the original rotary modules, methods and ALiBi tables; returns the model."""
+    _torch()
+    from .torch.hf_alibi import unpatch_alibi
+    from .torch.hf_rotary import PatchedRotary, PatchedSinCos
+
+    unpatch_alibi(model)
+    for parent in model.modules():
+        for name, child in list(parent.named_children()):
+            if isinstance(child, PatchedRotary):
+                device = next((b.device for b in child.buffers()), None)
+                stock = child.stock
+                setattr(parent, name, stock if device is None else stock.to(device))
+        if isinstance(vars(parent).get("_get_embed_positions"), PatchedSinCos):
+            del parent._get_embed_positions
+    return model

@@ -1,0 +1,187 @@
+"""The modules :func:`posenc.hf.patch` puts in place of a transformers model's rotary embeddings.
+
+:class:`PatchedRotary` answers a ``*RotaryEmbedding``'s call ``(x,
+position_ids[, layer_type])`` with posenc's exact rows, in the form the
+modeling code reads (found by :func:`output_form`: cos and sin concatenated
+for ``rotate_half``, repeated pairwise for the interleaved families, half
+width, or Llama 4 / DeepSeek-V2's complex ``freqs_cis``), per layer type
+where the module serves several. :class:`PatchedSinCos` does the same for
+GPT-J and CodeGen, whose attention reads a ``[sin | cos]`` table by
+``position_ids``. Rows come from :class:`posenc.torch.RotaryEmbedding`'s
+cache; float64 inputs get float64 rows.
+
+Dynamic NTK: transformers' ``dynamic_rope_update``
+(``modeling_rope_utils.py``) recomputes the base when ``max(position_ids) +
+1`` passes the longest length seen so far and *keeps* it for the shorter
+calls that follow, until a call shorter than ``max_position_embeddings``
+resets it. :class:`PatchedRotary` follows that rule exactly (each base's
+frequencies exact); :class:`posenc.torch.RotaryEmbedding` itself (with
+``seq_len=None``) recomputes from each call's own length instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..errors import PosEncError
+from ..rope.scaling import DynamicNTK
+from .rope import RotaryEmbedding
+
+__all__ = ["FORMS", "PatchedRotary", "PatchedSinCos", "output_form", "rotary_for"]
+
+#: the forms of a rotary module's output that posenc reproduces
+FORMS = ("cat", "repeat", "half", "complex")
+
+_DYNAMIC_KEEP = 8  # bases held at once for dynamic NTK (a generation moves through one at a time)
+_AHEAD = 256  # rows held past a request outside the window: the next decode steps read them
+
+
+def follow(rope: RotaryEmbedding, positions: torch.Tensor, dtype: torch.dtype) -> None:
+    """Keep the rows window where the model is decoding (eager): a request outside it moves or grows it there.
+
+    Decoding at 10^6 would otherwise compute every step's row on its own
+    (the cache keeps far positions out of a window held at 0); here the
+    window moves to the request and holds :data:`_AHEAD` rows beyond it,
+    growing by doubling as decode goes on (:meth:`RotaryEmbedding.reserve`).
+    """
+    if torch.compiler.is_compiling() or positions.numel() == 0:
+        return
+    lo, hi = int(positions.min()), int(positions.max()) + 1
+    a, z = rope.cache.held(dtype)
+    if a <= lo and hi <= z:
+        return
+    start = a if a < z and a <= lo and lo - z <= z - a else lo  # just past the window: grow it, else move
+    rope.reserve(hi + max(_AHEAD, z - a, hi - lo), start, dtype=dtype)
+
+
+def rotary_for(rope: Any, seq_len: int | None = None) -> RotaryEmbedding:
+    """posenc's RotaryEmbedding for a :class:`~posenc.RopeConfig` (rows only: its layout is the model's business)."""
+    return RotaryEmbedding(rope.head_dim, base=rope.base, scaling=rope.scaling, rotary_dim=rope.rotary_dim,
+                           seq_len=seq_len, max_len=0)
+
+
+def _format(cos: torch.Tensor, sin: torch.Tensor, form: str) -> Any:
+    if form == "cat":
+        return torch.cat((cos, cos), dim=-1), torch.cat((sin, sin), dim=-1)
+    if form == "repeat":
+        return torch.repeat_interleave(cos, 2, dim=-1), torch.repeat_interleave(sin, 2, dim=-1)
+    if form == "half":
+        return cos, sin
+    return torch.complex(cos, sin)
+
+
+def output_form(stock_out: Any, cos: torch.Tensor, sin: torch.Tensor) -> str | None:
+    """Which of :data:`FORMS` the stock output is, given posenc's rows ``[b, s, r/2]`` at the same positions."""
+    for form in FORMS:
+        mine = _format(cos, sin, form)
+        if form == "complex":
+            ok = isinstance(stock_out, torch.Tensor) and stock_out.is_complex() and stock_out.shape == mine.shape \
+                and bool(torch.allclose(torch.view_as_real(stock_out).double(), torch.view_as_real(mine).double(),
+                                        atol=1e-5, rtol=0))
+        else:
+            ok = isinstance(stock_out, tuple) and len(stock_out) == 2 and all(
+                isinstance(t, torch.Tensor) and not t.is_complex() and t.shape == m.shape
+                and bool(torch.allclose(t.double(), m.double(), atol=1e-5, rtol=0))
+                for t, m in zip(stock_out, mine, strict=True))
+        if ok:
+            return form
+    return None
+
+
+class PatchedRotary(nn.Module):
+    """A rotary embedding of a transformers model, answered with posenc's exact rows.
+
+    Args:
+        stock: the module replaced (kept for :func:`posenc.hf.unpatch`, not a submodule).
+        ropes: layer type (None: the module takes none) -> :class:`~posenc.RopeConfig`.
+        form: one of :data:`FORMS`.
+        original_max: ``max_position_embeddings`` (dynamic NTK's reset length).
+    """
+
+    def __init__(self, stock: nn.Module, ropes: dict[str | None, Any], form: str, original_max: int | None) -> None:
+        super().__init__()
+        object.__setattr__(self, "stock", stock)  # not registered: no keys, not moved twice
+        self.ropes = dict(ropes)
+        self.form = form
+        self.rotary = nn.ModuleDict({str(k): rotary_for(r) for k, r in ropes.items()})
+        self.original_max = original_max
+        self._longest: dict[str | None, int] = {}
+        self._dynamic: dict[tuple[str | None, int], RotaryEmbedding] = {}
+        self._lock = threading.Lock()  # the longest length seen and the bases held change together
+
+    def _module(self, kind: str | None, position_ids: torch.Tensor) -> RotaryEmbedding:
+        rope = self.ropes[kind]
+        if not isinstance(rope.scaling, DynamicNTK) or torch.compiler.is_compiling():
+            return self.rotary[str(kind)]  # type: ignore[return-value]
+        # transformers' dynamic_frequency_update: grow past the longest seen, keep it, reset below the original
+        original = rope.scaling.original_max
+        seq = int(position_ids.max()) + 1
+        with self._lock:
+            longest = self._longest.get(kind, original)
+            if seq > longest:
+                longest = seq
+            if seq < original and longest > original:
+                longest = original
+            self._longest[kind] = longest
+            if longest <= original:
+                return self.rotary[str(kind)]  # type: ignore[return-value]
+            key = (kind, longest)
+            if key not in self._dynamic:
+                if len(self._dynamic) >= _DYNAMIC_KEEP:
+                    self._dynamic.pop(next(iter(self._dynamic)))
+                self._dynamic[key] = rotary_for(rope, seq_len=longest).to(position_ids.device)
+            return self._dynamic[key]
+
+    def forward(self, x: torch.Tensor, position_ids: torch.Tensor, layer_type: str | None = None) -> Any:
+        kind = layer_type if layer_type in self.ropes else None
+        if kind not in self.ropes:
+            raise PosEncError(f"layer_type {layer_type!r} is not one this rotary embedding serves "
+                              f"({sorted(map(str, self.ropes))})")
+        rope = self._module(kind, position_ids)
+        positions = position_ids if position_ids.dim() == 2 else position_ids.reshape(1, -1)
+        dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+        if rope.scaling is not None and rope.scaling.cache_key(None) is not None and not torch.compiler.is_compiling():
+            rope._follow_length(0, int(positions.max()) + 1)  # LongRoPE's regime first: it resets the rows
+        follow(rope, positions, dtype)
+        rows = rope.cache.lookup(positions.shape[-1], positions=positions, batch=int(positions.shape[0]),
+                                 device=x.device, dtype=dtype, before=rope._follow_length)
+        out = _format(rows[..., 0, :], rows[..., 1, :], self.form)
+        if self.form == "complex":
+            return out
+        cos, sin = out
+        return cos.to(x.dtype), sin.to(x.dtype)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_lock", None)  # locks do not pickle or deepcopy; each copy gets its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._lock = threading.Lock()
+
+    def extra_repr(self) -> str:
+        return f"form={self.form!r}, replaces={type(self.stock).__name__}"
+
+
+class PatchedSinCos:
+    """GPT-J / CodeGen: the ``[b, n, r]`` table ``[sin | cos]`` that ``_get_embed_positions`` returns, exact.
+
+    The attention gathers rows ``position_ids`` from it and casts them to the
+    key's dtype; the rows here are float64 (posenc's, correctly rounded), so
+    that cast is the only rounding. The table covers ``max(position_ids)``.
+    """
+
+    def __init__(self, rope: Any, held: int) -> None:
+        self.rotary = rotary_for(rope)
+        self.held = held
+
+    def __call__(self, position_ids: torch.Tensor) -> torch.Tensor:
+        n = max(self.held, int(position_ids.max()) + 1)
+        rows = self.rotary.cache.lookup(n, offset=0, device=position_ids.device, dtype=torch.float64)
+        table = torch.cat((rows[:, 1, :], rows[:, 0, :]), dim=-1)  # [n, r]: sin, then cos
+        return table.unsqueeze(0).expand(position_ids.shape[0], -1, -1)

@@ -1,0 +1,102 @@
+"""Tiny random transformers 5.23 models with the RoPE settings of real checkpoints (no weights: built from config).
+
+Each entry: the config class and model class names, and the config keys. The
+rope keys are the checkpoints' (config.json on the Hub); sizes are tiny
+(hidden 64, 4 heads of 16, 1-2 layers; 128 where a quarter of the head is
+rotated, so that RoPE has 4 pairs) so that two shared cores cope.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+TINY = {"vocab_size": 96, "pad_token_id": 0, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 1,
+        "num_attention_heads": 4, "num_key_value_heads": 2}
+
+_LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+           "original_max_position_embeddings": 8192}
+_SHORT = [1.0, 1.02, 1.05, 1.1, 1.3, 1.7, 2.2, 3.0]  # Phi-3.5's lists shortened to r/2 entries, same shape
+_LONG = [1.0, 1.1, 1.4, 2.5, 6.0, 15.0, 30.0, 50.0]
+
+#: name -> (config class, model class, config keys)
+FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "llama2": ("LlamaConfig", "LlamaForCausalLM", {**TINY, "rope_theta": 10000.0, "max_position_embeddings": 4096}),
+    "llama3.1": ("LlamaConfig", "LlamaForCausalLM", {**TINY, "rope_theta": 500000.0,
+                                                     "max_position_embeddings": 131072, "rope_scaling": _LLAMA3}),
+    "llama4": ("Llama4TextConfig", "Llama4ForCausalLM", {
+        **TINY, "num_hidden_layers": 2, "head_dim": 16, "intermediate_size_mlp": 96, "num_local_experts": 2,
+        "num_experts_per_tok": 1, "rope_theta": 500000.0, "max_position_embeddings": 131072,
+        "no_rope_layers": [1, 0], "interleave_moe_layer_step": 1, "attention_chunk_size": 8192,
+        "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192}}),
+    "mistral": ("MistralConfig", "MistralForCausalLM", {**TINY, "rope_theta": 1000000.0, "sliding_window": None,
+                                                        "max_position_embeddings": 32768}),
+    "qwen2-yarn": ("Qwen2Config", "Qwen2ForCausalLM", {
+        **TINY, "rope_theta": 1000000.0, "max_position_embeddings": 131072,
+        "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {**TINY, "head_dim": 16, "rope_theta": 1000000.0,
+                                                  "max_position_embeddings": 40960}),
+    "gemma2": ("Gemma2Config", "Gemma2ForCausalLM", {**TINY, "head_dim": 16, "rope_theta": 10000.0,
+                                                     "max_position_embeddings": 8192}),
+    "gemma3": ("Gemma3TextConfig", "Gemma3ForCausalLM", {
+        **TINY, "num_hidden_layers": 2, "head_dim": 16, "layer_types": ["sliding_attention", "full_attention"],
+        "max_position_embeddings": 131072, "sliding_window": 512,
+        "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0}}}),
+    "phi3.5-longrope": ("Phi3Config", "Phi3ForCausalLM", {
+        **TINY, "rope_theta": 10000.0, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+        "rope_scaling": {"type": "longrope", "short_factor": _SHORT, "long_factor": _LONG}}),
+    "phi4-mini": ("Phi3Config", "Phi3ForCausalLM", {
+        **TINY, "rope_theta": 10000.0, "partial_rotary_factor": 0.75, "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_scaling": {"type": "longrope", "short_factor": _SHORT[:6], "long_factor": _LONG[:6]}}),
+    "pythia": ("GPTNeoXConfig", "GPTNeoXForCausalLM", {
+        **TINY, "hidden_size": 128, "rotary_pct": 0.25, "rotary_emb_base": 10000, "max_position_embeddings": 2048,
+        "use_parallel_residual": True}),
+    "gptj": ("GPTJConfig", "GPTJForCausalLM", {
+        "vocab_size": 96, "n_embd": 64, "n_head": 4, "n_layer": 1, "rotary_dim": 8, "n_positions": 2**20 + 64}),
+    "deepseek-v3": ("DeepseekV3Config", "DeepseekV3ForCausalLM", {
+        **TINY, "num_key_value_heads": 4, "q_lora_rank": None, "kv_lora_rank": 16, "qk_rope_head_dim": 8,
+        "qk_nope_head_dim": 8, "v_head_dim": 16, "first_k_dense_replace": 1, "n_routed_experts": 2,
+        "num_experts_per_tok": 1,
+        "n_group": 1, "topk_group": 1, "rope_theta": 10000.0, "max_position_embeddings": 163840,
+        "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096, "beta_fast": 32,
+                         "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}}),
+    "cohere": ("CohereConfig", "CohereForCausalLM", {**TINY, "rope_theta": 8000000.0,
+                                                     "max_position_embeddings": 131072}),
+    "glm4": ("Glm4Config", "Glm4ForCausalLM", {**TINY, "partial_rotary_factor": 0.5, "rope_theta": 10000.0,
+                                               "max_position_embeddings": 131072}),
+    "olmo2": ("Olmo2Config", "Olmo2ForCausalLM", {**TINY, "rope_theta": 500000.0, "max_position_embeddings": 4096}),
+    "stablelm": ("StableLmConfig", "StableLmForCausalLM", {**TINY, "hidden_size": 128, "rope_theta": 10000.0,
+                                                           "max_position_embeddings": 4096}),
+    "falcon": ("FalconConfig", "FalconForCausalLM", {
+        "vocab_size": 96, "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1,
+        "new_decoder_architecture": False, "multi_query": True, "alibi": False, "rope_theta": 10000.0}),
+    "smollm3": ("SmolLM3Config", "SmolLM3ForCausalLM", {
+        **TINY, "num_hidden_layers": 2, "no_rope_layer_interval": 2, "rope_theta": 5000000.0,
+        "max_position_embeddings": 65536}),
+    "granite": ("GraniteConfig", "GraniteForCausalLM", {**TINY, "rope_theta": 10000000.0,
+                                                        "max_position_embeddings": 131072}),
+    "llama-dynamic": ("LlamaConfig", "LlamaForCausalLM", {
+        **TINY, "rope_theta": 10000.0, "max_position_embeddings": 64,
+        "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}),
+    "cohere2": ("Cohere2Config", "Cohere2ForCausalLM", {
+        **TINY, "num_hidden_layers": 2, "layer_types": ["sliding_attention", "full_attention"],
+        "sliding_window": 512, "rope_theta": 50000.0, "max_position_embeddings": 131072}),
+}
+
+
+def build(name: str, dtype: Any = None) -> Any:
+    """The tiny model ``name``, seeded, in eval mode (random weights; the same for every call)."""
+    import torch
+    import transformers
+
+    config_cls, model_cls, keys = FAMILIES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config = getattr(transformers, config_cls)(**keys)
+        config._attn_implementation = "eager"
+        torch.manual_seed(0)
+        model = getattr(transformers, model_cls)(config).eval()
+    return model if dtype is None else model.to(dtype)
