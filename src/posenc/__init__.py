@@ -67,6 +67,7 @@ from .sinusoidal import (
     table,
     wavelengths,
 )
+from .sinusoidal.presets import register_convention
 
 # `import posenc.conventions` keeps working: the presets moved into the sinusoidal family
 _sys.modules[__name__ + ".conventions"] = conventions
@@ -119,6 +120,7 @@ __all__ = [
     "mrope_positions",
     "permute_qk_weights",
     "qk_permutation",
+    "register_convention",
     "register_scaling",
     "rope_context_report",
     "rope_cos_sin",

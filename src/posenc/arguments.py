@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import PosEncError, show_value
 
-__all__ = ["check_choice", "check_flag", "check_items", "is_default"]
+__all__ = ["check_choice", "check_flag", "check_items", "is_default", "set_fields"]
 
 
 def check_choice(value: Any, name: str, allowed: Sequence[str]) -> str:
@@ -82,3 +82,22 @@ def check_flag(value: Any, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise PosEncError(f"{name} must be True or False, got {show_value(value)}")
     return bool(value)
+
+
+def set_fields(obj: Any, **values: Any) -> None:
+    """Store the checked, normalised values of a frozen dataclass's fields (from its ``__post_init__``).
+
+    A frozen dataclass refuses ``self.x = ...``; its ``__post_init__`` is the
+    one place a field is validated, and this is the one way it stores the result.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class P:
+    ...     n: int
+    ...     def __post_init__(self) -> None:
+    ...         set_fields(self, n=int(self.n))
+    >>> P(3.0).n
+    3
+    """
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .layout import LAYOUTS
+from .vocabulary import CHANNEL_LAYOUTS
 
 __all__ = [
     "MAX_ANGLE",
@@ -372,8 +372,8 @@ def as_array(value: Any, name: str) -> np.ndarray:
         raise PosEncError(f"{name} must be an array (a nested list of equal lengths), got {show_value(value)}") from exc
 
 
-def check_layout(layout: Any, allowed: tuple[str, ...] = LAYOUTS) -> str:
-    """One of the known layout names."""
+def check_layout(layout: Any, allowed: tuple[str, ...] = CHANNEL_LAYOUTS) -> str:
+    """One of the layout names ``allowed`` (by default a channel layout, :data:`posenc.vocabulary.ChannelLayout`)."""
     if not isinstance(layout, str) or layout not in allowed:
         raise PosEncError(
             f"layout must be one of {', '.join(repr(x) for x in allowed)}, got {show_value(layout)}"

@@ -8,17 +8,30 @@ The two are a fixed permutation of each other.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 
-__all__ = ["LAYOUTS", "pair_permutation", "sin_cos_views"]
+from .errors import check_layout
+from .vocabulary import CHANNEL_LAYOUTS, PAIR_LAYOUTS, ChannelLayout, PairLayout
 
-#: The channel layouts of an encoding: ``interleaved`` puts sin(ω_i p) at
-#: channel 2i and cos at 2i+1 (the seed's); ``split`` puts every sine first,
-#: then every cosine (fairseq, tensor2tensor, Marian).
-LAYOUTS = ("interleaved", "split")
+__all__ = ["LAYOUTS", "check_channel_layout", "check_pair_layout", "pair_permutation", "sin_cos_views"]
+
+#: The channel layouts of an encoding (:data:`posenc.vocabulary.ChannelLayout`).
+LAYOUTS = CHANNEL_LAYOUTS
 
 
-def sin_cos_views(out: np.ndarray, n: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
+def check_channel_layout(layout: Any) -> ChannelLayout:
+    """A sinusoid's channel layout (:data:`posenc.vocabulary.ChannelLayout`)."""
+    return cast(ChannelLayout, check_layout(layout, CHANNEL_LAYOUTS))
+
+
+def check_pair_layout(layout: Any) -> PairLayout:
+    """A RoPE pair layout (:data:`posenc.vocabulary.PairLayout`)."""
+    return cast(PairLayout, check_layout(layout, PAIR_LAYOUTS))
+
+
+def sin_cos_views(out: np.ndarray, n: int, layout: ChannelLayout | str) -> tuple[np.ndarray, np.ndarray]:
     """The sin and cos channel views of ``out`` (``[..., >= 2n]``), each ``[..., n]``."""
     if layout == "interleaved":
         return out[..., 0 : 2 * n : 2], out[..., 1 : 2 * n : 2]

@@ -12,6 +12,7 @@ them.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,10 @@ class Call:
 
     fn: Callable[..., Any]
     args: Callable[[], tuple[Any, ...]]
+
+
+#: a fresh name per registration made inside a compiled function
+_FRESH = itertools.count()
 
 
 def _pos() -> tuple[torch.Tensor]:
@@ -139,6 +144,9 @@ def _numpy_cases() -> dict[str, Call]:
         "conventions.Tensor2Tensor": _on_pos(lambda a: conventions.Tensor2Tensor(max_timescale=100.0).encode(a, 8)),
         "conventions.Fairseq": _on_pos(lambda a: conventions.Fairseq(padding_idx=0).encode(a, 8)),
         "conventions.Keras": Call(lambda: conventions.Keras(max_wavelength=100.0).table(4, 8, start=-1), tuple),
+        # each run registers a fresh name (the eager run and the compiled one)
+        "register_convention": Call(lambda name: p.register_convention(name, conventions.Keras()),
+                                    lambda: (f"compiled-{next(_FRESH)}",)),
         # public names that the fuzz leaves out (results, data), where a compiled function could make one
         "RopeConfig": Call(lambda: p.RopeConfig(8, 8, 100.0, None, 16), tuple),
         "register_scaling": Call(lambda: p.register_scaling("compile_case", lambda rope, cfg: None, replace=True),

@@ -245,6 +245,16 @@ def _check_convention(c: Any, kw: dict[str, Any]) -> None:
     assert out.shape == (3, 6) and np.isfinite(out).all() and (np.abs(out) <= 1).all()
 
 
+def _check_register_convention(result: Any, kw: dict[str, Any]) -> None:
+    """Registered: encode(..., convention=name) gives the preset's own encoding, bit for bit."""
+    import posenc
+
+    assert result is None
+    preset = kw["preset"] if isinstance(kw["preset"], conventions.Convention) else kw["preset"]()
+    want = preset.encode([0, 1, 7], 6, dtype=np.float64)
+    assert np.array_equal(posenc.encode([0, 1, 7], 6, dtype=np.float64, convention=kw["name"]), want)
+
+
 def _check_get(c: Any, kw: dict[str, Any]) -> None:
     assert isinstance(c, conventions.Convention)
 

@@ -55,6 +55,7 @@ from fuzz_checks import (
     _check_mrope_text,
     _check_permutation,
     _check_permute_weights,
+    _check_register_convention,
     _check_rope_context,
     _check_rope_cos_sin,
     _check_rope_table,
@@ -324,6 +325,11 @@ CASES: dict[str, Case] = {
     "conventions.Fairseq": Case(conventions.Fairseq, _kw(padding_idx=st.one_of(small_ints(0, 5), reals, junk)),
                                 _check_convention),
     "conventions.Keras": Case(conventions.Keras, _kw(max_wavelength=bases()), _check_convention),
+    # a fresh name each draw (uuid) or a hostile one; a name drawn twice is refused, naming it
+    "register_convention": Case(posenc.register_convention, _kw(
+        NAME=st.one_of(st.uuids().map(lambda u: f"fuzz-{u}"), st.sampled_from(["", " x", "keras"]), junk),
+        PRESET=st.one_of(st.sampled_from([conventions.Keras(max_wavelength=100.0), conventions.Vaswani,
+                                          conventions.Fairseq]), junk)), _check_register_convention),
     "register_scaling": Case(_register_round_trip, _kw(
         ROPE_TYPE=st.one_of(st.just("fuzz_registered"), junk), FACTORY=st.one_of(st.just(_FUZZ_FACTORY), junk),
         replace=st.one_of(st.booleans(), junk)), lambda out, kw: _check_registered(out, kw),

@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -56,6 +56,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import set_fields
 from ..errors import (
     MAX_D_MODEL,
     PosEncError,
@@ -66,6 +67,7 @@ from ..errors import (
     check_span,
     show_value,
 )
+from ..exact import decimal_context
 from ..memory import allocate, check_size
 
 __all__ = [
@@ -83,8 +85,7 @@ __all__ = [
 ]
 
 
-with localcontext() as _ctx:
-    _ctx.prec = 60
+with decimal_context(60):
     _LN2 = Decimal(2).ln()
 
 
@@ -93,8 +94,7 @@ def _pow2(exponent: Fraction) -> float:
     """2**(-exponent), correctly rounded to float64 (50 digits, then one rounding)."""
     if exponent.denominator == 1:
         return math.ldexp(1.0, -exponent.numerator)  # a power of two: exact
-    with localcontext() as ctx:
-        ctx.prec = 50
+    with decimal_context(50):
         x = Decimal(exponent.numerator) / Decimal(exponent.denominator)
         return float((-x * _LN2).exp())
 
@@ -208,7 +208,7 @@ class Mpt:
         if not 0 < b <= 1000:
             # past ~1074 the slopes underflow to zero in float64
             raise PosEncError(f"alibi_bias_max must be > 0 and <= 1000, got {self.alibi_bias_max!r}")
-        object.__setattr__(self, "alibi_bias_max", b)
+        set_fields(self, alibi_bias_max=b)
 
     def slopes(self, n_heads: int) -> np.ndarray:
         """float64 ``[n_heads]``, head 0 first."""

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import set_fields
 from ..errors import PosEncError, as_array, check_int, show_value
 from ..exact.power import log_float32, nearest_log
 from ..memory import allocate, check_size, shape_of
@@ -92,9 +93,7 @@ class T5Buckets:
                 f"max_distance must be > num_buckets/2 = {nb / 2:g} (the logarithmic buckets start there), "
                 f"got {show_value(md)}"
             )
-        object.__setattr__(self, "bidirectional", bool(self.bidirectional))
-        object.__setattr__(self, "num_buckets", nb)
-        object.__setattr__(self, "max_distance", md)
+        set_fields(self, bidirectional=bool(self.bidirectional), num_buckets=nb, max_distance=md)
 
     @property
     def per_direction(self) -> int:

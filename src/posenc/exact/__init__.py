@@ -35,16 +35,18 @@ SIGNUM Newsletter 18 (1983) (reduction with a multi-word π).
 
 from .angles import fill_sincos, sincos
 from .consecutive import fill_range
-from .core import DECIMAL_PREC, two_sum
-from .ladder import Ladder, decimal_pi, geometric_ladder, seed_ladder, to_triple
+from .core import DECIMAL_PREC, decimal_context, two_sum
+from .ladder import Ladder, decimal_pi, geometric_ladder, ladder_digits, seed_ladder, to_triple
 
 __all__ = [
     "DECIMAL_PREC",
     "Ladder",
+    "decimal_context",
     "decimal_pi",
     "fill_range",
     "fill_sincos",
     "geometric_ladder",
+    "ladder_digits",
     "seed_ladder",
     "sincos",
     "to_triple",

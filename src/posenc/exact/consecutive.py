@@ -37,6 +37,7 @@ import numpy as np
 from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled, ready
 from ..errors import check_angle
+from ..vocabulary import FILL_LAYOUTS
 from . import _jit
 from .angles import fill_sincos
 from .core import FAST_EPS, build_fill
@@ -86,7 +87,7 @@ def _offset_rows(ladder: Ladder) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
 #: Where :func:`fill_range` puts sin and cos of pair i in a row of ``out``:
 #: ``"interleaved"`` sin at 2i, cos at 2i+1; ``"split"`` sin at i, cos at
 #: n+i; ``"cos_sin"`` cos at i, sin at n+i (RoPE's ``[.., 2, n]`` (cos, sin) rows).
-CHANNELS = ("interleaved", "split", "cos_sin")
+CHANNELS = FILL_LAYOUTS  # posenc.vocabulary.FillLayout
 
 
 def _channels(layout: str, n: int) -> tuple[int, int, int]:

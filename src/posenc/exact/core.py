@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 import types
-from decimal import Decimal, localcontext
+from contextlib import AbstractContextManager
+from decimal import Context, Decimal, getcontext, localcontext
 from fractions import Fraction
 from typing import Any
 
@@ -29,11 +30,34 @@ import numpy as np
 __all__ = [
     "DECIMAL_PREC",
     "FAST_EPS",
-    "build_fill", "reduce_core", "refold", "sincos_core", "split", "two_prod", "two_sum"]
+    "build_fill",
+    "decimal_context",
+    "reduce_core",
+    "refold",
+    "sincos_core",
+    "split",
+    "two_prod",
+    "two_sum",
+]
 
 #: Decimal digits for every high-precision constant (~232 bits): frequencies,
 #: wavelengths, scalings and the words of π/2 are all computed at this precision.
 DECIMAL_PREC = 70
+
+
+def decimal_context(prec: int = DECIMAL_PREC) -> AbstractContextManager[Context]:
+    """The one Decimal context of posenc's high-precision constants: :data:`DECIMAL_PREC` digits.
+
+    Whatever the caller's context, ``with decimal_context():`` computes at
+    ``prec`` digits and restores it after (a thread's context is its own).
+
+    >>> with decimal_context():
+    ...     len(str(Decimal(1) / 3)) - 2
+    70
+    """
+    ctx = getcontext().copy()
+    ctx.prec = prec
+    return localcontext(ctx)
 
 #: Bound on |fast table path - exact path| in float64 (see posenc.exact.consecutive).
 FAST_EPS = 2.0**-48
@@ -72,8 +96,7 @@ def two_sum(a: Any, b: Any) -> tuple[Any, Any]:
 
 def _words(numerator: Decimal, denominator: int, count: int) -> list[float]:
     parts = []
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
+    with decimal_context():
         rest = numerator / denominator
         for _ in range(count):
             f = float(rest)

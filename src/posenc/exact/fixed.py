@@ -42,13 +42,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
 
 from ..errors import PosEncError
-from .core import DECIMAL_PREC, PI_DIGITS
+from .core import PI_DIGITS, decimal_context
 from .ladder import Ladder
 
 __all__ = ["COS_COEFFS", "ERROR_BOUND", "MIN_OMEGA", "PI_4", "SIN_COEFFS", "FixedLadder", "fixed_ladder",
@@ -78,8 +78,7 @@ def _pair(n: int) -> tuple[int, int]:
 
 def _taylor_q64(first: int, count: int) -> tuple[tuple[int, int], ...]:
     """(π/2)**(2k)/(first + 2k - 2)!/4**k for k = 1 … count, as Q0.64 pairs (t = (2y)**2 absorbs 4**k)."""
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
+    with decimal_context():
         half_pi = Decimal(PI_DIGITS) / 2
         out = []
         for k in range(1, count + 1):
@@ -96,8 +95,7 @@ COS_COEFFS = _taylor_q64(2, 9)
 
 
 def _pi_4() -> tuple[int, int]:
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
+    with decimal_context():
         return _pair(_q64(Fraction(Decimal(PI_DIGITS) / 4)))
 
 
@@ -112,8 +110,7 @@ def _omega(ladder: Ladder, i: int) -> Fraction:
 
 def _turns(omega: Fraction) -> Fraction:
     """ω/2π to ~230 bits."""
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
+    with decimal_context():
         w = Decimal(omega.numerator) / Decimal(omega.denominator)
         return Fraction(w / (2 * Decimal(PI_DIGITS)))
 

@@ -35,13 +35,13 @@ mathematical functions with correctly rounded last bit", ACM TOMS 17 (1991)
 from __future__ import annotations
 
 import math
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from .core import DECIMAL_PREC, split, two_prod, two_sum
+from .core import decimal_context, split, two_prod, two_sum
 
 __all__ = ["EXP_EPS", "exp_dd", "log_float32", "nearest_log", "nearest_power", "round_checked"]
 
@@ -53,8 +53,7 @@ _LIMIT = 1000.0  # |x| beyond it: exp is 0 or inf in float64 (and N stays below 
 
 
 def _constants() -> tuple[float, float, float, float, np.ndarray, np.ndarray]:
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
+    with decimal_context():
         ln2 = Decimal(2).ln()
         c = ln2 / _STEPS
         words = []
@@ -177,8 +176,7 @@ def _decide(value: Any, scale: float, dtype: Any, tie: Any = None) -> float:
     bits, emin = fi.nmant + 1, fi.minexp
     digits = 40
     while True:
-        with localcontext() as ctx:
-            ctx.prec = digits
+        with decimal_context(digits):
             fv = Fraction(value(digits))
         bound = Fraction(Decimal(scale) * Decimal(10) ** (1 - digits))
         n, unit, mid = _nearest(fv, bits, emin)
@@ -224,8 +222,8 @@ def nearest_log(x: Fraction, dtype: Any) -> float:
     size = 0.7 * (x.numerator.bit_length() + x.denominator.bit_length()) + 3.0
 
     def value(digits: int) -> Decimal:
-        with localcontext() as ctx:
-            ctx.prec = digits + 2 * len(str(x.denominator))  # the cancellation of ln num − ln den
+        # the cancellation of ln num − ln den needs 2·(den's digits) more
+        with decimal_context(digits + 2 * len(str(x.denominator))):
             return Decimal(x.numerator).ln() - Decimal(x.denominator).ln()
 
     return _decide(value, size, dtype)

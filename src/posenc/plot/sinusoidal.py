@@ -22,11 +22,10 @@ from ..errors import (
     check_context,
     check_d_model,
     check_int,
-    check_layout,
     check_positions,
     show_value,
 )
-from ..layout import sin_cos_views
+from ..layout import check_channel_layout, sin_cos_views
 from ..sinusoidal.encoding import encode, table
 from ..sinusoidal.frequencies import context_report, frequencies, wavelengths
 from ._canvas import BLUE, GREY, MAX_CELLS, ORANGE, RED, canvas, legend_clear_of_data
@@ -246,7 +245,7 @@ def plot_heatmap(
     """
     n = check_int(length, "length", minimum=1)
     d = check_d_model(d_model)
-    lay = check_layout(layout)
+    lay = check_channel_layout(layout)
     if n * d > MAX_CELLS:
         raise PosEncError(
             f"length × d_model must be <= {MAX_CELLS} cells to draw, got {show_value(length)} × {show_value(d_model)}")

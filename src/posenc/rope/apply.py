@@ -13,21 +13,21 @@ from ..errors import (
     as_array,
     check_d_model,
     check_dtype,
-    check_layout,
     check_positions,
     check_seq_len,
 )
-from ..layout import sin_cos_views
+from ..layout import check_pair_layout, sin_cos_views
 from ..memory import check_size, nbytes, shape_of
+from ..vocabulary import PairLayout
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len, tables_work
-from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims, check_scaling, rope_frequencies
+from .frequencies import PAIR_LAYOUT, check_dims, check_scaling, rope_frequencies
 from .sections import Sections, check_sections
 from .xpos import check_xpos, xpos_cos_sin
 
 __all__ = ["apply_rope", "rotate"]
 
 
-def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str, rotary_dim: int) -> np.ndarray:
+def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: PairLayout, rotary_dim: int) -> np.ndarray:
     """Rotate the first rotary_dim channels of x by (cos, sin); ``[..., n]`` tables broadcast."""
     ct = cos.dtype
     n = rotary_dim // 2
@@ -99,7 +99,7 @@ def apply_rope(
         xp_work = 0 if xpos is None else 2 * nbytes((math.prod(arr.shape[:-1]), r), np.float64)  # q, k factors
         check_size(arr.shape, arr.dtype, "apply_rope output",
                    work=tables_work(shape, r, ct) + 2 * nbytes(arr.shape, ct) + xp_work)
-    lay = check_layout(layout, ROPE_LAYOUTS)
+    lay = check_pair_layout(layout)
     pos = check_positions(positions)
     sec = check_sections(sections, section_layout, ladder)
     xp = check_xpos(xpos, role)

@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..errors import MAX_POSITION, PosEncError, check_context, check_layout, show_value
+from ..errors import MAX_POSITION, PosEncError, check_context, show_value
+from ..layout import check_pair_layout
 from ..sinusoidal.frequencies import min_base
 from ..sinusoidal.grid_analysis import GridReport, axis_ladder, check_sizes
-from .frequencies import ROPE_LAYOUTS, check_scaling, rope_frequencies
+from .frequencies import check_scaling, rope_frequencies
 
 __all__ = ["RopeContextReport", "rope_context_report", "rope_grid_report"]
 
@@ -153,7 +154,7 @@ def rope_grid_report(
     [(0, 24, 2), (1, 20, 4), (2, 20, 3)]
     """
     ns = check_sizes(sizes)
-    lay = check_layout(layout, ROPE_LAYOUTS)
+    lay = check_pair_layout(layout)
     f = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=max(ns),
                          sections=sections, section_layout=section_layout, ladder=ladder)
     sec = f.sections

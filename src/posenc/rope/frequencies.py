@@ -30,7 +30,7 @@ Rotation, per pair (x1, x2): (x1·cos - x2·sin, x2·cos + x1·sin).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -38,8 +38,10 @@ import numpy as np
 from .._compile import outside_compile
 from .._concurrency import BoundedCache
 from ..errors import PosEncError, check_base, check_d_model, check_seq_len, show_value
-from ..exact import DECIMAL_PREC, Ladder, decimal_pi
+from ..exact import Ladder, decimal_context, decimal_pi
+from ..vocabulary import PAIR_CHANNELS, PAIR_LAYOUTS
 from .registry import is_scaling
+from .scaled import plain_ladder
 from .scaling import SCALINGS, Scaled
 from .sections import Sections, check_sections, per_axis_frequencies
 
@@ -53,11 +55,12 @@ __all__ = [
     "rope_frequencies",
 ]
 
-#: RoPE channel layouts: ``"half"`` pairs (i, i + r/2), ``"interleaved"`` (2i, 2i + 1).
-ROPE_LAYOUTS = ("half", "interleaved")
+#: RoPE pair layouts (:data:`posenc.vocabulary.PairLayout`): ``"half"`` pairs (i, i + r/2),
+#: ``"interleaved"`` (2i, 2i + 1).
+ROPE_LAYOUTS = PAIR_LAYOUTS
 
-# posenc.layout names the half-split "split" (its sinusoid meaning: sines, then cosines).
-PAIR_LAYOUT = {"half": "split", "interleaved": "interleaved"}
+# the channel layout of the (x1, x2) halves of each pair layout: posenc.vocabulary's one translation
+PAIR_LAYOUT = PAIR_CHANNELS
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,14 +124,10 @@ def _build(
     if sections is not None and sections.ladder == "per_axis":
         scaled = Scaled(per_axis_frequencies(sections, b), b, 1.0)
     elif scaling is None:
-        with localcontext() as ctx:
-            ctx.prec = DECIMAL_PREC
-            ln = b.ln()
-            scaled = Scaled([(-(ln * (2 * i)) / rotary_dim).exp() for i in range(rotary_dim // 2)], b, 1.0)
+        scaled = Scaled(plain_ladder(rotary_dim, b), b, 1.0)
     else:
         scaled = scaling.scale(rotary_dim, b, seq_len)
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
+    with decimal_context():
         two_pi = 2 * decimal_pi()
         lam = np.array([float(two_pi / w) for w in scaled.inv_freq])
     ladder = Ladder.from_decimals(scaled.inv_freq)

@@ -74,6 +74,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import set_fields
 from ..errors import MAX_POSITION, PosEncError, check_int, check_real, shape_text, show_value
 from ..memory import check_size, limit
 
@@ -100,7 +101,7 @@ class Text:
 
     @outside_compile("Text")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", check_int(self.n, "Text n", minimum=0, maximum=MAX_COUNT))
+        set_fields(self, n=check_int(self.n, "Text n", minimum=0, maximum=MAX_COUNT))
 
     @property
     def tokens(self) -> int:
@@ -133,12 +134,12 @@ class VisionGrid:
     def __post_init__(self) -> None:
         for axis in ("t", "h", "w"):
             value = check_int(getattr(self, axis), f"VisionGrid {axis}", minimum=1, maximum=MAX_COUNT)
-            object.__setattr__(self, axis, value)
+            set_fields(self, **{axis: value})
         step = check_real(self.time_step, "time_step")
         if not 0 <= step <= _F32_MAX:  # frames must not go back in time, and the step is a float32
             raise PosEncError(f"time_step must be in [0, {_F32_MAX:.4g}] (a float32 >= 0), "
                               f"got {show_value(self.time_step)}")
-        object.__setattr__(self, "time_step", float(np.float32(step)) + 0.0)  # the step transformers uses; -0 -> 0
+        set_fields(self, time_step=float(np.float32(step)) + 0.0)  # the step transformers uses; -0 -> 0
 
     @classmethod
     @outside_compile("VisionGrid.from_processor")

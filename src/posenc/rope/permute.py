@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..errors import PosEncError, check_int, check_layout
-from ..layout import pair_permutation
+from ..errors import PosEncError, check_int
+from ..layout import check_pair_layout, pair_permutation
 from ..memory import check_size
-from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims
+from .frequencies import PAIR_LAYOUT, check_dims
 
 __all__ = ["permute_qk_weights", "qk_permutation"]
 
@@ -29,8 +29,8 @@ def qk_permutation(
     """
     h, r = check_dims(head_dim, rotary_dim)
     nh = check_int(n_heads, "n_heads", minimum=1)
-    src = PAIR_LAYOUT[check_layout(from_layout, ROPE_LAYOUTS)]
-    dst = PAIR_LAYOUT[check_layout(to_layout, ROPE_LAYOUTS)]
+    src = PAIR_LAYOUT[check_pair_layout(from_layout)]
+    dst = PAIR_LAYOUT[check_pair_layout(to_layout)]
     check_size((nh, h), np.intp, "qk_permutation")
     within = np.concatenate([pair_permutation(r, src, dst), np.arange(r, h)])
     return (np.arange(nh)[:, None] * h + within[None, :]).reshape(-1)

@@ -8,11 +8,12 @@ frequency inside the range posenc's exact path covers.
 
 from __future__ import annotations
 
-from decimal import Decimal, localcontext
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 from ..errors import MAX_ANGLE, MAX_POSITION, MIN_FREQUENCY, PosEncError, check_int, check_real, show_value
-from ..exact import DECIMAL_PREC
+from ..exact import ladder_digits
 
 __all__ = [
     "FACTOR_RANGE",
@@ -25,7 +26,6 @@ __all__ = [
     "factor",
     "length_field",
     "plain_ladder",
-    "plain_ladder_prec",
     "positive",
 ]
 
@@ -61,9 +61,8 @@ def exact_decimal(x: float) -> Decimal:
 
 
 def plain_ladder(dim: int, base: Decimal) -> list[Decimal]:
-    """ω_i = base**(-2i/dim), i = 0 … dim/2 - 1."""
-    ln = base.ln()
-    return [(-(ln * (2 * i)) / dim).exp() for i in range(dim // 2)]
+    """ω_i = base**(-2i/dim), i = 0 … dim/2 - 1 (:func:`posenc.exact.ladder_digits`)."""
+    return ladder_digits(dim // 2, base, Fraction(dim, 2))
 
 
 def positive(value: Any, name: str) -> float:
@@ -132,10 +131,3 @@ def check_rescalable(owner: Any, dim: int) -> None:
             f"{type(owner).__name__} needs rotary_dim >= 4 (scaling={owner!r}): it rescales the base by "
             f"factor**(dim/(dim-2)), which divides by zero at rotary_dim {dim} (one pair, ω = 1 whatever the base)"
         )
-
-
-def plain_ladder_prec(dim: int, base: Decimal) -> list[Decimal]:
-    """:func:`plain_ladder` at :data:`posenc.exact.DECIMAL_PREC` digits, whatever the caller's context."""
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
-        return plain_ladder(dim, base)

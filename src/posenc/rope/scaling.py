@@ -24,11 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 
 from .._compile import outside_compile
+from ..arguments import set_fields
 from ..errors import PosEncError
-from ..exact import DECIMAL_PREC
+from ..exact import decimal_context
 from .scaled import (
     Scaled,
     check_rescalable,
@@ -37,7 +38,6 @@ from .scaled import (
     factor,
     length_field,
     plain_ladder,
-    plain_ladder_prec,
 )
 from .scaling_bands import Llama3, LongRoPE, YaRN
 
@@ -69,15 +69,14 @@ class Linear:
 
     @outside_compile("Linear")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "factor", factor(self.factor, "Linear.factor"))
+        set_fields(self, factor=factor(self.factor, "Linear.factor"))
 
     def cache_key(self, seq_len: int | None) -> Hashable:
         """Frequencies do not depend on the sequence length."""
         return None
 
     def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
-        with localcontext() as ctx:
-            ctx.prec = DECIMAL_PREC
+        with decimal_context():
             f = exact_decimal(self.factor)
             return checked_scaled(self, dim, [w / f for w in plain_ladder(dim, base)], base, 1.0)
 
@@ -101,7 +100,7 @@ class NTK:
 
     @outside_compile("NTK")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "factor", factor(self.factor, "NTK.factor"))
+        set_fields(self, factor=factor(self.factor, "NTK.factor"))
 
     def cache_key(self, seq_len: int | None) -> Hashable:
         """Frequencies do not depend on the sequence length."""
@@ -109,8 +108,7 @@ class NTK:
 
     def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
         check_rescalable(self, dim)
-        with localcontext() as ctx:
-            ctx.prec = DECIMAL_PREC
+        with decimal_context():
             b = base * (exact_decimal(self.factor).ln() * dim / (dim - 2)).exp()
             if not b > 1:
                 raise PosEncError(
@@ -142,22 +140,23 @@ class DynamicNTK:
 
     @outside_compile("DynamicNTK")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "factor", factor(self.factor, "DynamicNTK.factor"))
-        object.__setattr__(self, "original_max", length_field(self.original_max, "DynamicNTK.original_max"))
+        set_fields(self, factor=factor(self.factor, "DynamicNTK.factor"))
+        set_fields(self, original_max=length_field(self.original_max, "DynamicNTK.original_max"))
 
     def cache_key(self, seq_len: int | None) -> Hashable:
         """The effective length max(seq_len, original_max): one base per key."""
+        return self.effective_length(seq_len)
+
+    def effective_length(self, seq_len: int | None) -> int:
+        """max(seq_len, original_max); ``original_max`` for ``seq_len=None``."""
         return self.original_max if seq_len is None else max(seq_len, self.original_max)
 
     def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
         check_rescalable(self, dim)
-        length = self.cache_key(seq_len)
-        if not isinstance(length, int):  # pragma: no cover - cache_key returns an int
-            raise PosEncError(f"seq_len must be an integer, got {seq_len!r}")
+        length = self.effective_length(seq_len)
         if length <= self.original_max:
-            return checked_scaled(self, dim, plain_ladder_prec(dim, base), base, 1.0)
-        with localcontext() as ctx:
-            ctx.prec = DECIMAL_PREC
+            return checked_scaled(self, dim, plain_ladder(dim, base), base, 1.0)
+        with decimal_context():
             f = exact_decimal(self.factor)
             growth = f * length / self.original_max - (f - 1)
             b = base * (growth.ln() * dim / (dim - 2)).exp()

@@ -9,14 +9,15 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import set_fields
 from ..errors import MAX_D_MODEL, PosEncError, check_real, show_value
-from ..exact import DECIMAL_PREC, decimal_pi
+from ..exact import decimal_context, decimal_pi
 from .scaled import (
     Scaled,
     attention_field,
@@ -82,20 +83,18 @@ class YaRN:
 
     @outside_compile("YaRN")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "factor", factor(self.factor, "YaRN.factor"))
-        object.__setattr__(self, "original_max", length_field(self.original_max, "YaRN.original_max"))
+        set_fields(self, factor=factor(self.factor, "YaRN.factor"))
+        set_fields(self, original_max=length_field(self.original_max, "YaRN.original_max"))
         for name in ("beta_fast", "beta_slow"):
-            object.__setattr__(self, name, positive(getattr(self, name), f"YaRN.{name}"))
+            set_fields(self, **{name: positive(getattr(self, name), f"YaRN.{name}")})
         for name in ("mscale", "mscale_all_dim"):
             value = getattr(self, name)
             if value is not None:
                 m = check_real(value, f"YaRN.{name}")
                 if m < 0:  # 0.1·m·ln(s) + 1 would shrink, and past -10/ln(s) flip, cos and sin
                     raise PosEncError(f"YaRN.{name} must be >= 0, got {show_value(value)}")
-                object.__setattr__(self, name, m)
-        object.__setattr__(
-            self, "attention_factor", attention_field(self.attention_factor, "YaRN.attention_factor")
-        )
+                set_fields(self, **{name: m})
+        set_fields(self, attention_factor=attention_field(self.attention_factor, "YaRN.attention_factor"))
         if not isinstance(self.truncate, bool):
             raise PosEncError(f"YaRN.truncate must be True or False, got {self.truncate!r}")
 
@@ -106,8 +105,7 @@ class YaRN:
     def _attention(self) -> Decimal:
         if self.attention_factor is not None:
             return exact_decimal(self.attention_factor)
-        with localcontext() as ctx:
-            ctx.prec = DECIMAL_PREC
+        with decimal_context():
             f = exact_decimal(self.factor)
             if self.mscale and self.mscale_all_dim:
                 return _mscale(f, exact_decimal(self.mscale)) / _mscale(f, exact_decimal(self.mscale_all_dim))
@@ -135,8 +133,7 @@ class YaRN:
 
     def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
         low, high = self.ramp_range(dim, base)
-        with localcontext() as ctx:
-            ctx.prec = DECIMAL_PREC
+        with decimal_context():
             if low == high:
                 high += Decimal("0.001")  # HF: "prevent singularity"
             f = exact_decimal(self.factor)
@@ -172,10 +169,10 @@ class Llama3:
 
     @outside_compile("Llama3")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "factor", factor(self.factor, "Llama3.factor"))
+        set_fields(self, factor=factor(self.factor, "Llama3.factor"))
         for name in ("low_freq_factor", "high_freq_factor"):
-            object.__setattr__(self, name, factor(getattr(self, name), f"Llama3.{name}"))
-        object.__setattr__(self, "original_max", length_field(self.original_max, "Llama3.original_max"))
+            set_fields(self, **{name: factor(getattr(self, name), f"Llama3.{name}")})
+        set_fields(self, original_max=length_field(self.original_max, "Llama3.original_max"))
         if not self.high_freq_factor >= self.low_freq_factor:
             raise PosEncError(
                 f"Llama3.high_freq_factor must be >= low_freq_factor, got high_freq_factor="
@@ -187,8 +184,7 @@ class Llama3:
         return None
 
     def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
-        with localcontext() as ctx:
-            ctx.prec = DECIMAL_PREC
+        with decimal_context():
             two_pi = 2 * decimal_pi()
             f = exact_decimal(self.factor)
             lo, hi = exact_decimal(self.low_freq_factor), exact_decimal(self.high_freq_factor)
@@ -248,21 +244,19 @@ class LongRoPE:
 
     @outside_compile("LongRoPE")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "short_factor", _factor_list(self.short_factor, "LongRoPE.short_factor"))
-        object.__setattr__(self, "long_factor", _factor_list(self.long_factor, "LongRoPE.long_factor"))
-        object.__setattr__(self, "original_max", length_field(self.original_max, "LongRoPE.original_max"))
+        set_fields(self, short_factor=_factor_list(self.short_factor, "LongRoPE.short_factor"))
+        set_fields(self, long_factor=_factor_list(self.long_factor, "LongRoPE.long_factor"))
+        set_fields(self, original_max=length_field(self.original_max, "LongRoPE.original_max"))
         if len(self.short_factor) != len(self.long_factor):
             raise PosEncError(
                 f"LongRoPE.short_factor and long_factor must have the same length (rotary_dim/2), "
                 f"got {len(self.short_factor)} and {len(self.long_factor)}"
             )
         if self.factor is not None:
-            object.__setattr__(self, "factor", factor(self.factor, "LongRoPE.factor"))
-        object.__setattr__(
-            self, "attention_factor", attention_field(self.attention_factor, "LongRoPE.attention_factor")
-        )
+            set_fields(self, factor=factor(self.factor, "LongRoPE.factor"))
+        set_fields(self, attention_factor=attention_field(self.attention_factor, "LongRoPE.attention_factor"))
         for name in ("short_mscale", "long_mscale"):
-            object.__setattr__(self, name, attention_field(getattr(self, name), f"LongRoPE.{name}"))
+            set_fields(self, **{name: attention_field(getattr(self, name), f"LongRoPE.{name}")})
 
     def _attention(self, long: bool = False) -> Decimal:
         mscale = self.long_mscale if long else self.short_mscale
@@ -273,8 +267,7 @@ class LongRoPE:
         s = self.factor
         if s is None or s <= 1:
             return Decimal(1)
-        with localcontext() as ctx:
-            ctx.prec = DECIMAL_PREC
+        with decimal_context():
             return (1 + exact_decimal(s).ln() / Decimal(self.original_max).ln()).sqrt()
 
     def cache_key(self, seq_len: int | None) -> Hashable:
@@ -288,7 +281,6 @@ class LongRoPE:
             raise PosEncError(
                 f"LongRoPE factors must number rotary_dim/2 = {dim // 2}, got {len(ext)} in {show_value(self)}"
             )
-        with localcontext() as ctx:
-            ctx.prec = DECIMAL_PREC
+        with decimal_context():
             out = [w / exact_decimal(e) for w, e in zip(plain_ladder(dim, base), ext, strict=True)]
             return checked_scaled(self, dim, out, base, self._attention(long))

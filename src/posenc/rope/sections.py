@@ -39,15 +39,16 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import check_choice, is_default
+from ..arguments import check_choice, is_default, set_fields
 from ..errors import MAX_D_MODEL, PosEncError, check_int, shape_text, show_value
-from ..exact import DECIMAL_PREC
+from ..exact import ladder_digits
+from ..vocabulary import LADDER_SHARINGS, SECTION_LAYOUTS, LadderSharing, SectionLayout
 
 __all__ = [
     "LADDERS",
@@ -57,11 +58,9 @@ __all__ = [
     "per_axis_frequencies",
 ]
 
-#: Where each axis's pairs sit: ``"contiguous"`` (Qwen2-VL) or ``"interleaved"`` (Qwen3-VL).
-SECTION_LAYOUTS = ("contiguous", "interleaved")
-
-#: ``"shared"``: one ladder over the rotary dimension (M-RoPE); ``"per_axis"``: each axis its own (axial).
-LADDERS = ("shared", "per_axis")
+#: The ``ladder`` option (:data:`posenc.vocabulary.LadderSharing`): ``"shared"``, one ladder over the rotary
+#: dimension (M-RoPE); ``"per_axis"``, each axis its own (axial).
+LADDERS = LADDER_SHARINGS
 
 
 #: A head holds at most this many rotary pairs, so sections can name at most this many axes (one pair each).
@@ -100,8 +99,8 @@ class Sections:
     """
 
     sizes: tuple[int, ...]
-    layout: str = "contiguous"  # "contiguous" (Qwen2-VL) or "interleaved" (Qwen3-VL)
-    ladder: str = "shared"  # "shared" (M-RoPE) or "per_axis" (axial: the Qwen2-VL vision tower)
+    layout: SectionLayout = "contiguous"  # "contiguous" (Qwen2-VL) or "interleaved" (Qwen3-VL)
+    ladder: LadderSharing = "shared"  # "shared" (M-RoPE) or "per_axis" (axial: the Qwen2-VL vision tower)
 
     @outside_compile("Sections")
     def __post_init__(self) -> None:
@@ -113,9 +112,8 @@ class Sections:
         sizes = _read_sizes(raw)
         if not sizes:
             raise PosEncError("sections must name at least one axis, e.g. (16, 24, 24)")
-        object.__setattr__(self, "sizes", sizes)
-        object.__setattr__(self, "layout", check_choice(self.layout, "section_layout", SECTION_LAYOUTS))
-        object.__setattr__(self, "ladder", check_choice(self.ladder, "ladder", LADDERS))
+        set_fields(self, sizes=sizes, layout=check_choice(self.layout, "section_layout", SECTION_LAYOUTS))
+        set_fields(self, ladder=check_choice(self.ladder, "ladder", LADDERS))
         if self.layout == "interleaved":
             n, total = len(sizes), sum(sizes)
             for a, s in enumerate(sizes[1:], start=1):
@@ -180,12 +178,5 @@ def per_axis_frequencies(sections: Sections, base: Decimal) -> list[Decimal]:
     as ``Qwen2VLVisionRotaryEmbedding`` (``inv_freq = 1/θ^(arange(0, dim, 2)/dim)``,
     dim = head_dim/2 per axis).
     """
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
-        ln = base.ln()
-        seen = [0] * sections.n_axes
-        out = []
-        for a in sections.pair_axes().tolist():
-            out.append((-(ln * seen[a]) / sections.sizes[a]).exp())
-            seen[a] += 1
-        return out
+    ladders = [iter(ladder_digits(size, base, size)) for size in sections.sizes]
+    return [next(ladders[a]) for a in sections.pair_axes().tolist()]

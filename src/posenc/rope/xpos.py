@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, cast
@@ -43,6 +43,7 @@ from typing import Any, cast
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import set_fields
 from ..errors import (
     PosEncError,
     check_d_model,
@@ -52,6 +53,7 @@ from ..errors import (
     check_seq_len,
     show_value,
 )
+from ..exact import decimal_context
 from ..exact.core import split, two_prod
 from ..exact.power import exp_dd, nearest_power, round_checked
 from ..memory import allocate, check_size, nbytes, shape_of
@@ -96,9 +98,7 @@ class XPos:
             raise PosEncError(f"scale_base must be > 0, got {self.scale_base!r}")
         if not isinstance(self.center, (bool, np.bool_)):
             raise PosEncError(f"center must be True or False, got {self.center!r}")
-        object.__setattr__(self, "gamma", g)
-        object.__setattr__(self, "scale_base", sb)
-        object.__setattr__(self, "center", bool(self.center))
+        set_fields(self, gamma=g, scale_base=sb, center=bool(self.center))
 
     def zeta(self, rotary_dim: int) -> np.ndarray:
         """ζ_i for i < r/2, float64 ``[r/2]``, correctly rounded."""
@@ -119,8 +119,7 @@ def _zeta(gamma: float, r: int) -> list[Fraction]:
 def _log_rate(gamma: float, scale_base: float, r: int) -> tuple[np.ndarray, np.ndarray]:
     """ln ζ_i / scale_base as a double-double (hi, lo), each float64 ``[r/2]``."""
     hi, lo = [], []
-    with localcontext() as ctx:
-        ctx.prec = 50
+    with decimal_context(50):
         for z in _zeta(gamma, r):
             v = (Decimal(z.numerator) / Decimal(z.denominator)).ln() / Decimal(scale_base)
             h = float(v)
@@ -136,8 +135,7 @@ def _log_rate(gamma: float, scale_base: float, r: int) -> tuple[np.ndarray, np.n
 def _limit(dtype: np.dtype) -> float:
     """The largest |ln factor| whose factor is a normal number of dtype, both ways (decimal, not libm)."""
     fi = np.finfo(dtype)
-    with localcontext() as ctx:
-        ctx.prec = 40
+    with decimal_context(40):
         return float(min(Decimal(float(fi.max)).ln(), -Decimal(float(fi.tiny)).ln()))
 
 

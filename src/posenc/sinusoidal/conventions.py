@@ -27,16 +27,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import is_default
+from ..arguments import set_fields
 from ..errors import (
     MAX_ANGLE,
     MAX_POSITION,
@@ -47,14 +45,12 @@ from ..errors import (
     check_d_model,
     check_dtype,
     check_int,
-    check_layout,
     check_positions,
     check_real,
     check_span,
-    show_value,
 )
-from ..exact import DECIMAL_PREC, Ladder, fill_range, fill_sincos, geometric_ladder, seed_ladder, two_sum
-from ..layout import sin_cos_views
+from ..exact import Ladder, fill_range, fill_sincos, geometric_ladder, ladder_digits, seed_ladder, two_sum
+from ..layout import check_channel_layout, sin_cos_views
 from ..memory import allocate, check_rows, shape_of
 
 __all__ = [
@@ -69,6 +65,7 @@ __all__ = [
     "Vaswani",
     "get",
     "pick_preset",
+    "register_convention",
     "resolve",
 ]
 
@@ -192,8 +189,8 @@ class Vaswani(Convention):
 
     @outside_compile("conventions.Vaswani")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "base", check_base(self.base))
-        check_layout(self.layout)
+        set_fields(self, base=check_base(self.base))
+        check_channel_layout(self.layout)
 
     def plan(self, d_model: Any) -> Plan:
         d = check_d_model(d_model)
@@ -202,12 +199,8 @@ class Vaswani(Convention):
 
 @functools.lru_cache(maxsize=64)
 def _t2t_ladder(n: int, min_timescale: float, max_timescale: float) -> Ladder:
-    den = max(n - 1, 1)
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
-        lo, hi = Decimal(min_timescale), Decimal(max_timescale)
-        step = (hi.ln() - lo.ln()) / den
-        return Ladder.from_decimals([lo * (-step * k).exp() for k in range(n)])
+    lo = Fraction(min_timescale)  # exact, as every float
+    return Ladder.from_decimals(ladder_digits(n, Fraction(max_timescale) / lo, max(n - 1, 1), lo))
 
 
 @dataclass(frozen=True)
@@ -241,10 +234,9 @@ class Tensor2Tensor(Convention):
             v = check_real(getattr(self, field), field)
             if v <= 0:
                 raise PosEncError(f"{field} must be > 0, got {v}")
-            object.__setattr__(self, field, v)
+            set_fields(self, **{field: v})
         bound = int(MAX_POSITION) - 1
-        object.__setattr__(self, "start_index", check_int(self.start_index, "start_index", minimum=-bound,
-                                                          maximum=bound))
+        set_fields(self, start_index=check_int(self.start_index, "start_index", minimum=-bound, maximum=bound))
         # ω runs from min_timescale down to min²/max: both must lie where the exact path is exact
         first = math.log2(self.min_timescale)
         last = 2 * first - math.log2(self.max_timescale)
@@ -287,8 +279,8 @@ class Fairseq(Convention):
     @outside_compile("conventions.Fairseq")
     def __post_init__(self) -> None:
         # its padding row is a position, padding_idx + 1 the first token's: both below 2**53
-        object.__setattr__(self, "padding_idx", check_int(self.padding_idx, "padding_idx", minimum=0,
-                                                          maximum=int(MAX_POSITION) - 2))
+        last = int(MAX_POSITION) - 2
+        set_fields(self, padding_idx=check_int(self.padding_idx, "padding_idx", minimum=0, maximum=last))
 
     def plan(self, d_model: Any) -> Plan:
         d = check_channels(d_model)
@@ -339,7 +331,7 @@ class Keras(Convention):
 
     @outside_compile("conventions.Keras")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "max_wavelength", check_base(self.max_wavelength, "max_wavelength"))
+        set_fields(self, max_wavelength=check_base(self.max_wavelength, "max_wavelength"))
 
     def plan(self, d_model: Any) -> Plan:
         d = check_channels(d_model)
@@ -365,55 +357,5 @@ class PositionalEncodings(Convention):
         return Plan(geometric_ladder(n, 10000.0, Fraction(n)), "interleaved", d)
 
 
-_PRESETS: dict[str, type[Convention]] = {
-    c.name: c for c in (Vaswani, Tensor2Tensor, Fairseq, HFMarian, Keras, PositionalEncodings)
-}
-
-#: The preset names :func:`get` knows.
-NAMES = tuple(_PRESETS)
-
-
-@outside_compile("conventions.get")
-def get(convention: Any) -> Convention:
-    """A preset by name (its default settings), or the given preset unchanged.
-
-    >>> get("keras")
-    Keras(max_wavelength=10000.0)
-    >>> get(Fairseq(padding_idx=0)).padding_idx
-    0
-    """
-    return pick_preset(convention, Convention, _PRESETS, "a posenc.conventions preset")
-
-
-T = TypeVar("T")
-
-
-def pick_preset(value: Any, kind: type[T], presets: Mapping[str, type[T]], what: str) -> T:
-    """``value`` itself when it is a ``kind``, else the preset named ``value`` at its defaults."""
-    if isinstance(value, kind):
-        return value
-    if isinstance(value, str) and value in presets:
-        return presets[value]()
-    names = ", ".join(repr(n) for n in presets)
-    raise PosEncError(f"convention must be {what} or one of {names}, got {show_value(value)}")
-
-
-def resolve(convention: Any = None, *, base: Any = 10000.0, layout: Any = "interleaved") -> Convention:
-    """The convention an entry point with (base, layout, convention) arguments means.
-
-    ``convention=None`` is the seed's formula with ``base`` and ``layout``.
-    A preset carries its own base and layout, so passing a non-default
-    ``base`` or ``layout`` alongside one is an error rather than silently ignored.
-
-    >>> resolve(None, base=100.0, layout="split")
-    Vaswani(base=100.0, layout='split')
-    """
-    if convention is None:
-        return Vaswani(base, layout)
-    conv = get(convention)
-    if not (is_default(base, 10000.0) and is_default(layout, "interleaved")):
-        raise PosEncError(
-            f"base and layout are part of the convention; got base={show_value(base)}, layout={show_value(layout)} "
-            f"with convention {conv!r} (set them on the preset, e.g. Vaswani(base=..., layout=...))"
-        )
-    return conv
+# the lookup by name lives beside the presets' classes: posenc.conventions.get, NAMES, resolve, register_convention
+from .presets import NAMES, get, pick_preset, register_convention, resolve  # noqa: E402

@@ -33,9 +33,10 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from .._compile import outside_compile
-from ..arguments import is_default
+from ..arguments import is_default, set_fields
 from ..errors import PosEncError, check_base, check_channels, check_int, show_value
 from ..exact import Ladder, geometric_ladder
+from ..registry import Registry
 from .conventions import pick_preset
 
 __all__ = [
@@ -150,7 +151,7 @@ class Axial(NdConvention):
 
     @outside_compile("conventions_nd.Axial")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "base", check_base(self.base))
+        set_fields(self, base=check_base(self.base))
 
     def _blocks(self, d: int, n: int) -> tuple[Block, ...]:
         if d % n or (d // n) % 2:
@@ -191,7 +192,7 @@ class MAE(NdConvention):
 
     @outside_compile("conventions_nd.MAE")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "base", check_base(self.base))
+        set_fields(self, base=check_base(self.base))
 
     def _blocks(self, d: int, n: int) -> tuple[Block, ...]:
         q = _quarter(self.name, d, 4)
@@ -222,7 +223,7 @@ class BigVision(NdConvention):
 
     @outside_compile("conventions_nd.BigVision")
     def __post_init__(self) -> None:
-        object.__setattr__(self, "temperature", check_base(self.temperature, "temperature"))
+        set_fields(self, temperature=check_base(self.temperature, "temperature"))
 
     def _blocks(self, d: int, n: int) -> tuple[Block, ...]:
         q = _quarter(self.name, d, 8)
@@ -257,7 +258,9 @@ class PositionalEncodingsND(NdConvention):
         )
 
 
-_PRESETS: dict[str, type[NdConvention]] = {c.name: c for c in (Axial, MAE, BigVision, PositionalEncodingsND)}
+_PRESETS = Registry[NdConvention]("n-D convention")
+for _c in (Axial, MAE, BigVision, PositionalEncodingsND):
+    _PRESETS.add(_c.name, _c)
 
 #: The n-D preset names :func:`get` knows.
 NAMES = tuple(_PRESETS)

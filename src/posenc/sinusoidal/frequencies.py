@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from decimal import Decimal, localcontext
+from decimal import Decimal
 
 import numpy as np
 
 from .._compile import outside_compile
 from ..errors import PosEncError, check_base, check_context, check_d_model
-from ..exact import DECIMAL_PREC, decimal_pi, seed_ladder
+from ..exact import decimal_context, decimal_pi, seed_ladder
 
 __all__ = [
     "ContextReport",
@@ -48,8 +48,7 @@ def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
 
 
 def _wavelength_decimal(d: int, b: float, i: int) -> Decimal:
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
+    with decimal_context():
         return 2 * decimal_pi() * (Decimal(b).ln() * 2 * i / d).exp()
 
 
@@ -104,8 +103,7 @@ def min_base(context: float, d_model: int) -> float:
             f"d_model=2 has one channel pair, ω=1 for every base, wavelength 2π; "
             f"no base covers context {context:g} > 2π"
         )
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
+    with decimal_context():
         b = float(((Decimal(c) / (2 * decimal_pi())).ln() * d / (d - 2)).exp())
         # compare the true wavelength, not its float64 rounding: a base whose
         # λ_max is 1e-13 short of the context still wraps

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ import numpy as np
 from .._compile import outside_compile
 from ..arguments import check_items
 from ..errors import MAX_POSITION, PosEncError, check_int, show_value
-from ..exact import DECIMAL_PREC, Ladder, decimal_pi
+from ..exact import Ladder, decimal_context, decimal_pi
 from ..layout import sin_cos_views
 from .conventions_nd import Block, NdConvention, resolve
 from .grid import encode_nd, grid
@@ -91,8 +91,7 @@ class GridReport:
 
 def wavelengths_of(ladder: Ladder, k: int) -> np.ndarray:
     """2π/ω of the ladder's first ``k`` frequencies, from ω to ~160 bits, correctly rounded."""
-    with localcontext() as ctx:
-        ctx.prec = DECIMAL_PREC
+    with decimal_context():
         two_pi = 2 * decimal_pi()
         return np.array([
             float(two_pi / (Decimal(ladder.w0[i]) + Decimal(ladder.w1[i]) + Decimal(ladder.w2[i])))

@@ -22,11 +22,10 @@ from ..errors import (
     check_base,
     check_d_model,
     check_dtype,
-    check_layout,
     check_positions,
 )
 from ..exact import seed_ladder, sincos
-from ..layout import sin_cos_views
+from ..layout import check_channel_layout, sin_cos_views
 from ..memory import allocate
 
 __all__ = ["shift", "shift_matrix"]
@@ -63,7 +62,7 @@ def shift_matrix(
         raise PosEncError(f"k must be a single number, got an array of shape {kk.shape}")
     d = check_d_model(d_model)
     b = check_base(base)
-    lay = check_layout(layout)
+    lay = check_channel_layout(layout)
     dt = check_dtype(dtype)
     n = d // 2
     sp, cp = sincos(kk, seed_ladder(d, b))
@@ -111,7 +110,7 @@ def shift(
     d = check_d_model(e.shape[-1], "encoding.shape[-1] (d_model)")
     kk = check_positions(k, "k")
     b = check_base(base)
-    lay = check_layout(layout)
+    lay = check_channel_layout(layout)
     try:
         kk = np.broadcast_to(kk, e.shape[:-1])
     except ValueError as exc:

@@ -26,13 +26,12 @@ from ..errors import (
     check_base,
     check_d_model,
     check_int,
-    check_layout,
     check_positions,
     check_real,
     show_value,
 )
 from ..exact import fill_sincos, seed_ladder, sincos
-from ..layout import sin_cos_views
+from ..layout import check_channel_layout, sin_cos_views
 
 __all__ = ["Aliasing", "Separation", "aliasing", "min_separation", "similarity"]
 
@@ -146,7 +145,7 @@ def aliasing(
         raise PosEncError("p and q must be single positions")
     d = check_d_model(d_model)
     b = check_base(base)
-    lay = check_layout(layout)
+    lay = check_channel_layout(layout)
     tol = check_real(atol, "atol")
     if tol < 0:
         raise PosEncError(f"atol must be >= 0, got {atol}")

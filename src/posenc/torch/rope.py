@@ -32,9 +32,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import PosEncError, check_int, check_layout, check_seq_len
+from ..errors import PosEncError, check_int, check_seq_len
+from ..layout import check_pair_layout
 from ..rope.cos_sin import cos_sin_tables, rope_table
-from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
+from ..rope.frequencies import RopeFrequencies, rope_frequencies
 from ..rope.sections import Sections, check_sections
 from ..rope.xpos import check_xpos
 from . import _fused
@@ -141,7 +142,7 @@ class RotaryEmbedding(nn.Module):
         self.rotary_dim = freqs.rotary_dim
         self.base = float(base)
         self.scaling = scaling
-        self.layout = check_layout(layout, ROPE_LAYOUTS)
+        self.layout = check_pair_layout(layout)
         self.sequence_dim = check_sequence_dim(sequence_dim)
         self.seq_len = None if seq_len is None else check_seq_len(seq_len)
         self.freqs = freqs

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import PosEncError, check_layout
+from ..errors import PosEncError
+from ..layout import check_pair_layout
 from ..rope.cos_sin import rope_cos_sin
-from ..rope.frequencies import ROPE_LAYOUTS
 from ..rope.sections import Sections, check_sections
 from ._cache import compiling
 from ._memory import check_device_size
@@ -85,7 +85,7 @@ def apply_rope(
     sd = check_sequence_dim(sequence_dim)
     if not isinstance(x, torch.Tensor) or x.dtype not in FLOATS:
         raise PosEncError(f"x must be a float16/bfloat16/float32/float64 tensor, got {type(x).__name__}")
-    lay = check_layout(layout, ROPE_LAYOUTS)
+    lay = check_pair_layout(layout)
     if x.dim() < -sd:
         raise PosEncError(f"x must be [..., s, h_d] (sequence_dim {sd}), got shape {tuple(x.shape)}")
     h = x.shape[-1]

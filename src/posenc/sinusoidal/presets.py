@@ -1,0 +1,102 @@
+"""The sinusoid presets by name: the built-ins and those :func:`register_convention` adds; :func:`resolve`.
+
+Every entry point taking ``convention=`` looks a name up here, so a
+registered preset works wherever a built-in does (``encode``, ``table``,
+``grid``, the torch module).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from .._compile import outside_compile
+from ..arguments import is_default
+from ..errors import PosEncError, show_value
+from ..registry import Registry
+from .conventions import Convention, Fairseq, HFMarian, Keras, PositionalEncodings, Tensor2Tensor, Vaswani
+
+__all__ = ["NAMES", "get", "pick_preset", "register_convention", "resolve"]
+
+#: The presets :func:`get` knows by name: the built-ins, then any :func:`register_convention` adds.
+_PRESETS = Registry[Convention]("convention")
+for _c in (Vaswani, Tensor2Tensor, Fairseq, HFMarian, Keras, PositionalEncodings):
+    _PRESETS.add(_c.name, _c)
+
+#: The built-in preset names (:func:`get` also knows those registered since).
+NAMES = tuple(_PRESETS)
+
+
+@outside_compile("register_convention")
+def register_convention(name: str, preset: Convention | Callable[[], Convention]) -> None:
+    """Make ``encode(..., convention=name)`` (and every entry point taking a convention) use ``preset``.
+
+    Args:
+        name: the new name; a name is registered once (the built-ins' included).
+        preset: a :class:`Convention` (frozen, so one instance serves every
+            call), or a callable returning one (a preset class at its defaults).
+
+    >>> register_convention("doc-base-100", Vaswani(base=100.0))
+    >>> get("doc-base-100")
+    Vaswani(base=100.0, layout='interleaved')
+    """
+    if isinstance(preset, Convention):
+        _PRESETS.add(name, lambda: preset, key=preset)
+        return
+    if not callable(preset):
+        raise PosEncError(f"preset must be a posenc.conventions preset or a callable returning one, "
+                          f"got {show_value(preset)}")
+
+    def made() -> Convention:
+        conv = preset()
+        if not isinstance(conv, Convention):
+            raise PosEncError(f"convention {name!r} made {show_value(conv)}, not a posenc.conventions preset")
+        return conv
+
+    _PRESETS.add(name, made, key=preset)
+
+
+@outside_compile("conventions.get")
+def get(convention: Any) -> Convention:
+    """A preset by name (its default settings), or the given preset unchanged.
+
+    >>> get("keras")
+    Keras(max_wavelength=10000.0)
+    >>> get(Fairseq(padding_idx=0)).padding_idx
+    0
+    """
+    return pick_preset(convention, Convention, _PRESETS, "a posenc.conventions preset")
+
+
+T = TypeVar("T")
+
+
+def pick_preset(value: Any, kind: type[T], presets: Mapping[str, Callable[[], T]], what: str) -> T:
+    """``value`` itself when it is a ``kind``, else the preset named ``value`` at its defaults."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str) and value in presets:
+        return presets[value]()
+    names = ", ".join(repr(n) for n in presets)
+    raise PosEncError(f"convention must be {what} or one of {names}, got {show_value(value)}")
+
+
+def resolve(convention: Any = None, *, base: Any = 10000.0, layout: Any = "interleaved") -> Convention:
+    """The convention an entry point with (base, layout, convention) arguments means.
+
+    ``convention=None`` is the seed's formula with ``base`` and ``layout``.
+    A preset carries its own base and layout, so passing a non-default
+    ``base`` or ``layout`` alongside one is an error rather than silently ignored.
+
+    >>> resolve(None, base=100.0, layout="split")
+    Vaswani(base=100.0, layout='split')
+    """
+    if convention is None:
+        return Vaswani(base, layout)
+    conv = get(convention)
+    if not (is_default(base, 10000.0) and is_default(layout, "interleaved")):
+        raise PosEncError(
+            f"base and layout are part of the convention; got base={show_value(base)}, layout={show_value(layout)} "
+            f"with convention {conv!r} (set them on the preset, e.g. Vaswani(base=..., layout=...))"
+        )
+    return conv
