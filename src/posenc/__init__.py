@@ -65,6 +65,7 @@ from .sinusoidal import (
     table,
     wavelengths,
 )
+from .timesteps import timestep_embedding
 
 # `import posenc.conventions` keeps working: the presets moved into the sinusoidal family
 _sys.modules[__name__ + ".conventions"] = conventions
@@ -128,6 +129,7 @@ __all__ = [
     "t5_bucket",
     "t5_bucket_edges",
     "table",
+    "timestep_embedding",
     "wavelengths",
     "xpos_decay",
     "xpos_scale",

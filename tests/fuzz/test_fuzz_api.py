@@ -71,6 +71,7 @@ from fuzz_checks import (
     _check_xpos_decay,
     _check_xpos_scale,
 )
+from fuzz_checks_fields import TIMESTEP_FORMULAS, check_timestep_embedding
 from hypothesis import given
 
 import posenc
@@ -295,6 +296,10 @@ CASES: dict[str, Case] = {
     "conventions.Fairseq": Case(conventions.Fairseq, _kw(padding_idx=st.one_of(small_ints(0, 5), reals, junk)),
                                 _check_convention),
     "conventions.Keras": Case(conventions.Keras, _kw(max_wavelength=bases()), _check_convention),
+    "timestep_embedding": Case(posenc.timestep_embedding, _kw(
+        T=positions(), DIM=d_models(), dtype=dtypes(),
+        convention=st.one_of(st.sampled_from(sorted(TIMESTEP_FORMULAS)), st.text(max_size=5), junk)),
+        check_timestep_embedding),
 }
 
 #: Public names that are results or data, not things to call with hostile input.

@@ -21,6 +21,7 @@ from .bias import AlibiBias, T5RelativeBias
 from .rope import RotaryEmbedding
 from .rope_functional import apply_rope, positions_from_cu_seqlens
 from .sinusoidal import SinusoidalPositionalEncoding, encode
+from .timesteps import Timesteps
 
 __all__ = [
     "AlibiBias",
@@ -28,6 +29,7 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "T5RelativeBias",
     "TableCache",
+    "Timesteps",
     "apply_rope",
     "encode",
     "positions_from_cu_seqlens",
