@@ -9,6 +9,7 @@ import sys as _sys
 
 from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
 from .errors import PosEncError
+from .fields import fourier_features, nerf_encoding
 from .layout import LAYOUTS
 from .rope import (
     MROPE_ADVANCES,
@@ -106,6 +107,7 @@ __all__ = [
     "conventions_nd",
     "encode",
     "encode_nd",
+    "fourier_features",
     "frequencies",
     "from_hf_config",
     "grid",
@@ -116,6 +118,7 @@ __all__ = [
     "min_separation",
     "mrope_decode_positions",
     "mrope_positions",
+    "nerf_encoding",
     "permute_qk_weights",
     "qk_permutation",
     "rope_context_report",

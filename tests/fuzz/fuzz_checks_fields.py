@@ -45,3 +45,64 @@ def check_timestep_embedding(out: np.ndarray, kw: dict[str, Any]) -> None:
         si, ci = (half + k, k) if cos_first else (k, half + k)
         assert ulp_error(rows[j, si], s, dt) <= _bound(dt), (flat[j], k)
         assert ulp_error(rows[j, ci], c, dt) <= _bound(dt), (flat[j], k)
+
+
+#: name -> (band k as an mpmath value, order, input default, input first) of each built-in field preset.
+FIELD_FORMULAS = {
+    "nerf": (lambda k, n: mpmath.mpf(2) ** k, "nerf", True, True),
+    "nerfstudio": (lambda k, n: 2 * mpmath.pi * mpmath.power(2, mpmath.mpf(8) * k / max(n - 1, 1)), "blocks", False,
+                   False),
+    "tcnn": (lambda k, n: mpmath.pi * mpmath.mpf(2) ** k, "interleaved", False, False),
+}
+
+
+def _field_channel(order: str, d: int, n: int, j: int, k: int) -> tuple[int, int]:
+    """The (sin, cos) channels of coordinate j, band k, in each order."""
+    if order == "nerf":
+        return 2 * d * k + j, 2 * d * k + d + j
+    if order == "blocks":
+        return j * n + k, d * n + j * n + k
+    return 2 * (j * n + k), 2 * (j * n + k) + 1
+
+
+def check_nerf_encoding(out: np.ndarray, kw: dict[str, Any]) -> None:
+    x = np.asarray(kw["x"], dtype=np.float64)
+    x = x.reshape(1) if x.ndim == 0 else x
+    n, dt = int(kw["n_freqs"]), np.dtype(kw.get("dtype", np.float32))
+    band, order, default, first = FIELD_FORMULAS[kw.get("convention", "nerf")]
+    keep = kw.get("include_input") if kw.get("include_input") is not None else default
+    d = x.shape[-1]
+    assert out.shape == (*x.shape[:-1], d * (2 * n + int(keep))) and out.dtype == dt
+    assert np.isfinite(out).all()
+    if out.size == 0 or n == 0:
+        return
+    rows, pts = out.reshape(-1, out.shape[-1]), x.reshape(-1, d)
+    i = int(np.argmax(np.abs(pts).max(axis=1)))
+    off = d if keep and first else 0
+    if keep:
+        raw = rows[i, :d] if first else rows[i, -d:]
+        assert np.array_equal(raw, pts[i].astype(dt))
+    for j in {0, d - 1}:
+        for k in {0, n - 1}:
+            ang = band(k, n) * mpmath.mpf(float(pts[i, j]))
+            if abs(ang) >= 2**31:
+                continue
+            si, ci = _field_channel(order, d, n, j, k)
+            assert ulp_error(rows[i, off + si], mpmath.sin(ang), dt) <= _bound(dt), (pts[i, j], k)
+            assert ulp_error(rows[i, off + ci], mpmath.cos(ang), dt) <= _bound(dt), (pts[i, j], k)
+
+
+def check_fourier_features(out: np.ndarray, kw: dict[str, Any]) -> None:
+    x = np.asarray(kw["x"], dtype=np.float64)
+    x = x.reshape(1) if x.ndim == 0 else x
+    b, dt = np.asarray(kw["b"], dtype=np.float64), np.dtype(kw.get("dtype", np.float32))
+    m = b.shape[0]
+    assert out.shape == (*x.shape[:-1], 2 * m) and out.dtype == dt
+    rows, pts = out.reshape(-1, 2 * m), x.reshape(-1, x.shape[-1])
+    for i in range(min(rows.shape[0], 2)):
+        ang = 2 * mpmath.pi * mpmath.fsum(mpmath.mpf(float(b[0, j])) * mpmath.mpf(float(pts[i, j]))
+                                          for j in range(b.shape[1]))
+        if abs(ang) >= 2**31:
+            continue
+        assert ulp_error(rows[i, 0], mpmath.cos(ang), dt) <= _bound(dt)
+        assert ulp_error(rows[i, m], mpmath.sin(ang), dt) <= _bound(dt)

@@ -71,7 +71,13 @@ from fuzz_checks import (
     _check_xpos_decay,
     _check_xpos_scale,
 )
-from fuzz_checks_fields import TIMESTEP_FORMULAS, check_timestep_embedding
+from fuzz_checks_fields import (
+    FIELD_FORMULAS,
+    TIMESTEP_FORMULAS,
+    check_fourier_features,
+    check_nerf_encoding,
+    check_timestep_embedding,
+)
 from hypothesis import given
 
 import posenc
@@ -300,6 +306,14 @@ CASES: dict[str, Case] = {
         T=positions(), DIM=d_models(), dtype=dtypes(),
         convention=st.one_of(st.sampled_from(sorted(TIMESTEP_FORMULAS)), st.text(max_size=5), junk)),
         check_timestep_embedding),
+    "nerf_encoding": Case(posenc.nerf_encoding, _kw(
+        X=st.one_of(positions(), _X), N_FREQS=st.one_of(small_ints(0, 12), st.sampled_from([-1, 53, 54, 10**400]),
+                                                         reals, junk),
+        convention=st.one_of(st.sampled_from(sorted(FIELD_FORMULAS)), st.text(max_size=5), junk),
+        include_input=st.one_of(st.none(), st.booleans(), junk), dtype=dtypes()), check_nerf_encoding),
+    "fourier_features": Case(posenc.fourier_features, _kw(
+        X=st.one_of(positions(), _X), B=st.one_of(_X.map(lambda a: a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a),
+                                                  positions(), junk), dtype=dtypes()), check_fourier_features),
 }
 
 #: Public names that are results or data, not things to call with hostile input.

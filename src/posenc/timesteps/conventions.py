@@ -44,14 +44,13 @@ factory of one); :func:`get` resolves names.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
 
+from .._registry import Registry
 from ..errors import MAX_BASE, PosEncError, check_base, check_channels, check_real, show_value
 from ..exact import Ladder, geometric_ladder
 from ..exact.core import split, two_prod
@@ -289,35 +288,19 @@ class Flux(TimestepConvention):
         return round_to(hi, name, lo), False
 
 
-_LOCK = threading.Lock()
-#: name -> zero-argument factory of the preset (a class at its defaults, or a registered preset).
-CONVENTIONS: dict[str, Callable[[], TimestepConvention]] = {
-    c.name: c for c in (Diffusers, DDPM, GuidedDiffusion, Flux)
-}
+#: name -> zero-argument factory of each preset; :func:`register` adds to it.
+CONVENTIONS: Registry[TimestepConvention] = Registry(TimestepConvention, "a posenc.timesteps preset",
+    {c.name: c for c in (Diffusers, DDPM, GuidedDiffusion, Flux)})
 
 
 def register(name: Any, preset: Any) -> None:
-    """Make ``timestep_embedding(..., convention=name)`` mean ``preset``.
-
-    Args:
-        name: a non-empty string; an existing name is replaced.
-        preset: a :class:`TimestepConvention` (shared: presets are frozen) or a
-            zero-argument callable returning one.
+    """Make ``timestep_embedding(..., convention=name)`` mean ``preset`` (a preset, or a zero-argument factory of one).
 
     >>> register("sd-unet", Diffusers(flip_sin_to_cos=True, downscale_freq_shift=0))
     >>> get("sd-unet").downscale_freq_shift
     0.0
     """
-    if not isinstance(name, str) or not name:
-        raise PosEncError(f"a convention's name must be a non-empty string, got {show_value(name)}")
-    if isinstance(preset, TimestepConvention):
-        factory: Callable[[], TimestepConvention] = lambda: preset  # noqa: E731 - a frozen preset, shared
-    elif callable(preset) and (not isinstance(preset, type) or issubclass(preset, TimestepConvention)):
-        factory = preset
-    else:
-        raise PosEncError(f"preset must be a posenc.timesteps preset or a factory of one, got {show_value(preset)}")
-    with _LOCK:
-        CONVENTIONS[name] = factory
+    CONVENTIONS.register(name, preset)
 
 
 def get(convention: Any) -> TimestepConvention:
@@ -326,15 +309,4 @@ def get(convention: Any) -> TimestepConvention:
     >>> get("guided-diffusion")
     GuidedDiffusion(max_period=10000.0)
     """
-    if isinstance(convention, TimestepConvention):
-        return convention
-    with _LOCK:
-        factory = CONVENTIONS.get(convention) if isinstance(convention, str) else None
-        names = ", ".join(repr(n) for n in CONVENTIONS)
-    if factory is None:
-        raise PosEncError(
-            f"convention must be a posenc.timesteps preset or one of {names}, got {show_value(convention)}")
-    preset = factory()
-    if not isinstance(preset, TimestepConvention):
-        raise PosEncError(f"the factory registered as {convention!r} returned {show_value(preset)}, not a preset")
-    return preset
+    return CONVENTIONS.get(convention)

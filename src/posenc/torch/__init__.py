@@ -18,6 +18,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
 
 from ._cache import TableCache
 from .bias import AlibiBias, T5RelativeBias
+from .fields import FourierFeatures, NeRFEncoding
 from .rope import RotaryEmbedding
 from .rope_functional import apply_rope, positions_from_cu_seqlens
 from .sinusoidal import SinusoidalPositionalEncoding, encode
@@ -25,6 +26,8 @@ from .timesteps import Timesteps
 
 __all__ = [
     "AlibiBias",
+    "FourierFeatures",
+    "NeRFEncoding",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "T5RelativeBias",

@@ -34,7 +34,7 @@ from torch import nn
 
 from ..exact import Ladder, core
 
-__all__ = ["LadderBuffers", "sincos"]
+__all__ = ["LadderBuffers", "exact_sincos", "sincos"]
 
 
 class _TorchOps:
@@ -81,14 +81,16 @@ sincos_core = _twin(core.sincos_core)
 split = core.split
 
 
-def sincos(p: torch.Tensor, words: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor]:
-    """sin and cos of ``p · ω``, float64 ``[m, n]``, for float64 ``p [m, 1]`` and a ladder's 7 words ``[n]``.
+def sincos(p: torch.Tensor, words: tuple[torch.Tensor, ...],
+           lo: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """sin and cos of ``(p + lo) · ω``, float64 ``[m, n]``, for float64 ``p [m, 1]`` and a ladder's 7 words ``[n]``.
 
     The same operations, in the same order, as :func:`posenc.exact.angles.fill_sincos`'s NumPy engine.
     """
     w0, w1, w2, w0h, w0l, w1h, w1l = words
     ph, pl = split(p)
-    k, x, y = reduce_core(p, ph, pl, None, None, None, False, w0, w1, w2, w0h, w0l, w1h, w1l)
+    qh, ql = split(lo) if lo is not None else (None, None)
+    k, x, y = reduce_core(p, ph, pl, lo, qh, ql, lo is not None, w0, w1, w2, w0h, w0l, w1h, w1l)
     far = torch.abs(x) > 0.8
     k2, x2, y2 = refold(x, y)
     x, y = torch.where(far, x2, x), torch.where(far, y2, y)
@@ -137,3 +139,24 @@ class LadderBuffers(nn.Module):
         s, c = sincos(flat, self.words())
         shape = (*p.shape, self.size)
         return s.reshape(shape), c.reshape(shape)
+
+
+def exact_sincos(p: torch.Tensor, words: tuple[torch.Tensor, ...], hi: torch.Tensor | None = None,
+                 lo: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """sin/cos of ``p · ω`` (float64 ``p [m, 1]``; its value ``hi + lo`` when given), differentiable in ``p``.
+
+    The value never passes through autograd's view of the error-free
+    transformations (whose derivatives mean nothing): it is computed
+    detached, and when ``p`` needs a gradient a zero ``p − p.detach()``
+    carries the formula's own derivative, d sin(ωp)/dp = ω cos(ωp) and
+    d cos(ωp)/dp = −ω sin(ωp). (An autograd.Function would do the same, but
+    torch.compile warns when it traces one.) Adding that zero can only turn
+    an exact −0.0 into +0.0.
+    """
+    value = p.detach() if hi is None else hi.detach()
+    s, c = sincos(value, words, None if lo is None else lo.detach())
+    if not p.requires_grad:
+        return s, c
+    zero = p - p.detach()
+    w0 = words[0]
+    return s + zero * (w0 * c), c - zero * (w0 * s)
