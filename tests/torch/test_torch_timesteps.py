@@ -14,6 +14,7 @@ from posenc.exact import fill_sincos, geometric_ladder
 from posenc.timesteps import Diffusers, Flux
 from posenc.torch import Timesteps
 from posenc.torch._exact import LadderBuffers
+from posenc.torch._exact import sincos as twin_sincos
 
 T = np.concatenate([np.arange(0, 1000, 37.0), [0.5, 0.001, 999.999, 12345.75, -3.0],
                     np.random.default_rng(1).uniform(0, 1, 40)])
@@ -26,7 +27,12 @@ def test_the_torch_twin_gives_the_numpy_cores_float64_bits():
     s = np.empty((p.size, 96))
     c = np.empty((p.size, 96))
     fill_sincos(p, lad, s, c, engine="numpy")
-    ts, tc = LadderBuffers(lad).sincos(torch.from_numpy(p))
+    words = LadderBuffers(lad).words()
+    ts, tc = twin_sincos(torch.from_numpy(p)[:, None], words)  # the twin itself (CPU modules take the NumPy core)
+    assert np.array_equal(ts.numpy(), s) and np.array_equal(tc.numpy(), c)
+    lo = torch.from_numpy(p * 2.0**-60)
+    ts, tc = twin_sincos(torch.from_numpy(p)[:, None], words, lo[:, None])
+    fill_sincos(p, lad, s, c, p * 2.0**-60, engine="numpy")
     assert np.array_equal(ts.numpy(), s) and np.array_equal(tc.numpy(), c)
 
 

@@ -67,8 +67,8 @@ class NeRFEncoding(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_cpu(x, self._fastest, "x")
         m, d, n = x.shape[:-1].numel(), x.shape[-1], self.angles.size
-        p = x.reshape(-1, 1).to(torch.float64)
-        s, c = exact_sincos(p, self.angles.words())
+        p = x.reshape(-1).to(torch.float64)
+        s, c = exact_sincos(p, self.angles)
         enc = arrange(self.plan, s.reshape(m, d, n), c.reshape(m, d, n), x.dtype)
         if self.include_input:
             raw = x.reshape(m, d)
@@ -111,6 +111,6 @@ class FourierFeatures(nn.Module):
         x64 = x.reshape(-1, 1, d).to(torch.float64)
         plain = (x64 * self.B).sum(-1)  # the differentiable B·x; its value comes from the double-double below
         hi, lo = dot2(self.B.unsqueeze(0), x64.detach())
-        s, c = exact_sincos(plain.reshape(-1, 1), self.angles.words(), hi.reshape(-1, 1), lo.reshape(-1, 1))
+        s, c = exact_sincos(plain.reshape(-1), self.angles, hi.reshape(-1), lo.reshape(-1))
         out = torch.cat([c.reshape(-1, m), s.reshape(-1, m)], dim=-1).to(x.dtype)
         return out.reshape(*x.shape[:-1], 2 * m)
