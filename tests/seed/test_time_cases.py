@@ -1,4 +1,4 @@
-"""The timestep and field worked cases: every stated figure is the library's value and the true one; every claim holds."""
+"""The timestep and field worked cases: each stated figure is the library's value and the true one; each claim holds."""
 
 from __future__ import annotations
 
