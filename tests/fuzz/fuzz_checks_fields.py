@@ -106,3 +106,28 @@ def check_fourier_features(out: np.ndarray, kw: dict[str, Any]) -> None:
             continue
         assert ulp_error(rows[i, 0], mpmath.cos(ang), dt) <= _bound(dt)
         assert ulp_error(rows[i, m], mpmath.sin(ang), dt) <= _bound(dt)
+
+
+#: The RoPE presets and the (sections) each has at its default width.
+ROPE_PRESET_SECTIONS = {"flux": (8, 28, 28), "wan": (22, 21, 21), "cogvideox": (8, 12, 12), "eva02": (16, 16),
+                        "qwen2-vl-vision": (20, 20)}
+
+
+def check_rope_preset(cfg: Any, kw: dict[str, Any]) -> None:
+    import posenc
+
+    assert isinstance(cfg, posenc.RopeConfig)
+    assert cfg.sections is not None and 2 * sum(cfg.sections) == cfg.rotary_dim == cfg.head_dim
+    if set(kw) == {"name"}:
+        assert cfg.sections == ROPE_PRESET_SECTIONS[kw["name"]]
+    coords = np.zeros((1, len(cfg.sections)))
+    x = np.ones((1, cfg.head_dim))
+    assert np.array_equal(posenc.apply_rope(x, coords, layout=cfg.layout, **cfg.kwargs()), x)  # position 0: identity
+
+
+def check_eva02_coords(out: np.ndarray, kw: dict[str, Any]) -> None:
+    feat = [int(s) for s in kw["feat_shape"]]
+    ref = kw.get("ref_feat_shape")
+    assert out.shape == (int(np.prod(feat)), len(feat)) and out.dtype == np.float64
+    last = [(f - 1) / f * (int(r) if ref is not None else f) for f, r in zip(feat, ref or feat, strict=True)]
+    assert np.allclose(out[-1], last, rtol=1e-15, atol=0) and (out[0] == 0).all()

@@ -73,9 +73,12 @@ from fuzz_checks import (
 )
 from fuzz_checks_fields import (
     FIELD_FORMULAS,
+    ROPE_PRESET_SECTIONS,
     TIMESTEP_FORMULAS,
+    check_eva02_coords,
     check_fourier_features,
     check_nerf_encoding,
+    check_rope_preset,
     check_timestep_embedding,
 )
 from hypothesis import given
@@ -314,6 +317,13 @@ CASES: dict[str, Case] = {
     "fourier_features": Case(posenc.fourier_features, _kw(
         X=st.one_of(positions(), _X), B=st.one_of(_X.map(lambda a: a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a),
                                                   positions(), junk), dtype=dtypes()), check_fourier_features),
+    "rope_preset": Case(posenc.rope_preset, _kw(
+        NAME=st.one_of(st.sampled_from(sorted(ROPE_PRESET_SECTIONS)), st.text(max_size=5), junk),
+        head_dim=st.one_of(d_models(256), small_ints(1, 300)), base=bases()), check_rope_preset),
+    "eva02_coords": Case(posenc.eva02_coords, _kw(
+        FEAT_SHAPE=st.one_of(st.lists(small_ints(1, 6), min_size=1, max_size=3), junk),
+        ref_feat_shape=st.one_of(st.none(), st.lists(small_ints(1, 32), min_size=1, max_size=3), junk)),
+        check_eva02_coords),
 }
 
 #: Public names that are results or data, not things to call with hostile input.

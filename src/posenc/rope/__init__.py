@@ -18,6 +18,7 @@ from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from .hf_config import RopeConfig, from_hf_config
 from .multimodal import MROPE_ADVANCES, Text, VisionGrid, mrope_decode_positions, mrope_positions
 from .permute import permute_qk_weights, qk_permutation
+from .presets import eva02_coords, rope_preset
 from .scaling import NTK, SCALINGS, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from .sections import Sections
 from .xpos import XPos, xpos_decay, xpos_scale
@@ -40,6 +41,7 @@ __all__ = [
     "XPos",
     "YaRN",
     "apply_rope",
+    "eva02_coords",
     "from_hf_config",
     "mrope_decode_positions",
     "mrope_positions",
@@ -49,6 +51,7 @@ __all__ = [
     "rope_cos_sin",
     "rope_frequencies",
     "rope_grid_report",
+    "rope_preset",
     "rope_table",
     "xpos_decay",
     "xpos_scale",
