@@ -1,5 +1,6 @@
 # `make tour`: the main job. `make test`: every test, lint and type check (the page's tests drive the
-# system Chromium: Debian package `chromium`).
+# system Chromium: Debian package `chromium`; the golden fingerprint runs the page's script under node:
+# Debian package `nodejs`).
 # Each target creates what it needs in .venv first.
 PYTHON ?= python3
 VENV := .venv
@@ -19,6 +20,8 @@ tour: $(STAMP)
 test: $(STAMP) lint
 	@command -v chromium >/dev/null 2>&1 || test -x "$$POSENC_CHROMIUM" || { echo "make test: the page's browser \
 	tests need Chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }
+	@command -v node >/dev/null 2>&1 || test -x "$$POSENC_NODE" || { echo "make test: the golden fingerprint runs \
+	the page's exact.js under node: run 'apt-get update && apt-get install -y nodejs' as root"; exit 1; }
 	$(PY) -m pytest -q
 
 lint: $(STAMP)

@@ -250,7 +250,8 @@ def _check_alibi_slopes(m: np.ndarray, kw: dict[str, Any]) -> None:
     n = int(kw["n_heads"])
     assert m.shape == (n,) and m.dtype == np.float64 and np.isfinite(m).all() and (m > 0).all()
     if kw.get("convention", "press") in ("press", "bloom") and n & (n - 1) == 0:  # the paper: 2**(-8h/n)
-        assert m.tolist() == [2.0 ** (-8 * h / n) for h in range(1, n + 1)]
+        # correctly rounded, so equal to mpmath's (not to libm's pow, whose last bit varies between CPUs)
+        assert m.tolist() == [float(mpmath.power(2, mpmath.mpf(-8 * h) / n)) for h in range(1, n + 1)]
 
 
 def _check_alibi_bias(b: np.ndarray, kw: dict[str, Any]) -> None:

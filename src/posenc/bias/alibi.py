@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_positions, check_real, check_span
 from ..memory import allocate, check_size
 
@@ -192,6 +193,7 @@ class Mpt:
     name: ClassVar[str] = "mpt"
     alibi_bias_max: float = 8.0  # the largest exponent: the last slope of a power-of-two head count is 2**-this
 
+    @outside_compile("bias.alibi.Mpt")
     def __post_init__(self) -> None:
         b = check_real(self.alibi_bias_max, "alibi_bias_max")
         if not 0 < b <= 1000:
@@ -226,6 +228,7 @@ def alibi_convention(convention: Any) -> AlibiConvention:
     raise PosEncError(f"convention must be one of {names} or a Press/Bloom/Mpt instance, got {convention!r}"[:200])
 
 
+@outside_compile("alibi_slopes")
 def alibi_slopes(n_heads: int, *, convention: Any = "press") -> np.ndarray:
     """The per-head slopes m_h of ALiBi, float64 ``[n_heads]``, correctly rounded.
 
@@ -309,6 +312,7 @@ def _key_positions(positions: Any, k: int) -> np.ndarray:
     return pos
 
 
+@outside_compile("alibi_bias")
 def alibi_bias(
     q_len: int,
     k_len: int,

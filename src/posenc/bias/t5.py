@@ -22,29 +22,37 @@ log, division and product, truncated toward zero), and the rounding can
 decide a bucket where the true quotient is an integer: with 18 buckets and
 ``max_distance=128``, bidirectional, offset −8 is bucket 5 in float32 (and
 exactly) but 4 in float64. posenc repeats T5's float32 steps: IEEE division
-and product, and the logarithm correctly rounded to float32. Its buckets
+and product, and the logarithms correctly rounded (``log(x)`` to float32,
+``log(max_distance/max_exact)`` to float64 then float32) by posenc's own
+arithmetic (:func:`posenc.exact.power.log_float32`), not the platform's
+libm, so the buckets are the same on every machine. Its buckets
 equal HF's on every offset of T5's own settings and of the many tested
 (``tests/bias/test_t5_bucket.py``, millions of offsets each).
 
-One caveat, measured: torch's float32 ``log`` is not correctly rounded (on
-x86 it is MKL's), and at an offset where the exact quotient is an integer
-its last bit can tip the bucket the other way. A sweep of 145,098 settings
-(198.6 million offsets) found 42 such offsets, in settings such as 34
-buckets with ``max_distance=27`` (offset −12: HF 11, posenc 10); T5's
-published settings (32 buckets, 128 or 256) have none. There the answer
-depends on the platform's log, so no single rule reproduces "T5" everywhere;
-posenc's is the correctly rounded one.
+One caveat, measured: torch's float32 ``log`` is not correctly rounded on
+every CPU and build (MKL's or Sleef's, chosen by the CPU's capability), and
+at an offset where the exact quotient is an integer its last bit can tip the
+bucket the other way. A sweep of 145,098 settings (198.6 million offsets) on
+one machine found 42 such offsets, in settings such as 34 buckets with
+``max_distance=27`` (offset −12: HF 11 there, posenc 10); on another (torch
+2.13, AVX-512) HF agreed with posenc at all of them. T5's published settings
+(32 buckets, 128 or 256) have none. There the answer depends on the
+platform's log, so no single rule reproduces "T5" everywhere; posenc's is
+the correctly rounded one, the same on every machine.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import PosEncError, as_array, check_int, show_value
+from ..exact.power import log_float32, nearest_log
 
 __all__ = ["T5Buckets", "t5_bucket", "t5_bucket_edges", "t5_buckets"]
 
@@ -66,6 +74,7 @@ class T5Buckets:
     num_buckets: int = 32  # T5's default
     max_distance: int = 128  # T5's default
 
+    @outside_compile("bias.t5.T5Buckets")
     def __post_init__(self) -> None:
         if not isinstance(self.bidirectional, (bool, np.bool_)):
             raise PosEncError(f"bidirectional must be True or False, got {self.bidirectional!r}")
@@ -97,14 +106,47 @@ class T5Buckets:
 
     def distance_bucket(self, d: np.ndarray) -> np.ndarray:
         """The bucket (within one direction) of distances d >= 0, int64, as T5 computes it in float32."""
+        d = np.asarray(d, dtype=np.int64)
+        flat = d.reshape(-1)
+        table = _near_buckets(self)
+        out = table[np.minimum(flat, table.shape[0] - 1)]
+        far = flat >= table.shape[0]
+        # buckets never decrease with the distance (each float32 step is monotonic): past a last bucket, the last
+        if far.any() and table[-1] < self.per_direction - 1:  # each distinct float32 distance once
+            x, where = np.unique(flat[far].astype(np.float32), return_inverse=True)
+            out[far] = self.log_bucket(x)[where.reshape(-1)]
+        return out.reshape(d.shape)
+
+    def log_bucket(self, d: np.ndarray) -> np.ndarray:
+        """T5's float32 steps for distances d >= max_exact (int or float32 ``d``): the logarithmic buckets."""
         n, e = self.per_direction, self.max_exact
-        small = d < e
-        x = np.where(small, e, d).astype(np.float32) / np.float32(e)  # T5's relative_position.float() / max_exact
-        # float64 log rounded once: the correctly rounded float32 log
-        log = np.log(x.astype(np.float64)).astype(np.float32)
-        denom = np.float32(math.log(self.max_distance / e))  # a Python float, rounded to float32 by torch
-        large = e + (log / denom * np.float32(n - e)).astype(np.int64)  # x >= 1: truncation = floor
-        return np.where(small, d, np.minimum(large, n - 1))
+        x = np.asarray(d).astype(np.float32) / np.float32(e)  # T5's relative_position.float() / max_exact
+        large = e + (log_float32(x) / _denominator(self) * np.float32(n - e)).astype(np.int64)  # x >= 1: floor
+        return np.minimum(large, n - 1)
+
+
+_NEAR = 1 << 12  # distances tabulated per setting (T5's own reach every offset below max_distance = 128 … 256)
+
+
+@lru_cache(maxsize=64)
+def _near_buckets(cfg: T5Buckets) -> np.ndarray:
+    """The bucket of every distance below min(max_distance + 1, 4096) (and at least max_exact), read-only."""
+    stop = max(min(cfg.max_distance + 1, _NEAR), cfg.max_exact)
+    d = np.arange(stop, dtype=np.int64)
+    out = d.copy()
+    e = cfg.max_exact
+    out[e:] = cfg.log_bucket(d[e:])
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=64)
+def _denominator(cfg: T5Buckets) -> np.float32:
+    """float32(log(max_distance / max_exact)): HF's Python float (``math.log``), rounded to float32 by torch.
+
+    The float64 log is posenc's correctly rounded one, not the platform's ``math.log``.
+    """
+    return np.float32(nearest_log(Fraction(cfg.max_distance / cfg.max_exact), np.float64))
 
 
 def t5_buckets(bidirectional: Any = True, num_buckets: Any = 32, max_distance: Any = 128) -> T5Buckets:
@@ -132,6 +174,7 @@ def _offsets(relative_position: Any) -> np.ndarray:
     return arr
 
 
+@outside_compile("t5_bucket")
 def t5_bucket(
     relative_position: Any, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
 ) -> np.ndarray:
@@ -166,6 +209,7 @@ def t5_bucket(
     return cfg.distance_bucket(-np.minimum(rel, 0))
 
 
+@outside_compile("t5_bucket_edges")
 def t5_bucket_edges(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
     """Where each bucket starts: the smallest distance |j − i| in each bucket of one direction.
 

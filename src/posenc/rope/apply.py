@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import (
     PosEncError,
     as_array,
@@ -39,6 +40,7 @@ def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str, rotary_
     return out
 
 
+@outside_compile("apply_rope")
 def apply_rope(
     x: Any,
     positions: Any,

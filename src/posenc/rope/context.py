@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import MAX_POSITION, PosEncError, check_context, check_layout, show_value
 from ..sinusoidal.frequencies import min_base
 from ..sinusoidal.grid_analysis import GridReport, axis_ladder, check_sizes
@@ -58,6 +59,7 @@ class RopeContextReport:
     min_base: float | None
 
 
+@outside_compile("rope_context_report")
 def rope_context_report(
     context: float,
     head_dim: int,
@@ -117,6 +119,7 @@ def rope_context_report(
     )
 
 
+@outside_compile("rope_grid_report")
 def rope_grid_report(
     sizes: Any,
     head_dim: int,

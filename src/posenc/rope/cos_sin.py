@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import PosEncError, check_dtype, check_positions, check_span
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
@@ -78,6 +79,7 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
     return cos.reshape(shape), sin.reshape(shape)
 
 
+@outside_compile("rope_table")
 def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.float32) -> np.ndarray:
     """Rows of cos and sin for positions ``start … start+length-1``: ``[length, 2, r/2]``.
 
@@ -102,6 +104,7 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
     return np.stack([cos, sin], axis=1)
 
 
+@outside_compile("rope_cos_sin")
 def rope_cos_sin(
     positions: Any,
     head_dim: int,

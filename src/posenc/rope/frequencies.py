@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from .._concurrency import BoundedCache
 from ..errors import PosEncError, check_base, check_d_model, check_seq_len, show_value
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
@@ -154,6 +155,7 @@ def check_multi_axis(sections: Sections | None, rotary_dim: int, scaling: Any) -
         )
 
 
+@outside_compile("rope_frequencies")
 def rope_frequencies(
     head_dim: int,
     *,

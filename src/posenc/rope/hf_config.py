@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._compile import outside_compile
 from ..errors import MAX_POSITION, PosEncError, check_base, check_channels, check_int, check_real, show_value
 from .frequencies import rope_frequencies
 from .scaling import DynamicNTK, Linear, Llama3, LongRoPE, YaRN
@@ -130,6 +131,7 @@ def _keys(keys: Any) -> list[str]:
     return sorted(k if isinstance(k, str) else repr(k) for k in keys)
 
 
+@outside_compile("from_hf_config")
 def from_hf_config(config: Any) -> RopeConfig:
     """Read a HF ``config.json`` dict (or a ``PretrainedConfig``) into a :class:`RopeConfig`.
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import PosEncError, check_int, check_layout
 from ..layout import pair_permutation
 from ..memory import check_size
@@ -14,6 +15,7 @@ from .frequencies import PAIR_LAYOUT, ROPE_LAYOUTS, check_dims
 __all__ = ["permute_qk_weights", "qk_permutation"]
 
 
+@outside_compile("qk_permutation")
 def qk_permutation(
     head_dim: int, n_heads: int, from_layout: str, to_layout: str, *, rotary_dim: int | None = None
 ) -> np.ndarray:
@@ -34,6 +36,7 @@ def qk_permutation(
     return (np.arange(nh)[:, None] * h + within[None, :]).reshape(-1)
 
 
+@outside_compile("permute_qk_weights")
 def permute_qk_weights(
     w: Any, n_heads: int, from_layout: str, to_layout: str, *, rotary_dim: int | None = None
 ) -> Any:

@@ -26,6 +26,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
+from .._compile import outside_compile
 from ..errors import PosEncError
 from ..exact import DECIMAL_PREC
 from .scaled import (
@@ -66,6 +67,7 @@ class Linear:
 
     factor: float  # > 0; 4 means positions 0 … 4L land where 0 … L did
 
+    @outside_compile("Linear")
     def __post_init__(self) -> None:
         object.__setattr__(self, "factor", factor(self.factor, "Linear.factor"))
 
@@ -97,6 +99,7 @@ class NTK:
 
     factor: float  # > 0; the slowest channel's wavelength grows by this factor
 
+    @outside_compile("NTK")
     def __post_init__(self) -> None:
         object.__setattr__(self, "factor", factor(self.factor, "NTK.factor"))
 
@@ -137,6 +140,7 @@ class DynamicNTK:
     factor: float  # > 0
     original_max: int  # the length the model was trained at (HF: max_position_embeddings)
 
+    @outside_compile("DynamicNTK")
     def __post_init__(self) -> None:
         object.__setattr__(self, "factor", factor(self.factor, "DynamicNTK.factor"))
         object.__setattr__(self, "original_max", length_field(self.original_max, "DynamicNTK.original_max"))

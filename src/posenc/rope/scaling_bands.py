@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import MAX_D_MODEL, PosEncError, check_real, show_value
 from ..exact import DECIMAL_PREC, decimal_pi
 from .scaled import (
@@ -79,6 +80,7 @@ class YaRN:
     attention_factor: float | None = None  # explicit override of the above
     truncate: bool = True  # floor/ceil the ramp ends to whole channels (HF default)
 
+    @outside_compile("YaRN")
     def __post_init__(self) -> None:
         object.__setattr__(self, "factor", factor(self.factor, "YaRN.factor"))
         object.__setattr__(self, "original_max", length_field(self.original_max, "YaRN.original_max"))
@@ -157,6 +159,7 @@ class Llama3:
     high_freq_factor: float  # > low_freq_factor; wavelengths below L/high are kept (4)
     original_max: int  # L, the pretraining length (8192 for Llama 3.1)
 
+    @outside_compile("Llama3")
     def __post_init__(self) -> None:
         object.__setattr__(self, "factor", factor(self.factor, "Llama3.factor"))
         for name in ("low_freq_factor", "high_freq_factor"):
@@ -225,6 +228,7 @@ class LongRoPE:
     attention_factor: float | None = None  # explicit override; else derived from factor
     factor: float | None = None  # context multiple for the derived attention factor; None → 1
 
+    @outside_compile("LongRoPE")
     def __post_init__(self) -> None:
         object.__setattr__(self, "short_factor", _factor_list(self.short_factor, "LongRoPE.short_factor"))
         object.__setattr__(self, "long_factor", _factor_list(self.long_factor, "LongRoPE.long_factor"))

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import MAX_D_MODEL, PosEncError, check_int
 from ..exact import DECIMAL_PREC
 
@@ -81,6 +82,7 @@ class Sections:
     layout: str = "contiguous"  # "contiguous" (Qwen2-VL) or "interleaved" (Qwen3-VL)
     ladder: str = "shared"  # "shared" (M-RoPE) or "per_axis" (axial: the Qwen2-VL vision tower)
 
+    @outside_compile("Sections")
     def __post_init__(self) -> None:
         raw = self.sizes
         if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):

@@ -22,8 +22,11 @@ posenc centres like rotary-embedding-torch, at ``N//2`` with N the
 those of ``seq_len = N + N % 2``. The rotation itself uses the positions
 uncentred, as both do.
 
-Scale factors are computed from ln ζ_i to ~100 bits and one exp, then rounded
-once: within 1 ulp of the true value. A factor outside the normal range of
+Scale factors are correctly rounded: the nearest float64 (float32, float16
+for :func:`xpos_scale` with that dtype) to the true ζ_i^(u/scale_base),
+from ln ζ_i to ~106 bits and posenc's own exp (:mod:`posenc.exact.power`:
+no libm, so the same bits on every CPU), with an exact fallback where the
+rounding is close. A factor outside the normal range of
 the output dtype would make q or k overflow or lose every bit, so it is an
 error, raised before any work.
 """
@@ -38,6 +41,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import (
     PosEncError,
     check_d_model,
@@ -47,6 +51,7 @@ from ..errors import (
     check_seq_len,
 )
 from ..exact.core import split, two_prod
+from ..exact.power import exp_dd, nearest_power, round_checked
 from .cos_sin import cos_sin_tables
 from .frequencies import RopeFrequencies
 
@@ -77,6 +82,7 @@ class XPos:
     scale_base: float = 512.0  # the offset over which pair i decays by ζ_i
     center: bool = True  # measure positions from N//2 (rotary-embedding-torch), keeping ζ^(p/scale_base) in range
 
+    @outside_compile("XPos")
     def __post_init__(self) -> None:
         g = check_real(self.gamma, "gamma")
         if not g > 0:
@@ -123,10 +129,13 @@ def _log_rate(gamma: float, scale_base: float, r: int) -> tuple[np.ndarray, np.n
     return out
 
 
+@lru_cache(maxsize=8)
 def _limit(dtype: np.dtype) -> float:
-    """The largest |ln factor| whose factor is a normal number of dtype, both ways."""
+    """The largest |ln factor| whose factor is a normal number of dtype, both ways (decimal, not libm)."""
     fi = np.finfo(dtype)
-    return min(float(np.log(fi.max)), -float(np.log(fi.tiny)))
+    with localcontext() as ctx:
+        ctx.prec = 40
+        return float(min(Decimal(float(fi.max)).ln(), -Decimal(float(fi.tiny)).ln()))
 
 
 def _exponents(units: np.ndarray, xpos: XPos, r: int) -> tuple[np.ndarray, np.ndarray]:
@@ -159,11 +168,19 @@ def _centred(pos: np.ndarray, xpos: XPos, seq_len: int | None) -> np.ndarray:
     return pos - xpos.middle(n)
 
 
-def _factors(units: np.ndarray, xpos: XPos, r: int) -> np.ndarray:
-    """ζ^(units/scale_base), float64 ``[..., r/2]``: exp of the double-double exponent."""
-    hi, lo = _exponents(units, xpos, r)
-    e = np.exp(hi)
-    return e + e * lo  # exp(hi + lo) = exp(hi)·(1 + lo + …), |lo| < 2**-50
+def _factors(units: np.ndarray, xpos: XPos, r: int, dtype: Any = np.float64) -> np.ndarray:
+    """ζ^(units/scale_base) ``[..., r/2]``, correctly rounded to ``dtype`` (returned as float64).
+
+    Beyond float64's normal range: 0 or inf.
+    """
+    rh, rl = exp_dd(*_exponents(units, xpos, r))
+    y, hard = round_checked(rh, rl, dtype)
+    if hard.any():  # about one value in 2**18: decided exactly
+        zeta, sb = _zeta(xpos.gamma, r), Fraction(xpos.scale_base)
+        u = np.broadcast_to(units[..., None], y.shape)
+        for idx in zip(*np.nonzero(hard), strict=True):
+            y[idx] = nearest_power(zeta[idx[-1]], Fraction(float(u[idx])) / sb, dtype)
+    return y
 
 
 def check_xpos(xpos: Any, role: Any) -> XPos | None:
@@ -179,6 +196,7 @@ def check_xpos(xpos: Any, role: Any) -> XPos | None:
     return xpos
 
 
+@outside_compile("xpos_scale")
 def xpos_scale(
     positions: Any, rotary_dim: int, *, xpos: XPos | None = None, role: str = "q",
     seq_len: int | None = None, dtype: Any = np.float64,
@@ -204,9 +222,10 @@ def xpos_scale(
     n = None if seq_len is None else check_seq_len(seq_len)
     units = _centred(pos, xp, n) * (1.0 if role == "q" else -1.0)
     _check_range(units, xp, r, dt, "positions − c" if xp.center else "positions")
-    return _factors(units, xp, r).astype(dt)
+    return _factors(units, xp, r, dt).astype(dt)
 
 
+@outside_compile("xpos_decay")
 def xpos_decay(offsets: Any, rotary_dim: int, *, xpos: XPos | None = None) -> np.ndarray:
     """ζ_i^(Δ/scale_base): what xPos multiplies pair i of q·k by at offset Δ = p_q − p_k, ``[..., r/2]`` float64.
 

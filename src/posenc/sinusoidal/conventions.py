@@ -13,9 +13,8 @@ Positions are token positions, 0 for the first token, as everywhere in
 posenc; a preset's ``origin`` says which angle the framework gives that
 token (fairseq's first token sits at ``padding_idx + 1``).
 
-Use a preset through :func:`posenc.encode` / :func:`posenc.table`
-(``convention=``), through :class:`posenc.torch.SinusoidalPositionalEncoding`,
-or directly:
+Use a preset through :func:`posenc.encode` / :func:`posenc.table` (``convention=``), through
+:class:`posenc.torch.SinusoidalPositionalEncoding`, or directly:
 
 >>> from posenc import conventions
 >>> conventions.get("fairseq").table(2, 4, dtype=np.float64).round(4).tolist()
@@ -36,6 +35,7 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import (
     MAX_ANGLE,
     MAX_POSITION,
@@ -98,10 +98,7 @@ class Plan:
 
 
 class Convention:
-    """Base of the presets: turns a :class:`Plan` into values.
-
-    Subclasses are frozen dataclasses that implement :meth:`plan`.
-    """
+    """Base of the presets: turns a :class:`Plan` into values (subclasses: frozen dataclasses with :meth:`plan`)."""
 
     name: ClassVar[str] = ""
 
@@ -109,6 +106,7 @@ class Convention:
         """Validate ``d_model`` for this convention and return its :class:`Plan`."""
         raise NotImplementedError
 
+    @outside_compile("conventions.Convention.encode")
     def encode(self, positions: Any, d_model: Any, *, dtype: Any = np.float32) -> np.ndarray:
         """The convention's encoding of each token position, ``[..., d_model]``.
 
@@ -128,6 +126,7 @@ class Convention:
             out[zero] = 0
         return out.reshape((*p.shape, plan.d_model))
 
+    @outside_compile("conventions.Convention.table")
     def table(self, length: Any, d_model: Any, *, start: Any = 0, dtype: Any = np.float32) -> np.ndarray:
         """Rows for token positions ``start … start+length-1``, ``[length, d_model]``.
 
@@ -191,6 +190,7 @@ class Vaswani(Convention):
     base: float = 10000.0  # b in ω_i = b^(-2i/d); the paper's 10000
     layout: str = "interleaved"  # sin at 2i, cos at 2i+1; "split": [sin | cos]
 
+    @outside_compile("conventions.Vaswani")
     def __post_init__(self) -> None:
         object.__setattr__(self, "base", check_base(self.base))
         check_layout(self.layout)
@@ -235,6 +235,7 @@ class Tensor2Tensor(Convention):
     max_timescale: float = 1.0e4  # ω_last = min² / max
     start_index: int = 0  # angle of the first token (the function's start_index argument)
 
+    @outside_compile("conventions.Tensor2Tensor")
     def __post_init__(self) -> None:
         for field in ("min_timescale", "max_timescale"):
             v = check_real(getattr(self, field), field)
@@ -283,6 +284,7 @@ class Fairseq(Convention):
 
     padding_idx: int = 1  # the dictionary's pad index; fairseq's default dictionary uses 1
 
+    @outside_compile("conventions.Fairseq")
     def __post_init__(self) -> None:
         # its padding row is a position, padding_idx + 1 the first token's: both below 2**53
         object.__setattr__(self, "padding_idx", check_int(self.padding_idx, "padding_idx", minimum=0,
@@ -335,6 +337,7 @@ class Keras(Convention):
 
     max_wavelength: float = 10000.0  # the base: ω_i = max_wavelength^(-2i/d)
 
+    @outside_compile("conventions.Keras")
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_wavelength", check_base(self.max_wavelength, "max_wavelength"))
 
@@ -370,6 +373,7 @@ _PRESETS: dict[str, type[Convention]] = {
 NAMES = tuple(_PRESETS)
 
 
+@outside_compile("conventions.get")
 def get(convention: Any) -> Convention:
     """A preset by name (its default settings), or the given preset unchanged.
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
+from .._compile import outside_compile
 from ..errors import PosEncError, check_base, check_channels, check_int
 from ..exact import Ladder, geometric_ladder
 from .conventions import pick_preset
@@ -146,6 +147,7 @@ class Axial(NdConvention):
 
     base: float = 10000.0  # b in ω_i = b^(-2i/s), s = d_model / n_axes channels per axis
 
+    @outside_compile("conventions_nd.Axial")
     def __post_init__(self) -> None:
         object.__setattr__(self, "base", check_base(self.base))
 
@@ -186,6 +188,7 @@ class MAE(NdConvention):
 
     base: float = 10000.0  # MAE's fixed 10000: ω_k = base^(-k/(d/4))
 
+    @outside_compile("conventions_nd.MAE")
     def __post_init__(self) -> None:
         object.__setattr__(self, "base", check_base(self.base))
 
@@ -216,6 +219,7 @@ class BigVision(NdConvention):
 
     temperature: float = 10000.0  # ω_k = temperature^(-k/(d/4 - 1))
 
+    @outside_compile("conventions_nd.BigVision")
     def __post_init__(self) -> None:
         object.__setattr__(self, "temperature", check_base(self.temperature, "temperature"))
 
@@ -258,6 +262,7 @@ _PRESETS: dict[str, type[NdConvention]] = {c.name: c for c in (Axial, MAE, BigVi
 NAMES = tuple(_PRESETS)
 
 
+@outside_compile("conventions_nd.get")
 def get(convention: Any) -> NdConvention:
     """An n-D preset by name (its default settings), or the given preset unchanged.
 

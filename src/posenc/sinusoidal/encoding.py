@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from .conventions import resolve
 
 __all__ = ["encode", "table"]
 
 
+@outside_compile("encode")
 def encode(
     positions: Any,
     d_model: int,
@@ -60,6 +62,7 @@ def encode(
     return resolve(convention, base=base, layout=layout).encode(positions, d_model, dtype=dtype)
 
 
+@outside_compile("table")
 def table(
     length: int,
     d_model: int,

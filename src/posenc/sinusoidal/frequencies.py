@@ -14,6 +14,7 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import PosEncError, check_base, check_context, check_d_model
 from ..exact import DECIMAL_PREC, decimal_pi, seed_ladder
 
@@ -27,6 +28,7 @@ __all__ = [
 ]
 
 
+@outside_compile("frequencies")
 def frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     """Angular frequency of each channel pair: ω_i = base**(-2i/d_model).
 
@@ -51,6 +53,7 @@ def _wavelength_decimal(d: int, b: float, i: int) -> Decimal:
         return 2 * decimal_pi() * (Decimal(b).ln() * 2 * i / d).exp()
 
 
+@outside_compile("wavelengths")
 def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
     """Positions per full turn of each channel pair: λ_i = 2π/ω_i = 2π·base**(2i/d).
 
@@ -65,6 +68,7 @@ def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
     return np.array([float(_wavelength_decimal(d, b, i)) for i in range(d // 2)])
 
 
+@outside_compile("max_wavelength")
 def max_wavelength(d_model: int, base: float = 10000.0) -> float:
     """The slowest channel's wavelength, 2π·base**((d-2)/d) (seed, Ex 7).
 
@@ -76,6 +80,7 @@ def max_wavelength(d_model: int, base: float = 10000.0) -> float:
     return float(_wavelength_decimal(d, b, d // 2 - 1))
 
 
+@outside_compile("min_base")
 def min_base(context: float, d_model: int) -> float:
     """The smallest base whose slowest channel does not wrap over ``context`` positions.
 
@@ -140,6 +145,7 @@ class ContextReport:
         return not self.wraps
 
 
+@outside_compile("context_report")
 def context_report(context: float, d_model: int, base: float = 10000.0) -> ContextReport:
     """Check a (d_model, base) against a context length (seed, Ex 7).
 

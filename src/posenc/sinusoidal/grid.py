@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import PosEncError, check_dtype, check_int, check_positions
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
@@ -36,6 +37,7 @@ __all__ = ["MAX_POINTS", "diagonal_rows", "encode_nd", "grid", "render_nd"]
 MAX_POINTS = 2**31
 
 
+@outside_compile("grid")
 def grid(*sizes: int) -> np.ndarray:
     """The integer coordinates of every point of an n-D grid, in C order.
 
@@ -69,6 +71,7 @@ def grid(*sizes: int) -> np.ndarray:
     return out.reshape(total, n)
 
 
+@outside_compile("encode_nd")
 def encode_nd(
     coords: Any,
     d_model: int,

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import MAX_POSITION, PosEncError, check_int, show_value
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
 from ..layout import sin_cos_views
@@ -140,6 +141,7 @@ def _block_pairs(b: Block) -> list[tuple[int, ...]]:
     return out
 
 
+@outside_compile("grid_report")
 def grid_report(sizes: Sequence[int], d_model: int, *, base: float = 10000.0, convention: Any = None) -> GridReport:
     """Which channels serve which axis, and whether each axis's slowest pair wraps over the grid.
 
@@ -166,6 +168,7 @@ def grid_report(sizes: Sequence[int], d_model: int, *, base: float = 10000.0, co
     return GridReport(ns, plan.d_model, _name(conv), tuple(sorted(axes, key=lambda a: a.axis)))
 
 
+@outside_compile("grid_similarity")
 def grid_similarity(
     sizes: Sequence[int],
     d_model: int,

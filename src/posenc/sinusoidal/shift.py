@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import (
     PosEncError,
     as_array,
@@ -31,6 +32,7 @@ from ..memory import allocate
 __all__ = ["shift", "shift_matrix"]
 
 
+@outside_compile("shift_matrix")
 def shift_matrix(
     k: float,
     d_model: int,
@@ -75,6 +77,7 @@ def shift_matrix(
     return m.astype(dt, copy=False)
 
 
+@outside_compile("shift")
 def shift(
     encoding: Any,
     k: Any,

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import (
     PosEncError,
     check_base,
@@ -51,6 +52,7 @@ def _offset(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi, lo
 
 
+@outside_compile("similarity")
 def similarity(
     p: Any, q: Any, d_model: int, *, base: float = 10000.0, per_channel: bool = False
 ) -> np.ndarray:
@@ -120,6 +122,7 @@ class Aliasing:
         return bool(self.coincide.all())
 
 
+@outside_compile("aliasing")
 def aliasing(
     p: float,
     q: float,
@@ -192,6 +195,7 @@ class Separation:
 MAX_SCAN = 2**36
 
 
+@outside_compile("min_separation")
 def min_separation(n: int, d_model: int, *, base: float = 10000.0) -> Separation:
     """The uniqueness guarantee over a range: how close two encodings come.
 

@@ -61,7 +61,7 @@ from torch import nn
 from ..errors import PosEncError, check_int
 from ..memory import check_size
 from ._positions import Request, check_positions_held, parse_request, position_bounds
-from ._rows import NUMPY_DTYPES, RowBuilder, built_rows, direct_rows, gather_rows, to_device
+from ._rows import NUMPY_DTYPES, RowBuilder, direct_rows, gather_rows, host_rows, to_device
 
 __all__ = [
     "DEFAULT_ROWS",
@@ -87,11 +87,11 @@ _MIN_GROWTH = 256  # rows computed at least per growth
 _MAX_SLACK = 1 << 16  # at most this many rows beyond the need per growth
 _BUFFER = {torch.float32: "table", torch.float64: "table64"}
 _BEYOND = (
-    "positions beyond the rows this module holds: under torch.compile(fullgraph=True) nothing grows, "
+    "posenc.torch: positions beyond the rows this module holds: under torch.compile(fullgraph=True) nothing grows, "
     "so call reserve(n) (or construct it with max_len=n) before compiling"
 )
 _BEYOND_GATHERED = (
-    "tensor positions or offsets beyond the rows this module holds: inside torch.compile they are read, "
+    "posenc.torch: tensor positions or offsets beyond the rows this module holds: inside torch.compile they are read, "
     "never grown, so call reserve(n) (or construct it with max_len=n) before compiling"
 )
 
@@ -183,7 +183,7 @@ class TableCache(nn.Module):
         with torch.inference_mode(False):
             if device.type == "meta" or length == 0:
                 return torch.empty(shape, dtype=dtype, device=device)
-            return to_device(built_rows(self.build.rows(start, length, NUMPY_DTYPES[dtype]), shape, dtype), device)
+            return to_device(host_rows(self.build, shape, dtype, start=start), device)
 
     # -- the lookup --------------------------------------------------------------
 
@@ -228,7 +228,7 @@ class TableCache(nn.Module):
         if dtype not in _BUFFER:
             raise PosEncError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
         if not eager:
-            return self._traced(req, dtype, device)
+            return self._traced(req, dtype, device, before)
         dev = torch.device(device) if device is not None else self.table.device
         if dev.type == "meta":
             lead = (int(req.s),) if req.index is None else tuple(req.index.shape)
@@ -244,13 +244,13 @@ class TableCache(nn.Module):
                 self._grow(req.lo, req.hi, dtype)
             return self._read(req, dtype)
 
-    def _traced(self, req: Request, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    def _traced(self, req: Request, dtype: torch.dtype, device: Any, before: Any) -> torch.Tensor:
         """Inside a compiled graph: a slice or a gather, no locks, no syncs."""
         table = getattr(self, _BUFFER[dtype])
         a = self._start[dtype]
         if req.index is None:
             if req.first < a or req.first + req.s > a + table.shape[0]:
-                return _outside_graph(self, req, dtype, device)
+                return _outside_graph(self, req, dtype, device, before)
             return table[req.first - a : req.first - a + req.s]
         idx = req.index.to(device=table.device, dtype=torch.long) - a
         torch._assert_async(((idx >= 0) & (idx < table.shape[0])).all(), _BEYOND_GATHERED)
@@ -375,9 +375,9 @@ class TableCache(nn.Module):
 
 
 @torch.compiler.disable(reason=_BEYOND)
-def _outside_graph(cache: TableCache, req: Request, dtype: torch.dtype, device: Any) -> torch.Tensor:
-    """A run beyond the window met inside a compiled graph: served eagerly, between two graphs."""
-    return cache.lookup(int(req.s), offset=int(req.first), device=device, dtype=dtype)
+def _outside_graph(cache: TableCache, req: Request, dtype: torch.dtype, device: Any, before: Any) -> torch.Tensor:
+    """A run beyond the window met inside a compiled graph: served eagerly (``before`` too), between two graphs."""
+    return cache.lookup(int(req.s), offset=int(req.first), device=device, dtype=dtype, before=before)
 
 
 def drop_keys(state_dict: dict[str, Any], prefix: str, names: Iterable[str]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import torch
 from ..errors import PosEncError
 from ._positions import Request
 
-__all__ = ["NUMPY_DTYPES", "RowBuilder", "built_rows", "direct_rows", "gather_rows", "to_device"]
+__all__ = ["NUMPY_DTYPES", "RowBuilder", "built_rows", "direct_rows", "gather_rows", "host_rows", "to_device"]
 
 #: the table dtypes a cache holds, and the NumPy dtype its builder computes in
 NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {
@@ -49,6 +49,29 @@ def built_rows(rows: np.ndarray, shape: tuple[int, ...], dtype: torch.dtype) -> 
     return torch.from_numpy(out)
 
 
+_HOST = (
+    "posenc.torch computes the rows of its position tables in NumPy, on the host, where torch.compile cannot "
+    "trace them: build the module before the compiled region (rows 0 … max_len-1 are computed then; reserve() "
+    "holds more), or compile with fullgraph=False"
+)
+
+
+@torch.compiler.disable(reason=_HOST)
+def host_rows(
+    build: RowBuilder, shape: tuple[int, ...], dtype: torch.dtype, *, start: int = 0,
+    positions: np.ndarray | None = None,
+) -> torch.Tensor:
+    """``build.rows(start, shape[0])`` (or ``build.at(positions)``) as a CPU tensor: always eager, never traced.
+
+    The builders are NumPy code whose exactness Dynamo's NumPy emulation does
+    not keep (issue 18), so even a module built inside a compiled function
+    computes its rows here, between two graphs.
+    """
+    npd = NUMPY_DTYPES[dtype]
+    rows = build.rows(start, shape[0], npd) if positions is None else build.at(positions, npd)
+    return built_rows(rows, shape, dtype)
+
+
 def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
     """``t`` (a CPU tensor) on ``device``, with no copy when that is the CPU."""
     return t if device.type == "cpu" else t.to(device)
@@ -67,17 +90,16 @@ def direct_rows(
     dtype: torch.dtype, device: torch.device,
 ) -> torch.Tensor:
     """Rows computed for these positions alone (the ones in ``table``, rows from ``start``, gathered), not kept."""
-    npd = NUMPY_DTYPES[dtype]
     if req.index is None:
         shape = (int(req.s), *row_shape)
-        return to_device(built_rows(build.rows(int(req.first), int(req.s), npd), shape, dtype), device)
+        return to_device(host_rows(build, shape, dtype, start=int(req.first)), device)
     flat = req.index.reshape(-1).to(table.device) - start
     inside = (flat >= 0) & (flat < table.shape[0])
     far = (flat[~inside] + start).cpu().numpy()
     uniq, inverse = np.unique(far, return_inverse=True)
     # each distinct position computed once; in the caller's order when none repeats (no extra copy)
     ask = far if uniq.size == far.size else uniq
-    rows = built_rows(build.at(ask, npd), (ask.shape[0], *row_shape), dtype)
+    rows = host_rows(build, (ask.shape[0], *row_shape), dtype, positions=ask)
     if ask is uniq:
         rows = rows[torch.from_numpy(inverse.reshape(-1))]
     rows = to_device(rows, table.device)

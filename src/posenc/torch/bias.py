@@ -140,6 +140,8 @@ class AlibiBias(nn.Module):
                 raise PosEncError(f"offset must keep positions below 2**53, got offset={off}")
         else:
             q, k, off = q_len, k_len, offset
+            if positions is None and not self._holds(q, k, off, dt):  # eager grows the rows: so do we, on the host
+                return _alibi_on_host(self, q, k, off, dt, device)
         dev = torch.device(device) if device is not None else (
             positions.device if positions is not None else self.cache.table.device)
         if positions is None:
@@ -167,8 +169,23 @@ class AlibiBias(nn.Module):
             bias = bias.masked_fill(future, float("-inf"))
         return bias.to(dt)
 
+    def _holds(self, q: Any, k: Any, off: Any, dtype: torch.dtype) -> bool:
+        """Whether the rows cover every t of queries ``off …`` and keys ``0 …`` (guards on the sizes when traced)."""
+        reach = self.convention.reach(min(0, off), max(k - 1, off + q - 1))
+        a, z = self.cache.held(torch.float64 if dtype == torch.float64 else torch.float32)
+        return a <= -reach and reach < z
+
     def extra_repr(self) -> str:
         return f"n_heads={self.n_heads}, convention={self.convention!r}, causal={self.causal}"
+
+
+@torch.compiler.disable(reason=(
+    "posenc.torch.AlibiBias: these distances lie beyond the rows it holds, and only an eager call grows them "
+    "(on the host): call reserve(n) with n >= q_len + offset and k_len before compiling with fullgraph=True, "
+    "or compile with fullgraph=False"))
+def _alibi_on_host(m: AlibiBias, q: Any, k: Any, off: Any, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    """The bias as an eager call computes it (growing the rows), between two graphs."""
+    return m(int(q), int(k), offset=int(off), dtype=dtype, device=device)
 
 
 @dataclass(frozen=True, eq=False)

@@ -38,7 +38,7 @@ from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from ..rope.sections import Sections, check_sections
 from ..rope.xpos import check_xpos
 from . import _fused
-from ._cache import DEFAULT_ROWS, TableCache, drop_keys
+from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
 from ._rotation import batch_size, broadcast_rows, check_qk, check_sequence_dim, rotate_pairs, table_dtype
 from .rope_functional import apply_rope, positions_from_cu_seqlens
 from .xpos import XPosTable
@@ -146,6 +146,8 @@ class RotaryEmbedding(nn.Module):
         self.seq_len = None if seq_len is None else check_seq_len(seq_len)
         self.freqs = freqs
         self._regime = None if scaling is None else scaling.cache_key(seq_len)
+        # DynamicNTK / LongRoPE without seq_len: the rows follow each call's length (decided on the host)
+        self._follows_length = seq_len is None and scaling is not None and scaling.cache_key(None) is not None
         rows = check_int(max_len, "max_len", minimum=0)
         if xpos is not None and self._regime is not None:
             raise PosEncError(f"xpos with a length-dependent scaling ({scaling!r}) is not supported")
@@ -165,7 +167,10 @@ class RotaryEmbedding(nn.Module):
 
     def reserve(self, max_len: int, start: int = 0, *, dtype: torch.dtype = torch.float32) -> None:
         """Hold rows for positions ``start … max_len-1`` now (before ``torch.compile(fullgraph=True)``)."""
-        self.cache.reserve(max_len, start, dtype=dtype)
+        if self.xpos is not None:
+            self.xpos.reserve(max_len, start, dtype=dtype)
+        else:
+            self.cache.reserve(max_len, start, dtype=dtype)
 
     def _follow_length(self, lo: int, hi: int) -> None:
         """Length-dependent scalings: rebuild the table when the regime changes (eager, under the cache lock)."""
@@ -185,6 +190,8 @@ class RotaryEmbedding(nn.Module):
         self, s: Any, positions: Any, offset: Any, device: Any, batch: int | None, dtype: torch.dtype
     ) -> torch.Tensor:
         """``[s, 2, r/2]`` or ``[b, s, 2, r/2]``: cos and sin side by side, read-only."""
+        if self._follows_length and compiling():  # the regime is chosen from the real length, eagerly
+            return _rows_on_host(self, s, positions, offset, device, batch, dtype)
         if self.sections is not None and positions is not None:
             return self._axis_rows(self.sections, s, positions, device, batch, dtype)
         return self.cache.lookup(
@@ -315,3 +322,18 @@ class RotaryEmbedding(nn.Module):
             + ("" if self.xpos is None else f", xpos={self.xpos.xpos!r}")
         )
         return text if self.sections is None else f"{text}, sections={self.sections!r}"
+
+
+_FOLLOWS_LENGTH = (
+    "posenc.torch.RotaryEmbedding with a length-dependent scaling (DynamicNTK, LongRoPE) and seq_len=None "
+    "chooses its frequencies from each call's length, on the host: pass seq_len=N (one set of frequencies) "
+    "to compile with fullgraph=True, or compile with fullgraph=False"
+)
+
+
+@torch.compiler.disable(reason=_FOLLOWS_LENGTH)
+def _rows_on_host(
+    rope: RotaryEmbedding, s: Any, positions: Any, offset: Any, device: Any, batch: int | None, dtype: torch.dtype
+) -> torch.Tensor:
+    """The rows as an eager call reads them (the regime follows the real length), between two graphs."""
+    return rope._rows(int(s), positions, offset, device, batch, dtype)

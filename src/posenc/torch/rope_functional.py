@@ -38,10 +38,18 @@ def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
     if not compiling():
         if int(cu[0]) != 0 or bool((lengths < 0).any()):
             raise PosEncError(f"cu_seqlens must start at 0 and never decrease, got {cu_seqlens.tolist()}"[:200])
+    else:  # no sync in a graph: the same check, asserted on the device
+        torch._assert_async((cu[0] == 0) & (lengths >= 0).all(),
+                            "posenc.torch.positions_from_cu_seqlens: cu_seqlens must start at 0 and never decrease")
     starts = torch.repeat_interleave(cu[:-1], lengths)  # [total]: each token's sequence start
     return torch.arange(starts.shape[0], device=cu.device) - starts
 
 
+
+@torch.compiler.disable(reason=(
+    "posenc.torch.apply_rope computes its cos/sin in NumPy on the host at every call, which torch.compile "
+    "cannot trace: inside a compiled model use posenc.torch.RotaryEmbedding (cached rows, one graph), "
+    "or compile with fullgraph=False"))
 def apply_rope(
     x: torch.Tensor,
     positions: Any,

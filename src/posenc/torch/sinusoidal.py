@@ -200,6 +200,11 @@ _TORCH_TO_NUMPY = {
 }
 
 
+
+@torch.compiler.disable(reason=(
+    "posenc.torch.encode computes in NumPy on the host at every call, which torch.compile cannot trace: "
+    "inside a compiled model use posenc.torch.SinusoidalPositionalEncoding (cached rows, one graph), "
+    "or compile with fullgraph=False"))
 def encode(
     positions: Any,
     d_model: int,
