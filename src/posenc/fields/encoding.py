@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import PosEncError, as_array, check_angle, check_dtype, check_positions, shape_text, show_value
 from ..exact import Ladder, fill_sincos
 from ..exact.dot import dot2
@@ -16,6 +17,7 @@ from .conventions import FieldPlan, get
 __all__ = ["arrange", "fourier_features", "nerf_encoding"]
 
 
+@outside_compile("nerf_encoding")
 def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_input: Any = None,
                   dtype: Any = np.float32) -> np.ndarray:
     """The frequency encoding of coordinates ``x [..., d]``, as a neural field's framework builds it.
@@ -110,6 +112,7 @@ def two_pi() -> Ladder:
     return _TWO_PI
 
 
+@outside_compile("fourier_features")
 def fourier_features(x: Any, b: Any, *, dtype: Any = np.float32) -> np.ndarray:
     """Tancik et al.'s random Fourier features ``[cos(2π B v) | sin(2π B v)]``.
 

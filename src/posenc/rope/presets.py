@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from .._registry import Registry
 from ..errors import MAX_D_MODEL, PosEncError, check_base, check_int, check_positions, show_value
 from .hf_config import RopeConfig
@@ -96,6 +97,7 @@ ROPE_PRESETS: Registry[Callable[..., RopeConfig]] = Registry(
      "qwen2-vl-vision": lambda: _qwen2_vl_vision})
 
 
+@outside_compile("rope_preset")
 def rope_preset(name: Any, **overrides: Any) -> RopeConfig:
     """A vision or video model's RoPE as a :class:`~posenc.RopeConfig`.
 
@@ -121,6 +123,7 @@ def rope_preset(name: Any, **overrides: Any) -> RopeConfig:
     return dataclasses.replace(cfg, **overrides) if overrides else cfg
 
 
+@outside_compile("eva02_coords")
 def eva02_coords(feat_shape: Sequence[int], ref_feat_shape: Sequence[int] | None = None) -> np.ndarray:
     """timm's EVA-02 coordinates of a ``feat_shape`` patch grid: ``[H·W, 2]`` (row, column), float64.
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compile import outside_compile
 from ..errors import check_angle, check_dtype, check_positions
 from ..exact import fill_sincos
 from ..memory import allocate
@@ -14,6 +15,7 @@ from .conventions import TimestepPlan, get
 __all__ = ["timestep_embedding"]
 
 
+@outside_compile("timestep_embedding")
 def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype: Any = np.float32) -> np.ndarray:
     """The sinusoidal embedding of diffusion timesteps (or noise levels), ``[..., dim]``.
 
