@@ -149,6 +149,7 @@ def _numpy_cases() -> dict[str, Call]:
         "fourier_features": _on_pos(lambda a: p.fourier_features(a[:, None] / 1000, [[1.0], [-2.5]])),
         "rope_preset": Call(lambda: p.rope_preset("wan", head_dim=64), tuple),
         "eva02_coords": Call(lambda: p.eva02_coords((3, 2), (6, 6)), tuple),
+        "dinov3_coords": Call(lambda: p.dinov3_coords(3, 2), tuple),
         # public names that the fuzz leaves out (results, data), where a compiled function could make one
         "RopeConfig": Call(lambda: p.RopeConfig(8, 8, 100.0, None, 16), tuple),
     }

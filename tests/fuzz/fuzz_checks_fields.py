@@ -110,7 +110,7 @@ def check_fourier_features(out: np.ndarray, kw: dict[str, Any]) -> None:
 
 #: The RoPE presets and the (sections) each has at its default width.
 ROPE_PRESET_SECTIONS = {"flux": (8, 28, 28), "wan": (22, 21, 21), "cogvideox": (8, 12, 12), "eva02": (16, 16),
-                        "qwen2-vl-vision": (20, 20)}
+                        "dinov3": (16, 16), "qwen2-vl-vision": (20, 20)}
 
 
 def check_rope_preset(cfg: Any, kw: dict[str, Any]) -> None:
@@ -131,3 +131,9 @@ def check_eva02_coords(out: np.ndarray, kw: dict[str, Any]) -> None:
     assert out.shape == (int(np.prod(feat)), len(feat)) and out.dtype == np.float64
     last = [(f - 1) / f * (int(r) if ref is not None else f) for f, r in zip(feat, ref or feat, strict=True)]
     assert np.allclose(out[-1], last, rtol=1e-15, atol=0) and (out[0] == 0).all()
+
+
+def check_dinov3_coords(out: np.ndarray, kw: dict[str, Any]) -> None:
+    h, w = int(kw["h"]), int(kw["w"])
+    assert out.shape == (h * w, 2) and out.dtype == np.float64
+    assert np.all(np.abs(out) < 2 * np.pi) and np.isclose(out[0, 0], 2 * np.pi * (1 / h - 1), rtol=1e-15)

@@ -75,6 +75,7 @@ from fuzz_checks_fields import (
     FIELD_FORMULAS,
     ROPE_PRESET_SECTIONS,
     TIMESTEP_FORMULAS,
+    check_dinov3_coords,
     check_eva02_coords,
     check_fourier_features,
     check_nerf_encoding,
@@ -324,6 +325,9 @@ CASES: dict[str, Case] = {
         FEAT_SHAPE=st.one_of(st.lists(small_ints(1, 6), min_size=1, max_size=3), junk),
         ref_feat_shape=st.one_of(st.none(), st.lists(small_ints(1, 32), min_size=1, max_size=3), junk)),
         check_eva02_coords),
+    "dinov3_coords": Case(posenc.dinov3_coords, _kw(H=st.one_of(small_ints(1, 9), lengths(), junk),
+                                                   W=st.one_of(small_ints(1, 9), lengths(), junk)),
+                          check_dinov3_coords),
 }
 
 #: Public names that are results or data, not things to call with hostile input.

@@ -128,3 +128,34 @@ def test_overrides_and_bad_names():
         rope_preset("wan", colour=1)
     with pytest.raises(PosEncError, match="head_dim divisible by 16"):
         rope_preset("cogvideox", head_dim=40)
+
+
+def test_dinov3_is_its_rope_position_embedding():
+    """facebookresearch/dinov3 RopePositionEmbedding (base 100, separate normalisation), written in mpmath."""
+    from posenc import dinov3_coords
+
+    h, w, d = 3, 4, 64
+    x = RNG.normal(size=(h * w, d))
+    periods = [mpmath.power(100, mpmath.mpf(2 * j) / (d // 2)) for j in range(d // 4)]
+    ref = np.empty_like(x)
+    row = 0
+    for i in range(h):
+        for j in range(w):
+            c = [2 * (mpmath.mpf(i) + mpmath.mpf(1) / 2) / h - 1, 2 * (mpmath.mpf(j) + mpmath.mpf(1) / 2) / w - 1]
+            ang = [2 * mpmath.pi * ca / p for ca in c for p in periods]  # [HW, 2, D/4] flattened, then tile(2)
+            for k, th in enumerate(ang):
+                cs, sn = float(mpmath.cos(th)), float(mpmath.sin(th))
+                ref[row, k] = x[row, k] * cs - x[row, k + d // 2] * sn
+                ref[row, k + d // 2] = x[row, k + d // 2] * cs + x[row, k] * sn
+            row += 1
+    assert np.abs(_ours("dinov3", x, dinov3_coords(h, w)) - ref).max() < 1e-13
+
+
+def test_torch_functional_rope_takes_a_preset_and_fractional_coordinates():
+    import posenc.torch as pt
+
+    cfg = rope_preset("eva02")
+    coords = eva02_coords((4, 4), (7, 7))
+    x = RNG.normal(size=(1, 2, 16, 64)).astype(np.float32)
+    got = pt.apply_rope(torch.tensor(x), torch.tensor(coords), layout=cfg.layout, **cfg.kwargs())
+    assert np.array_equal(got.numpy(), apply_rope(x, coords, layout=cfg.layout, **cfg.kwargs()))

@@ -18,7 +18,7 @@ from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from .hf_config import RopeConfig, from_hf_config
 from .multimodal import MROPE_ADVANCES, Text, VisionGrid, mrope_decode_positions, mrope_positions
 from .permute import permute_qk_weights, qk_permutation
-from .presets import eva02_coords, rope_preset
+from .presets import dinov3_coords, eva02_coords, rope_preset
 from .scaling import NTK, SCALINGS, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from .sections import Sections
 from .xpos import XPos, xpos_decay, xpos_scale
@@ -41,6 +41,7 @@ __all__ = [
     "XPos",
     "YaRN",
     "apply_rope",
+    "dinov3_coords",
     "eva02_coords",
     "from_hf_config",
     "mrope_decode_positions",

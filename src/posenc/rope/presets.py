@@ -22,6 +22,12 @@ the preset fixes everything else.
   with ``repeat_interleave``): bands θ^(−k/(head_dim/4)) per axis (h, w),
   interleaved; with ``ref_feat_shape`` the coordinate of row i is
   i·ref/feat (see :func:`eva02_coords`).
+- ``"dinov3"``: facebookresearch/dinov3 ``dinov3/layers/rope_position_encoding.py``
+  (``RopePositionEmbedding``, ``base=100``, ``normalize_coords="separate"``):
+  periods base^(2j/(D/2)), j < D/4, per axis (h, w); the angle is 2π·c/period
+  with c = 2·(i + 0.5)/H − 1 in [−1, 1]; half-split (``rope_rotate_half``).
+  The 2π goes into the coordinates (:func:`dinov3_coords`), rounded once to
+  float64: 2**-53 of an angle below 2π, far under a float32 ulp.
 - ``"qwen2-vl-vision"``: transformers ``Qwen2VLVisionRotaryEmbedding``
   (``models/qwen2_vl/modeling_qwen2_vl.py``): head_dim 80, (h, w) with
   θ^(−2j/40) each, half-split (``rotate_half``).
@@ -44,12 +50,16 @@ import numpy as np
 from .._compile import outside_compile
 from .._registry import Registry
 from ..errors import MAX_D_MODEL, PosEncError, check_base, check_int, check_positions, show_value
+from ..memory import check_size
 from .hf_config import RopeConfig
 
-__all__ = ["ROPE_PRESETS", "eva02_coords", "rope_preset"]
+__all__ = ["ROPE_PRESETS", "dinov3_coords", "eva02_coords", "rope_preset"]
 
 
 def _axial(head_dim: int, pairs: tuple[int, ...], base: float, layout: str) -> RopeConfig:
+    if min(pairs) < 1:
+        raise PosEncError(f"head_dim={head_dim} leaves an axis no rotary pair (pairs per axis {pairs}): "
+                          "use a wider head")
     return RopeConfig(head_dim=head_dim, rotary_dim=head_dim, base=base, scaling=None, max_position=None,
                       layout=layout, sections=pairs, section_layout="contiguous", ladder="per_axis")
 
@@ -85,6 +95,11 @@ def _eva02(head_dim: Any = 64, base: Any = 10000.0) -> RopeConfig:
     return _axial(d, (d // 4, d // 4), check_base(base), "interleaved")
 
 
+def _dinov3(head_dim: Any = 64, base: Any = 100.0) -> RopeConfig:
+    d = _even(head_dim, "dinov3", 4)
+    return _axial(d, (d // 4, d // 4), check_base(base), "half")
+
+
 def _qwen2_vl_vision(head_dim: Any = 80, base: Any = 10000.0) -> RopeConfig:
     d = _even(head_dim, "qwen2-vl-vision", 4)
     return _axial(d, (d // 4, d // 4), check_base(base), "half")
@@ -94,7 +109,7 @@ def _qwen2_vl_vision(head_dim: Any = 80, base: Any = 10000.0) -> RopeConfig:
 ROPE_PRESETS: Registry[Callable[..., RopeConfig]] = Registry(
     type(_flux), "a RoPE preset builder",
     {"flux": lambda: _flux, "wan": lambda: _wan, "cogvideox": lambda: _cogvideox, "eva02": lambda: _eva02,
-     "qwen2-vl-vision": lambda: _qwen2_vl_vision})
+     "dinov3": lambda: _dinov3, "qwen2-vl-vision": lambda: _qwen2_vl_vision})
 
 
 @outside_compile("rope_preset")
@@ -102,7 +117,7 @@ def rope_preset(name: Any, **overrides: Any) -> RopeConfig:
     """A vision or video model's RoPE as a :class:`~posenc.RopeConfig`.
 
     Args:
-        name: ``"flux"``, ``"wan"``, ``"cogvideox"``, ``"eva02"``, ``"qwen2-vl-vision"``.
+        name: ``"flux"``, ``"wan"``, ``"cogvideox"``, ``"eva02"``, ``"dinov3"``, ``"qwen2-vl-vision"``.
         overrides: ``head_dim`` and ``base`` rebuild the preset at that width
             and θ (the axes' shares follow the model's rule); any other
             :class:`RopeConfig` field (``sections``, ``layout``…) replaces it.
@@ -135,6 +150,7 @@ def eva02_coords(feat_shape: Sequence[int], ref_feat_shape: Sequence[int] | None
     [[0.0, 0.0], [0.0, 2.0], [2.0, 0.0], [2.0, 2.0]]
     """
     feat = _sizes(feat_shape, "feat_shape")
+    check_size((int(np.prod(feat, dtype=object)), len(feat)), np.float64, "coordinates")
     axes = [np.arange(s, dtype=np.float64) for s in feat]
     if ref_feat_shape is not None:
         ref = _sizes(ref_feat_shape, "ref_feat_shape")
@@ -142,6 +158,23 @@ def eva02_coords(feat_shape: Sequence[int], ref_feat_shape: Sequence[int] | None
             raise PosEncError(f"ref_feat_shape must have {len(feat)} sizes, got {show_value(list(ref_feat_shape))}")
         axes = [a / f * r for a, f, r in zip(axes, feat, ref, strict=True)]  # timm's order: divide, then multiply
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(feat))
+    return check_positions(grid, "coordinates")
+
+
+@outside_compile("dinov3_coords")
+def dinov3_coords(h: Any, w: Any) -> np.ndarray:
+    """DINOv3's patch coordinates times 2π: ``[H·W, 2]``, 2π·(2·(i + 0.5)/H − 1) per axis (row, column).
+
+    ``normalize_coords="separate"`` (the released models'), no training-time
+    shift, jitter or rescale.
+
+    >>> (dinov3_coords(2, 1) / np.pi).round(6).tolist()
+    [[-1.0, 0.0], [1.0, 0.0]]
+    """
+    hh, ww = _sizes((h, w), "(h, w)")
+    check_size((hh * ww, 2), np.float64, "coordinates")
+    axes = [(2 * (np.arange(n, dtype=np.float64) + 0.5) / n - 1) * (2 * np.pi) for n in (hh, ww)]
+    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 2)
     return check_positions(grid, "coordinates")
 
 
