@@ -44,7 +44,7 @@ def plot_timesteps(dim: int = 128, *, convention: Any = "diffusers", t_max: floa
     ax.axvline(half - 0.5, color="black", lw=1.0, ls="--", gid="halves")
     first, second = ("cos", "sin") if plan.cos_first else ("sin", "cos")
     ax.set_xlabel(f"channel (0 … {half - 1}: {first}, {half} … {2 * half - 1}: {second}"
-                  + (", last: zero" if d % 2 else "") + "); frequency falls to the right in each half")
+                  + (", last: zero" if d % 2 else "") + "); frequency falls to the right")
     ax.set_ylabel("t")
-    ax.set_title(f"Timestep embedding, {d} channels: {preset!r}", fontsize=9)
+    ax.set_title(f"Timestep embedding ({preset.name or type(preset).__name__}), {d} channels: [{first} | {second}]")
     return fig
