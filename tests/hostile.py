@@ -25,12 +25,15 @@ from hypothesis.extra import numpy as hnp
 
 __all__ = [
     "HUGE_INTS",
+    "JUNK",
     "bases",
     "d_models",
     "dtypes",
     "junk",
     "layouts",
     "lengths",
+    "misplaced",
+    "misplaced_values",
     "names_the_value",
     "positions",
     "reals",
@@ -49,10 +52,11 @@ class _Opaque:
 
 
 #: Values of a plainly wrong kind: each must be refused (PosEncError, or TypeError for a wrong Python type).
-junk = st.sampled_from([
+JUNK = [
     None, "4", "", "nan", "1e400", b"12", [], {}, (), {"a": 1}, _Opaque(), 1j, 1 + 2j, np.complex64(1),
     np.datetime64("2020-01-01"), np.str_("7"), Decimal("nan"), Decimal("1e999"), Decimal("-inf"),
-])
+]
+junk = st.sampled_from(JUNK)
 
 #: Real numbers of every kind, sane and not.
 reals = st.one_of(
@@ -64,6 +68,31 @@ reals = st.one_of(
         np.uint64(2**63), np.int8(-128), Fraction(1, 3), Fraction(10**400, 7), Decimal("2.5"), Decimal("1e-400"),
     ]),
 )
+
+
+def misplaced() -> st.SearchStrategy[Any]:
+    """Arrays, tensors and sequences where a scalar or a name belongs (issue 18), and the junk.
+
+    ``base=np.array([1.0, 2.0])``, ``role=np.array(["q"])``, ``base=torch.tensor(1e4)``: an argument
+    compared before it is checked (``base != 10000.0``, ``role in ("q", "k")``) answers element by
+    element, so it escaped as NumPy's or torch's "truth value is ambiguous", or passed as its one
+    element. Drawn for every argument by the pair fuzz (tests/fuzz/test_fuzz_pairs.py); an argument
+    that takes arrays (positions) reads them as the arrays they are.
+    """
+    return st.one_of(st.sampled_from(misplaced_values()), junk)
+
+
+def misplaced_values() -> list[Any]:
+    """The values of :func:`misplaced` besides :data:`JUNK`, as a list (the fuzz tries each in turn)."""
+    import torch  # the test environment has it (requirements-dev.txt); posenc itself does not need it
+
+    return [
+        np.array([1.0, 2.0]), np.array(10000.0), np.array([8]), np.array([[2, 4]]), np.array([]),
+        np.array(["q"]), np.array(["q", "k"]), np.array(["half"]), np.array(["interleaved", "split"]),
+        np.array([True]), np.arange(4.0).reshape(2, 2), np.array([np.nan, 1.0]),
+        torch.tensor([1.0, 2.0]), torch.tensor(10000.0), torch.tensor(8), torch.tensor([8]),
+        torch.tensor([True, False]), torch.zeros(2, 3), [1.0, 2.0], ["q"], (8,), [np.array(2.0)],
+    ]
 
 
 def small_ints(lo: int, hi: int) -> st.SearchStrategy[Any]:

@@ -298,6 +298,8 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
                 )
         return arr.astype(np.float64)
     if kind == "O":
+        if any(v is None for v in arr.flat):  # NumPy reads None as nan: say what was given
+            raise PosEncError(f"{name} must be real numbers, got {show_value(positions)}")
         try:
             arr = np.asarray(positions, dtype=np.float64)
         except (OverflowError, ValueError, TypeError) as exc:
@@ -383,7 +385,7 @@ def check_dtype(dtype: Any) -> np.dtype:
     """A NumPy floating dtype posenc can round into: float16, float32, float64."""
     try:
         dt = np.dtype(dtype)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:  # ValueError: a tensor, whose dtype NumPy cannot read
         raise PosEncError(
             f"dtype must be one of float16, float32, float64, got {show_value(dtype)}"
         ) from exc

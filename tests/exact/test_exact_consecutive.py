@@ -50,6 +50,7 @@ def test_fast_equals_exact_bit_for_bit(start, length, d, base, layout, dtype, en
     fast = build(start, length, d, base, layout, dtype, engine, threads)
     exact = build(start, length, d, base, layout, dtype, "exact")
     assert ulp_gap(fast, exact) == 0
+    assert np.array_equal(fast.view(f"u{fast.itemsize}"), exact.view(f"u{exact.itemsize}"))  # the sign of 0 too
     assert not np.isnan(fast).any()
 
 

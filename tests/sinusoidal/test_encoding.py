@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from posenc import encode, table
+from posenc import conventions, encode, rope_cos_sin, rope_frequencies, rope_table, table
 from posenc.layout import pair_permutation
 from reference import reference_encoding
 
@@ -75,3 +76,29 @@ def test_table_default_float32_and_start():
     t = table(4, 4, start=5)
     assert t.dtype == np.float32
     assert np.array_equal(t[0], encode(5, 4))
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(f"u{a.itemsize}")  # compared as bits: -0.0 == 0.0 as values
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("convention", [None, *conventions.NAMES])
+def test_table_rows_are_encode_bit_for_bit(convention, dtype):
+    # issue 18: table(8, 4, dtype=float16)[0, 0] was -0.0 where encode(0, 4) is +0.0 (angle addition's
+    # rounding check saw -0 == +0 at a zero crossing); the sign of zero counts, for every preset and dtype
+    for start, n in ((0, 8), (0, 300), (-7, 40), (-5000, 6000), (2**31 - 50, 100)):
+        t = table(n, 6, start=start, dtype=dtype, convention=convention)
+        want = encode(np.arange(start, start + n), 6, dtype=dtype, convention=convention)
+        assert np.array_equal(_bits(t), _bits(want)), (start, n)
+    if convention is None:
+        assert not np.signbit(table(8, 4, dtype=dtype)[0, 0::2]).any()  # sin(0) = +0, as encode(0, 4)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_rope_table_rows_are_rope_cos_sin_bit_for_bit(dtype):
+    for start in (0, -7, -5000):
+        t = rope_table(rope_frequencies(16), start, 6000, dtype=dtype)
+        cos, sin = rope_cos_sin(np.arange(start, start + 6000), 16, dtype=dtype)
+        assert np.array_equal(_bits(t[:, 0]), _bits(cos)) and np.array_equal(_bits(t[:, 1]), _bits(sin))
+    assert not np.signbit(rope_cos_sin(np.arange(100), 16, dtype=dtype)[1][0]).any()  # sin(0) = +0

@@ -66,7 +66,7 @@ def test_similarity_of_the_default_is_the_mean_of_the_axes_kernels():
     (((4, 4), 8, (4, 0)), "patch\\[0\\]"),
     (((4, 4), 8, (1,)), "2 coordinates"),
     (((4, 4), 8, "ab"), "coordinates"),
-    (((4, 0), 8, (0, 0)), "axis 1"),
+    (((4, 0), 8, (0, 0)), "sizes\\[1\\]"),  # names the argument (was "size of axis 1")
     (((4096, 4096), 1024, (0, 0)), "too large"),
 ])
 def test_similarity_errors(args, match):

@@ -16,8 +16,9 @@ Why the result is the exact path's, bit for bit: each exact row is within
 1 float64 ulp, and each complex multiply by a unit vector adds at most
 3·2**-53 absolute error, so every float64 value ``v`` lies within
 ``EPS = 2**-48`` of the exact path's float64 value. Rounding is monotonic:
-when ``v - EPS`` and ``v + EPS`` round to the same float32, so does the
-exact value, and that is what is written. The rare values where they do not
+when ``v - EPS`` and ``v + EPS`` round to the same float32 (the same bits:
+in float16 a value near zero may round to −0 at one end and +0 at the
+other), so does the exact value, and that is what is written. The rare values where they do not
 (next to a rounding boundary, or tiny ones near zero crossings: about one in
 10**7) are recomputed by the exact path. So a table does not depend on where
 it starts, or on the engine: row ``p`` always equals ``encode(p)``.
@@ -210,7 +211,10 @@ def _numpy_rows(
             t = ((za[ia] * wb[kb0:kb1])[:, None, :] * wm[None, :, :]).reshape(-1, n)[: z - r]
             v = t.view(np.float64)  # [rows, 2n]: (sin, cos) of each pair, interleaved
             lo = (v - FAST_EPS).astype(out.dtype)
-            unsure = np.flatnonzero((lo != (v + FAST_EPS).astype(out.dtype)).any(axis=1))
+            # bit patterns, not values: in float16 both ends of a value within 2**-25 of zero round to a
+            # zero, −0 and +0, which compare equal; the exact path gives the true sign (issue 18)
+            bits = f"u{out.dtype.itemsize}"
+            unsure = np.flatnonzero((lo.view(bits) != (v + FAST_EPS).astype(out.dtype).view(bits)).any(axis=1))
             if layout == "interleaved":
                 out[r:z, : 2 * n] = lo
             else:

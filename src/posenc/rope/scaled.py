@@ -129,8 +129,8 @@ def check_rescalable(owner: Any, dim: int) -> None:
     """NTK-style rescales raise the base to dim/(dim - 2): undefined for a single pair."""
     if dim < 4:
         raise PosEncError(
-            f"{type(owner).__name__} needs rotary_dim >= 4: it rescales the base by factor**(dim/(dim-2)), "
-            f"which divides by zero at rotary_dim {dim} (one pair, ω = 1 whatever the base)"
+            f"{type(owner).__name__} needs rotary_dim >= 4 (scaling={owner!r}): it rescales the base by "
+            f"factor**(dim/(dim-2)), which divides by zero at rotary_dim {dim} (one pair, ω = 1 whatever the base)"
         )
 
 

@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..errors import MAX_D_MODEL, PosEncError, check_int
+from ..arguments import check_choice, check_items, is_default
+from ..errors import MAX_D_MODEL, PosEncError, check_int, show_value
 from ..exact import DECIMAL_PREC
 
 __all__ = [
@@ -84,19 +85,14 @@ class Sections:
 
     @outside_compile("Sections")
     def __post_init__(self) -> None:
-        raw = self.sizes
-        if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
-            raise PosEncError(f"sections must be a sequence of pair counts, one per axis (e.g. (16, 24, 24)), "
-                              f"got {raw!r}"[:200])
+        raw = check_items(self.sizes, "sections", "a sequence of pair counts, one per axis (e.g. (16, 24, 24))")
         sizes = tuple(check_int(v, f"sections[{k}]", minimum=1, maximum=MAX_D_MODEL // 2)  # pairs of a head
                       for k, v in enumerate(raw))
         if not sizes:
             raise PosEncError("sections must name at least one axis, e.g. (16, 24, 24)")
         object.__setattr__(self, "sizes", sizes)
-        if self.layout not in SECTION_LAYOUTS:
-            raise PosEncError(f"section_layout must be one of {SECTION_LAYOUTS}, got {self.layout!r}")
-        if self.ladder not in LADDERS:
-            raise PosEncError(f"ladder must be one of {LADDERS}, got {self.ladder!r}")
+        object.__setattr__(self, "layout", check_choice(self.layout, "section_layout", SECTION_LAYOUTS))
+        object.__setattr__(self, "ladder", check_choice(self.ladder, "ladder", LADDERS))
         if self.layout == "interleaved":
             n, total = len(sizes), sum(sizes)
             for a, s in enumerate(sizes[1:], start=1):
@@ -133,14 +129,16 @@ def check_sections(sections: Any, section_layout: Any = "contiguous", ladder: An
     ``sections`` is None (plain RoPE), a sequence of pair counts, or a
     :class:`Sections` (then leave the other two at their defaults).
     """
+    given = not (is_default(section_layout, "contiguous") and is_default(ladder, "shared"))
     if sections is None:
-        if section_layout != "contiguous" or ladder != "shared":
+        if given:
             raise PosEncError(
-                f"section_layout={section_layout!r} and ladder={ladder!r} need sections (pairs per axis)"
+                f"section_layout={show_value(section_layout)} and ladder={show_value(ladder)} need sections "
+                "(pairs per axis)"
             )
         return None
     if isinstance(sections, Sections):
-        if section_layout != "contiguous" or ladder != "shared":
+        if given:
             raise PosEncError("pass section_layout and ladder inside the Sections, not beside it")
         return sections
     return Sections(sections, section_layout, ladder)

@@ -49,6 +49,7 @@ from ..errors import (
     check_positions,
     check_real,
     check_seq_len,
+    show_value,
 )
 from ..exact.core import split, two_prod
 from ..exact.power import exp_dd, nearest_power, round_checked
@@ -187,12 +188,13 @@ def check_xpos(xpos: Any, role: Any) -> XPos | None:
     """None, or the XPos with a valid role (``"q"`` or ``"k"``)."""
     if xpos is None:
         if role is not None:
-            raise PosEncError(f"role is for xPos: pass xpos=XPos(...) with it, got role={role!r}")
+            raise PosEncError(f"role is for xPos: pass xpos=XPos(...) with it, got role={show_value(role)}")
         return None
     if not isinstance(xpos, XPos):
         raise PosEncError(f"xpos must be None or a posenc.XPos, got {xpos!r}"[:200])
-    if role not in XPOS_ROLES:
-        raise PosEncError(f"role must be 'q' (queries, scaled up) or 'k' (keys, scaled down) with xpos, got {role!r}")
+    if not isinstance(role, str) or role not in XPOS_ROLES:  # a str: np.array(["q"]) in XPOS_ROLES is True
+        raise PosEncError(f"role must be 'q' (queries, scaled up) or 'k' (keys, scaled down) with xpos, "
+                          f"got {show_value(role)}")
     return xpos
 
 

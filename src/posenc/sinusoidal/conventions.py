@@ -36,6 +36,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import is_default
 from ..errors import (
     MAX_ANGLE,
     MAX_POSITION,
@@ -411,9 +412,9 @@ def resolve(convention: Any = None, *, base: Any = 10000.0, layout: Any = "inter
     if convention is None:
         return Vaswani(base, layout)
     conv = get(convention)
-    if base != 10000.0 or layout != "interleaved":
+    if not (is_default(base, 10000.0) and is_default(layout, "interleaved")):
         raise PosEncError(
-            f"base and layout are part of the convention; got base={base!r}, layout={layout!r} "
+            f"base and layout are part of the convention; got base={show_value(base)}, layout={show_value(layout)} "
             f"with convention {conv!r} (set them on the preset, e.g. Vaswani(base=..., layout=...))"
         )
     return conv

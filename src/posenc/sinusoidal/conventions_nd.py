@@ -33,7 +33,8 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from .._compile import outside_compile
-from ..errors import PosEncError, check_base, check_channels, check_int
+from ..arguments import is_default
+from ..errors import PosEncError, check_base, check_channels, check_int, show_value
 from ..exact import Ladder, geometric_ladder
 from .conventions import pick_preset
 
@@ -284,9 +285,9 @@ def resolve(convention: Any = None, *, base: Any = 10000.0) -> NdConvention:
     if convention is None:
         return Axial(base)
     conv = get(convention)
-    if base != 10000.0:
+    if not is_default(base, 10000.0):
         raise PosEncError(
-            f"base is part of the convention; got base={base!r} with convention {conv!r} "
+            f"base is part of the convention; got base={show_value(base)} with convention {conv!r} "
             "(set it on the preset, e.g. MAE(base=...))"
         )
     return conv

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import check_items
 from ..errors import MAX_POSITION, PosEncError, check_int, show_value
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
 from ..layout import sin_cos_views
@@ -116,9 +117,9 @@ def axis_ladder(
 
 def check_sizes(sizes: Any) -> tuple[int, ...]:
     """A grid's sizes: a non-empty sequence of integers >= 1."""
-    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
-        raise PosEncError(f"sizes must be the grid's size along each axis, e.g. (64, 64), got {sizes!r}"[:200])
-    out = tuple(check_int(s, f"size of axis {k}", minimum=1, maximum=int(MAX_POSITION)) for k, s in enumerate(sizes))
+    items = check_items(sizes, "sizes", "the grid's size along each axis, e.g. (64, 64)")
+    out = tuple(check_int(s, f"sizes[{k}] (axis {k})", minimum=1, maximum=int(MAX_POSITION))
+                for k, s in enumerate(items))
     if not out:
         raise PosEncError("sizes must name at least one axis, e.g. (64, 64)")
     return out
@@ -197,9 +198,7 @@ def grid_similarity(
     (1.0, (3, 3))
     """
     ns = check_sizes(sizes)
-    if isinstance(patch, (str, bytes)) or not hasattr(patch, "__iter__"):
-        raise PosEncError(f"patch must be coordinates, one per axis, got {patch!r}"[:200])
-    p = tuple(patch)
+    p = check_items(patch, "patch", "coordinates, one per axis")
     if len(p) != len(ns):
         raise PosEncError(f"patch must have {len(ns)} coordinates (one per axis of {ns}), got {p!r}")
     for k, (c, n) in enumerate(zip(p, ns, strict=True)):

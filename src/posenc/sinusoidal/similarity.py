@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import check_flag
 from ..errors import (
     PosEncError,
     check_base,
@@ -78,6 +79,7 @@ def similarity(
     qq = check_positions(q, "q")
     d = check_d_model(d_model)
     b = check_base(base)
+    flat = not check_flag(per_channel, "per_channel")
     try:
         pp, qq = np.broadcast_arrays(pp, qq)
     except ValueError as exc:
@@ -88,7 +90,7 @@ def similarity(
     hi = np.where(neg, -hi, hi)
     lo = np.where(neg, -lo, lo)
     _, c = sincos(hi, seed_ladder(d, b), lo)
-    return c if per_channel else c.sum(axis=-1)
+    return c.sum(axis=-1) if flat else c
 
 
 @dataclass(frozen=True, eq=False)

@@ -58,7 +58,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..errors import PosEncError, check_int
+from ..arguments import check_items
+from ..errors import MAX_D_MODEL, PosEncError, check_int, show_value
 from ..memory import check_size
 from ._positions import Request, check_positions_held, parse_request, position_bounds
 from ._rows import NUMPY_DTYPES, RowBuilder, direct_rows, gather_rows, host_rows, to_device
@@ -133,8 +134,12 @@ class TableCache(nn.Module):
         self, build: RowBuilder, row_shape: Sequence[int], *, stop: int = DEFAULT_ROWS, start: int = 0
     ) -> None:
         super().__init__()
+        if not (callable(getattr(build, "rows", None)) and callable(getattr(build, "at", None))):
+            raise PosEncError(f"build must be a row builder (rows(start, length, dtype), at(positions, dtype)), "
+                              f"got {show_value(build)}")
         self.build = build
-        self.row_shape = tuple(int(n) for n in row_shape)
+        self.row_shape = tuple(check_int(n, f"row_shape[{k}]", minimum=0, maximum=MAX_D_MODEL) for k, n in
+                               enumerate(check_items(row_shape, "row_shape", "the shape of one row, e.g. (64,)")))
         first = check_int(start, "start")
         count = max(check_int(stop, "stop") - first, 0)
         check_positions_held(first, first + count)
@@ -225,7 +230,7 @@ class TableCache(nn.Module):
         """
         eager = not compiling()
         req = parse_request(s, positions, offset, batch, eager)
-        if dtype not in _BUFFER:
+        if not isinstance(dtype, torch.dtype) or dtype not in _BUFFER:
             raise PosEncError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
         if not eager:
             return self._traced(req, dtype, device, before)
@@ -300,7 +305,7 @@ class TableCache(nn.Module):
         rows than asked for, moves to exactly them.
         """
         first, last = check_int(start, "start"), check_int(stop, "stop")
-        if dtype not in _BUFFER:
+        if not isinstance(dtype, torch.dtype) or dtype not in _BUFFER:
             raise PosEncError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
         if last <= first:
             return

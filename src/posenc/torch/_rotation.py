@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 
 from ..errors import PosEncError
@@ -27,7 +28,8 @@ def table_dtype(x: torch.Tensor) -> torch.dtype:
 
 def check_sequence_dim(sequence_dim: Any) -> int:
     """``sequence_dim`` as an int, -2 or -3, or PosEncError naming both layouts."""
-    if sequence_dim not in (-2, -3):
+    if not isinstance(sequence_dim, (int, np.integer)) or isinstance(sequence_dim, (bool, np.bool_)) \
+            or sequence_dim not in (-2, -3):  # an int: a tensor or array would compare element by element
         raise PosEncError(
             f"sequence_dim must be -2 (q/k [b, n_h, s, h_d]) or -3 ([b, s, n_h, h_d]), got {sequence_dim!r}"
         )

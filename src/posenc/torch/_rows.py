@@ -45,7 +45,7 @@ def built_rows(rows: np.ndarray, shape: tuple[int, ...], dtype: torch.dtype) -> 
     """A builder's answer as a CPU tensor, refused when its shape is not ``shape``."""
     out = np.ascontiguousarray(rows, dtype=NUMPY_DTYPES[dtype])
     if out.shape != shape:
-        raise PosEncError(f"table builder returned shape {out.shape}, expected {shape}")
+        raise PosEncError(f"table builder returned shape {out.shape}, expected {shape} ([count, *row_shape])")
     return torch.from_numpy(out)
 
 

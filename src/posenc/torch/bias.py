@@ -29,7 +29,7 @@ from torch import nn
 
 from ..bias.alibi import alibi_convention, alibi_rows_at, alibi_slopes, alibi_table, check_placement
 from ..bias.t5 import T5Buckets, t5_bucket, t5_buckets
-from ..errors import MAX_POSITION, PosEncError, check_int
+from ..errors import MAX_D_MODEL, MAX_POSITION, PosEncError, check_int
 from ._cache import DEFAULT_ROWS, TableCache, compiling
 
 __all__ = ["AlibiBias", "T5RelativeBias"]
@@ -38,7 +38,7 @@ _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
 def _check_float(dtype: Any) -> torch.dtype:
-    if dtype not in _FLOATS:
+    if not isinstance(dtype, torch.dtype) or dtype not in _FLOATS:  # a tensor would compare element by element
         raise PosEncError(f"dtype must be a torch float16/bfloat16/float32/float64, got {dtype!r}")
     return dtype
 
@@ -90,7 +90,7 @@ class AlibiBias(nn.Module):
     ) -> None:
         super().__init__()
         self.convention = alibi_convention(convention)
-        self.n_heads = check_int(n_heads, "n_heads", minimum=1)
+        self.n_heads = check_int(n_heads, "n_heads", minimum=1, maximum=MAX_D_MODEL)  # as posenc.alibi_slopes
         self.causal = _check_causal(causal)
         rows = check_int(max_len, "max_len", minimum=0)
         self.cache = TableCache(_AlibiRows(self.n_heads, self.convention), (self.n_heads,), stop=rows, start=-rows)
@@ -231,7 +231,7 @@ class T5RelativeBias(nn.Module):
     ) -> None:
         super().__init__()
         self.config = t5_buckets(bidirectional, num_buckets, max_distance)
-        self.n_heads = check_int(n_heads, "n_heads", minimum=1)
+        self.n_heads = check_int(n_heads, "n_heads", minimum=1, maximum=MAX_D_MODEL)  # columns of the embedding
         self.relative_attention_bias = nn.Embedding(self.config.num_buckets, self.n_heads)
         md = self.config.max_distance
         self.cache = TableCache(_BucketRows(self.config), (1,), start=-md, stop=md + 1)

@@ -211,6 +211,10 @@ class RotaryEmbedding(nn.Module):
                 f"position per axis, last; HF's position_ids [{n}, b, s] is position_ids.permute(1, 2, 0)), "
                 f"got {shape}"
             )
+        if positions.dim() == 3 and (batch is None or positions.shape[0] not in (1, batch)):
+            want = f"[s, {n}] = [{s}, {n}]" + ("" if batch is None else f" or [b, s, {n}] = [{batch}, {s}, {n}]")
+            raise PosEncError(  # named as given, before the flattening below hides the axes
+                f"positions for sections {sections.sizes} must be {want} (b from x), got {list(positions.shape)}")
         flat = positions.reshape(*positions.shape[:-2], s * n)  # [(b,) s·n]: every axis's position, token by token
         rows = self.cache.lookup(s * n, positions=flat, batch=batch, device=device, dtype=dtype,
                                  before=self._follow_length)
@@ -227,8 +231,8 @@ class RotaryEmbedding(nn.Module):
 
         Copies: writing into them never reaches the module's table.
         """
-        batch = None  # no q here to pair with: [b, s] positions and [b] offsets set it
-        if isinstance(positions, torch.Tensor) and positions.dim() == 2:
+        batch = None  # no q here to pair with: [b, s] positions ([b, s, n_axes] with sections) and [b] offsets set it
+        if isinstance(positions, torch.Tensor) and positions.dim() == 2 + (self.sections is not None):
             batch = int(positions.shape[0])
         elif isinstance(offset, torch.Tensor) and offset.dim() == 1:
             batch = int(offset.shape[0])

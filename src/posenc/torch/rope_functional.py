@@ -81,12 +81,14 @@ def apply_rope(
     if not isinstance(x, torch.Tensor) or x.dtype not in FLOATS:
         raise PosEncError(f"x must be a float16/bfloat16/float32/float64 tensor, got {type(x).__name__}")
     lay = check_layout(layout, ROPE_LAYOUTS)
+    if x.dim() < -sd:
+        raise PosEncError(f"x must be [..., s, h_d] (sequence_dim {sd}), got shape {tuple(x.shape)}")
     h = x.shape[-1]
     if isinstance(positions, torch.Tensor):
         p = positions.detach().cpu()
         positions = (p.to(torch.float64) if p.is_floating_point() else p).numpy()
     pos = np.asarray(positions)
-    s = x.shape[sd] if x.dim() >= -sd else -1
+    s = x.shape[sd]
     sec = check_sections(sections, section_layout, ladder)
     _check_positions(pos, x, s, sec)
     ct = np.float64 if x.dtype == torch.float64 else np.float32

@@ -228,7 +228,7 @@ def encode(
     [0.82688, 0.56238, -0.54402, -0.83907]
     """
     conv = resolve(convention, base=base, layout=layout)
-    if dtype not in _TORCH_TO_NUMPY:
+    if not isinstance(dtype, torch.dtype) or dtype not in _TORCH_TO_NUMPY:  # a list or array is not hashed
         raise PosEncError(f"dtype must be torch.float16, bfloat16, float32 or float64, got {dtype!r}")
     device = None
     if isinstance(positions, torch.Tensor):
