@@ -92,7 +92,7 @@ def test_bad_t_on_cpu_is_refused_by_name():
         m(torch.tensor([1.0, float("nan")]))
     with pytest.raises(PosEncError, match="t reach"):
         Timesteps(8, False, 0, scale=2.0**20)(torch.tensor([2.0**40]))
-    with pytest.raises(PosEncError, match="dim must be >= 1"):
+    with pytest.raises(PosEncError, match="num_channels must be >= 1"):
         Timesteps(0, False, 1)
     with pytest.raises(PosEncError, match="half - downscale_freq_shift"):
         Timesteps(2, False, 1)

@@ -171,7 +171,7 @@ def dinov3_coords(h: Any, w: Any) -> np.ndarray:
     >>> (dinov3_coords(2, 1) / np.pi).round(6).tolist()
     [[-1.0, 0.0], [1.0, 0.0]]
     """
-    hh, ww = _sizes((h, w), "(h, w)")
+    hh, ww = (check_int(v, name, minimum=1, maximum=1 << 24) for v, name in ((h, "h"), (w, "w")))
     check_size((hh * ww, 2), np.float64, "coordinates")
     axes = [(2 * (np.arange(n, dtype=np.float64) + 0.5) / n - 1) * (2 * np.pi) for n in (hh, ww)]
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 2)
@@ -180,6 +180,8 @@ def dinov3_coords(h: Any, w: Any) -> np.ndarray:
 
 def _sizes(value: Any, name: str) -> list[int]:
     """A non-empty sequence of grid sizes >= 1 (at most 2**24 each: a grid, not a sequence)."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)) or len(value) == 0:
+    bad = isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)) or (
+        isinstance(value, np.ndarray) and value.ndim != 1)
+    if bad or len(value) == 0:
         raise PosEncError(f"{name} must be a non-empty sequence of sizes, e.g. (16, 16), got {show_value(value)}")
     return [check_int(s, name, minimum=1, maximum=1 << 24) for s in value]

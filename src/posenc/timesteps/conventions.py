@@ -114,7 +114,11 @@ def _ladder(dim: int, max_period: float, shift: Fraction, scale: Fraction, what:
             f"divides by it, so it must be > 0 (diffusers returns NaN here): use dim >= "
             f"{2 * (int(shift) + 1)} or a smaller downscale_freq_shift"
         )
-    return geometric_ladder(half, max_period, den if half else Fraction(1), scale)
+    try:
+        return geometric_ladder(half, max_period, den if half else Fraction(1), scale)
+    except PosEncError as exc:  # a frequency the exact path cannot hold: say which settings made it
+        raise PosEncError(f"{what}: its scale, max_period and downscale_freq_shift give a frequency outside the "
+                          f"exact range ({exc})") from None
 
 
 def _period(value: Any) -> float:

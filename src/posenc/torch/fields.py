@@ -77,7 +77,7 @@ class NeRFEncoding(nn.Module):
 
 
 class FourierFeatures(nn.Module):
-    """Tancik et al.'s ``[cos(2π B v) | sin(2π B v)]`` for a fixed B ``[m, d]``: ``[..., d] -> [..., 2m]``.
+    """Tancik et al.'s ``[cos(2π B v) | sin(2π B v)]`` for a fixed ``b`` = B ``[m, d]``: ``[..., d] -> [..., 2m]``.
 
     B is a float64 buffer (saved in the ``state_dict``, as nerfstudio's
     ``b_matrix``); a dtype cast of the model leaves it float64, so the
@@ -90,9 +90,9 @@ class FourierFeatures(nn.Module):
 
     B: torch.Tensor
 
-    def __init__(self, B: Any) -> None:
+    def __init__(self, b: Any) -> None:
         super().__init__()
-        arr = B.detach().cpu().to(torch.float64).numpy() if isinstance(B, torch.Tensor) else B
+        arr = b.detach().cpu().to(torch.float64).numpy() if isinstance(b, torch.Tensor) else b
         shape = np.shape(arr)
         mat = _matrix(arr, shape[1] if len(shape) == 2 else -1)
         self.register_buffer("B", torch.from_numpy(mat.copy()))

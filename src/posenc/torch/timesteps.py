@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import check_angle, check_positions
+from ..errors import check_angle, check_channels, check_positions
 from ..timesteps.conventions import Diffusers, Flux, TimestepConvention, get
 from ._exact import LadderBuffers
 
@@ -58,6 +58,7 @@ class Timesteps(nn.Module):
     def __init__(self, num_channels: int, flip_sin_to_cos: bool, downscale_freq_shift: float, scale: float = 1,
                  *, max_period: float = 10000) -> None:
         super().__init__()
+        check_channels(num_channels, "num_channels")
         preset = Diffusers(flip_sin_to_cos, downscale_freq_shift, scale, max_period)
         self.num_channels = num_channels
         self.flip_sin_to_cos = flip_sin_to_cos
