@@ -218,6 +218,39 @@ def torch_family(dt: str) -> Iterator[Any]:
         yield _torch_array(pt.T5RelativeBias(4, bidirectional=False, num_buckets=34, max_distance=27).bucket(rel))
 
 
+def times_fields(dt: str) -> Iterator[Any]:
+    """Diffusion timesteps and neural-field encodings, every preset, fractional inputs (issue 21)."""
+    import numpy as np
+
+    import posenc
+    from posenc.timesteps import Diffusers, Flux
+
+    t = np.concatenate([np.arange(0, 1000, 0.75), np.random.default_rng(21).uniform(0, 1, 500), [1e6, -3.5]])
+    for conv in ("diffusers", "guided-diffusion", "flux", Diffusers(True, 0, 1000.0), Flux(time_dtype="bfloat16")):
+        yield posenc.timestep_embedding(t / 1000 if conv in ("flux",) or isinstance(conv, Flux) else t, 257,
+                                        convention=conv, dtype=dt)
+    x = np.random.default_rng(22).uniform(-1, 1, (400, 3))
+    for conv in ("nerf", "nerfstudio", "tcnn"):
+        yield posenc.nerf_encoding(x, 12, convention=conv, include_input=True, dtype=dt)
+    yield posenc.fourier_features(x, np.random.default_rng(23).normal(0, 10, (64, 3)), dtype=dt)
+
+
+def torch_twin(dt: str) -> Iterator[Any]:
+    """posenc.torch's twin of exact/ itself (what runs on accelerators and under compile), float64 sin/cos."""
+    from fractions import Fraction
+
+    import numpy as np
+    import torch
+
+    from posenc.exact import geometric_ladder
+    from posenc.torch._exact import LadderBuffers, sincos
+
+    lad = LadderBuffers(geometric_ladder(128, 10000.0, Fraction(127), 1000))
+    p = torch.from_numpy(np.concatenate([np.random.default_rng(24).uniform(0, 1, 3000), [0.0, 1e9, -2.5]]))
+    yield from (t.numpy() for t in sincos(p[:, None], lad.words()))
+    yield from (t.numpy() for t in sincos(p[:, None], lad.words(), p[:, None] * 2.0**-60))
+
+
 _NODE_JS = r"""
 const fs = require("fs");
 const job = JSON.parse(fs.readFileSync(0, "utf8"));
@@ -278,6 +311,8 @@ FAMILIES: dict[str, tuple[Callable[[str], Iterator[Any]], tuple[str, ...]]] = {
     "xpos": (xpos, FLOATS),
     "torch": (torch_family, ("float64", "float32", "float16", "bfloat16")),
     "page-js": (page_js, ("float64",)),
+    "times-fields": (times_fields, FLOATS),
+    "torch-twin": (torch_twin, ("float64",)),
 }
 
 

@@ -10,6 +10,7 @@ import sys as _sys
 from . import _early  # noqa: F401  (first: in the command, a Ctrl-C while NumPy loads is one line from here)
 from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
 from .errors import PosEncError
+from .fields import fourier_features, nerf_encoding
 from .layout import LAYOUTS
 from .rope import (
     MROPE_ADVANCES,
@@ -28,6 +29,8 @@ from .rope import (
     XPos,
     YaRN,
     apply_rope,
+    dinov3_coords,
+    eva02_coords,
     from_hf_config,
     mrope_decode_positions,
     mrope_positions,
@@ -38,6 +41,7 @@ from .rope import (
     rope_cos_sin,
     rope_frequencies,
     rope_grid_report,
+    rope_preset,
     rope_table,
     xpos_decay,
     xpos_scale,
@@ -68,6 +72,7 @@ from .sinusoidal import (
     wavelengths,
 )
 from .sinusoidal.presets import register_convention
+from .timesteps import timestep_embedding
 
 # `import posenc.conventions` keeps working: the presets moved into the sinusoidal family
 _sys.modules[__name__ + ".conventions"] = conventions
@@ -106,8 +111,11 @@ __all__ = [
     "context_report",
     "conventions",
     "conventions_nd",
+    "dinov3_coords",
     "encode",
     "encode_nd",
+    "eva02_coords",
+    "fourier_features",
     "frequencies",
     "from_hf_config",
     "grid",
@@ -118,6 +126,7 @@ __all__ = [
     "min_separation",
     "mrope_decode_positions",
     "mrope_positions",
+    "nerf_encoding",
     "permute_qk_weights",
     "qk_permutation",
     "register_convention",
@@ -126,6 +135,7 @@ __all__ = [
     "rope_cos_sin",
     "rope_frequencies",
     "rope_grid_report",
+    "rope_preset",
     "rope_table",
     "shift",
     "shift_matrix",
@@ -133,6 +143,7 @@ __all__ = [
     "t5_bucket",
     "t5_bucket_edges",
     "table",
+    "timestep_embedding",
     "wavelengths",
     "xpos_decay",
     "xpos_scale",

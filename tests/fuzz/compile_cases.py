@@ -76,6 +76,8 @@ def _torch_cases() -> dict[str, Call]:
     rope = pt.RotaryEmbedding(8, base=100.0, scaling=posenc.YaRN(4.0, 16))
     pe = pt.SinusoidalPositionalEncoding(8, convention="fairseq")
     cache = pt.TableCache(_Ramp(), (2,), stop=16)
+    steps, nerf = pt.Timesteps(9, True, 0), pt.NeRFEncoding(4, convention="nerfstudio", include_input=True)
+    ff = pt.FourierFeatures(torch.tensor([[1.0, 2.0, -3.0], [0.5, 0.0, 7.0]]))
     return {
         "AlibiBias": Call(lambda: alibi(3, 5, offset=2), tuple),
         "T5RelativeBias": Call(lambda: t5(3, 5, offset=2), tuple),
@@ -85,6 +87,9 @@ def _torch_cases() -> dict[str, Call]:
         "apply_rope": Call(lambda x, t: pt.apply_rope(x, t, base=100.0), lambda: (*_x(), _pos()[0])),
         "encode": Call(lambda t: pt.encode(t, 8, dtype=torch.float64), _pos),
         "positions_from_cu_seqlens": Call(pt.positions_from_cu_seqlens, lambda: (torch.tensor([0, 3, 5]),)),
+        "Timesteps": Call(lambda t: steps(t), lambda: (torch.tensor([0.0, 0.5, 999.0, 12.25]),)),
+        "NeRFEncoding": Call(lambda x: nerf(x), lambda: (torch.tensor([[0.1, -0.7, 0.3], [1.0, 0.0, -1.0]]),)),
+        "FourierFeatures": Call(lambda x: ff(x), lambda: (torch.tensor([[0.1, -0.7, 0.3], [1.0, 0.0, -1.0]]),)),
     }
 
 
@@ -147,6 +152,12 @@ def _numpy_cases() -> dict[str, Call]:
         # each run registers a fresh name (the eager run and the compiled one)
         "register_convention": Call(lambda name: p.register_convention(name, conventions.Keras()),
                                     lambda: (f"compiled-{next(_FRESH)}",)),
+        "timestep_embedding": _on_pos(lambda a: p.timestep_embedding(a, 9, convention="flux")),
+        "nerf_encoding": _on_pos(lambda a: p.nerf_encoding(a[:, None] / 1000, 4, convention="tcnn")),
+        "fourier_features": _on_pos(lambda a: p.fourier_features(a[:, None] / 1000, [[1.0], [-2.5]])),
+        "rope_preset": Call(lambda: p.rope_preset("wan", head_dim=64), tuple),
+        "eva02_coords": Call(lambda: p.eva02_coords((3, 2), (6, 6)), tuple),
+        "dinov3_coords": Call(lambda: p.dinov3_coords(3, 2), tuple),
         # public names that the fuzz leaves out (results, data), where a compiled function could make one
         "RopeConfig": Call(lambda: p.RopeConfig(8, 8, 100.0, None, 16), tuple),
         "register_scaling": Call(lambda: p.register_scaling("compile_case", lambda rope, cfg: None, replace=True),

@@ -73,6 +73,17 @@ from fuzz_checks import (
     _check_xpos_decay,
     _check_xpos_scale,
 )
+from fuzz_checks_fields import (
+    FIELD_FORMULAS,
+    ROPE_PRESET_SECTIONS,
+    TIMESTEP_FORMULAS,
+    check_dinov3_coords,
+    check_eva02_coords,
+    check_fourier_features,
+    check_nerf_encoding,
+    check_rope_preset,
+    check_timestep_embedding,
+)
 from hypothesis import given
 
 import posenc
@@ -334,6 +345,28 @@ CASES: dict[str, Case] = {
         ROPE_TYPE=st.one_of(st.just("fuzz_registered"), junk), FACTORY=st.one_of(st.just(_FUZZ_FACTORY), junk),
         replace=st.one_of(st.booleans(), junk)), lambda out, kw: _check_registered(out, kw),
         names=("rope_type", "factory", "replace")),
+    "timestep_embedding": Case(posenc.timestep_embedding, _kw(
+        T=positions(), DIM=d_models(), dtype=dtypes(),
+        convention=st.one_of(st.sampled_from(sorted(TIMESTEP_FORMULAS)), st.text(max_size=5), junk)),
+        check_timestep_embedding),
+    "nerf_encoding": Case(posenc.nerf_encoding, _kw(
+        X=st.one_of(positions(), _X), N_FREQS=st.one_of(small_ints(0, 12), st.sampled_from([-1, 53, 54, 10**400]),
+                                                         reals, junk),
+        convention=st.one_of(st.sampled_from(sorted(FIELD_FORMULAS)), st.text(max_size=5), junk),
+        include_input=st.one_of(st.none(), st.booleans(), junk), dtype=dtypes()), check_nerf_encoding),
+    "fourier_features": Case(posenc.fourier_features, _kw(
+        X=st.one_of(positions(), _X), B=st.one_of(_X.map(lambda a: a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a),
+                                                  positions(), junk), dtype=dtypes()), check_fourier_features),
+    "rope_preset": Case(posenc.rope_preset, _kw(
+        NAME=st.one_of(st.sampled_from(sorted(ROPE_PRESET_SECTIONS)), st.text(max_size=5), junk),
+        head_dim=st.one_of(d_models(256), small_ints(1, 300)), base=bases()), check_rope_preset),
+    "eva02_coords": Case(posenc.eva02_coords, _kw(
+        FEAT_SHAPE=st.one_of(st.lists(small_ints(1, 6), min_size=1, max_size=3), junk),
+        ref_feat_shape=st.one_of(st.none(), st.lists(small_ints(1, 32), min_size=1, max_size=3), junk)),
+        check_eva02_coords),
+    "dinov3_coords": Case(posenc.dinov3_coords, _kw(H=st.one_of(small_ints(1, 9), lengths(), junk),
+                                                   W=st.one_of(small_ints(1, 9), lengths(), junk)),
+                          check_dinov3_coords),
 }
 
 def _check_registered(out: Any, kw: dict[str, Any]) -> None:

@@ -141,12 +141,16 @@ COMMANDS: dict[str, Command] = {
         _flag("--quick"), _opt("--repeats", st.sampled_from(["1", "3"])),
         _opt("--shape", st.sampled_from(["64x8", "1000000000000x512", "4096x100000", "10x3", "0x4", "axb"])),
         _flag("--json")), [*_BAD, "1000000000000x512", "4096x100000", "10x3", "0x4", "axb"]), examples=20),
+    "timestep": Command(lambda d: _argv(st.lists(tokens(_POS), min_size=1, max_size=3), _opt("--dim", _D),
+                                        _opt("--convention", st.sampled_from(["diffusers", "flux", "guided-diffusion",
+                                                                              "sd9"])), *_OUT)),
 }
 
 
 #: What the library calls each command's positional arguments (messages name them so).
 POSITIONALS = {"encode": ("positions",), "context": ("context",), "dot": ("p", "q", "p - q"), "alias": ("p", "q"),
-               "shift": ("k", "p", "pos", "by", "target p + k"), "examples": ("cell",)}
+               "shift": ("k", "p", "pos", "by", "target p + k"), "examples": ("cell",),
+               "timestep": ("t",)}
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:

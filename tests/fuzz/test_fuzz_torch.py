@@ -128,6 +128,31 @@ _CU = st.one_of(st.lists(st.integers(0, 3), min_size=1, max_size=4).map(lambda d
                 st.sampled_from([torch.tensor([3, 1]), torch.tensor([]), torch.tensor(0),
                                  torch.tensor([0.0, 2.0]), torch.tensor([[0, 2]])]), junk)
 
+def _check_timesteps(m: Any, kw: dict[str, Any]) -> None:
+    from posenc.timesteps import Diffusers
+
+    t = torch.tensor([0.0, 1.5, 999.0])
+    want = posenc.timestep_embedding(t.numpy(), kw["num_channels"], convention=Diffusers(
+        kw["flip_sin_to_cos"], kw["downscale_freq_shift"], kw.get("scale", 1.0), kw.get("max_period", 10000.0)))
+    np.testing.assert_array_equal(m(t).numpy(), want)
+
+
+_FIELD_X = torch.tensor([[0.1, -0.7, 0.3], [1.0, 0.0, -1.0]])
+
+
+def _check_nerf(m: Any, kw: dict[str, Any]) -> None:
+    want = posenc.nerf_encoding(_FIELD_X.numpy(), kw["n_freqs"], convention=kw.get("convention", "nerf"),
+                                include_input=kw.get("include_input"))
+    np.testing.assert_array_equal(m(_FIELD_X).numpy(), want)
+
+
+def _check_ff(m: Any, kw: dict[str, Any]) -> None:
+    b = kw["b"]
+    x = torch.linspace(-1, 1, 2 * m.B.shape[1], dtype=torch.float32).reshape(2, -1)  # the matrix's own d
+    want = posenc.fourier_features(x.numpy(), b.numpy() if isinstance(b, torch.Tensor) else b)
+    np.testing.assert_array_equal(m(x).numpy(), want)
+
+
 TORCH_CASES: dict[str, Case] = {
     "SinusoidalPositionalEncoding": Case(pt.SinusoidalPositionalEncoding, _kw(
         D_MODEL=d_models(), base=bases(), layout=layouts(("interleaved", "split")), convention=_CONVENTION,
@@ -153,6 +178,17 @@ TORCH_CASES: dict[str, Case] = {
                                                 sequence_dim=st.one_of(st.sampled_from([-2, -3]), reals, junk),
                                                 **_ROPE), _check_apply),
     "torch.positions_from_cu_seqlens": Case(pt.positions_from_cu_seqlens, _kw(CU_SEQLENS=_CU), _check_cu),
+    "Timesteps": Case(pt.Timesteps, _kw(
+        NUM_CHANNELS=d_models(), FLIP_SIN_TO_COS=_B_OR_JUNK,
+        DOWNSCALE_FREQ_SHIFT=st.one_of(st.sampled_from([0, 1, 0.5, 1.0]), reals, junk),
+        scale=st.one_of(st.sampled_from([1, 1000.0]), reals, junk), max_period=bases()), _check_timesteps),
+    "NeRFEncoding": Case(pt.NeRFEncoding, _kw(
+        N_FREQS=st.one_of(small_ints(0, 12), st.sampled_from([-1, 54, 10**400]), reals, junk),
+        convention=st.one_of(st.sampled_from(["nerf", "nerfstudio", "tcnn"]), junk),
+        include_input=st.one_of(st.none(), _B_OR_JUNK)), _check_nerf),
+    "FourierFeatures": Case(pt.FourierFeatures, _kw(B=st.one_of(
+        st.sampled_from([torch.eye(3), torch.ones(3), np.ones((4, 3)), np.ones((0, 3)), np.ones((2, 2))]), junk)),
+        _check_ff),
 }
 
 TORCH_PAIRS = [(name, a, b) for name in sorted(TORCH_CASES) for a, b in pairs(TORCH_CASES[name])]
@@ -194,7 +230,9 @@ WORKING = {"SinusoidalPositionalEncoding": {"d_model": 8}, "RotaryEmbedding": {"
            "TableCache": {"build": _Rows(), "row_shape": (2,)},
            "torch.encode": {"positions": torch.tensor([0, 3]), "d_model": 8},
            "torch.apply_rope": {"x": torch.ones(2, 4, 8), "positions": torch.tensor([0, 1, 2, 3])},
-           "torch.positions_from_cu_seqlens": {"cu_seqlens": torch.tensor([0, 2, 5])}}
+           "torch.positions_from_cu_seqlens": {"cu_seqlens": torch.tensor([0, 2, 5])},
+           "Timesteps": {"num_channels": 8, "flip_sin_to_cos": True, "downscale_freq_shift": 0},
+           "NeRFEncoding": {"n_freqs": 4}, "FourierFeatures": {"b": torch.eye(3)}}
 
 
 @pytest.mark.parametrize("name", sorted(TORCH_CASES))

@@ -25,7 +25,7 @@ import sys
 from .. import __version__, _early
 from .._files import Interrupted
 from ..errors import PosEncError
-from . import analysis, bench, bias, page, plotting, seed, tables  # noqa: F401  (each registers its subcommands)
+from . import analysis, bench, bias, page, plotting, seed, tables, timesteps  # noqa: F401  (each registers its subcommands)
 from ._base import COMMANDS, CommandError, Parser, one_line
 
 __all__ = ["build_parser", "main"]

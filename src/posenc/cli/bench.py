@@ -48,9 +48,9 @@ def bench(args: argparse.Namespace) -> int:
         raise CommandError(f"--repeats must be from 1 to {MAX_REPEATS}, got {show_value(args.repeats)}")
     extra = []
     try:
-        from ..bench.torch_rows import producers
+        from ..bench import timestep_rows, torch_rows
 
-        extra = producers(quick=args.quick)
+        extra = torch_rows.producers(quick=args.quick) + timestep_rows.producers(quick=args.quick)
         from ..bench.hf_rows import producers as hf_producers
 
         extra += hf_producers(quick=args.quick)  # none without transformers

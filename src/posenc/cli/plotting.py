@@ -23,6 +23,7 @@ from ..layout import LAYOUTS
 from ..plot.bias import alibi_curves, bucket_steps, xpos_curves
 from ..rope import ROPE_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
+from ..timesteps import CONVENTIONS as TIMESTEP_CONVENTIONS
 from ._base import CommandError, command, emit_json, integer, position, real
 from .grid import int_list
 from .rope import scaling_spec
@@ -164,6 +165,12 @@ PLOT_KINDS: dict[str, PlotKind] = {
                          metavar="S"),
                   Option("--max-offset", "max_offset", integer, "Δ from 0 … M (default 2048)", metavar="M")),
                  xpos_curves),
+        PlotKind("timesteps", "diffusion timesteps: a preset's embedding over t, channels across, halves marked",
+                 plot.plot_timesteps,
+                 (Option("--dim", "dim", integer, "channels (default 128)", metavar="D"),
+                  Option("--convention", "convention", str, "the preset (default diffusers)",
+                         choices=tuple(TIMESTEP_CONVENTIONS)),
+                  Option("--t-max", "t_max", real, "t from 0 to T (default 1000)", metavar="T"))),
     )
 }
 
@@ -205,7 +212,7 @@ def _setup(p: argparse.ArgumentParser) -> None:
             kp.add_argument("--json", action="store_true", help="also print the plotted numbers as JSON")
 
 
-@command("plot", "draw a figure (wave, rotation, heatmap, kernel, ladder, rope, grid, alibi, buckets, xpos) "
+@command("plot", "draw a figure (wave, rotation, heatmap, kernel, ladder, rope, grid, alibi, buckets, xpos, timesteps) "
                  "to a .png or .svg file", _setup)
 def plot_cmd(args: argparse.Namespace) -> int:
     plot.require()  # say which extra is missing before any work

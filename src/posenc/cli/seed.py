@@ -16,7 +16,7 @@ from typing import Any
 from .. import __version__, plot, seed
 from .._file_set import write_set
 from ..errors import PosEncError, show_value
-from ..seed import Case, QuizItem, bias_cases
+from ..seed import Case, QuizItem, bias_cases, time_cases
 from ._base import add_json_option, command, emit_json, folder, render_table
 from .plotting import PLOT_KINDS, render
 
@@ -49,7 +49,8 @@ def _family(c: Case) -> str:
     """``Ex 3`` for the seed's cases, ``grid Ex 3`` / ``bias Ex 3`` for a family's."""
     if c.cell in seed.CELLS:
         return f"Ex {c.example}"
-    return f"{'bias' if c.cell in bias_cases.CELLS else 'grid'} Ex {c.example}"
+    family = "bias" if c.cell in bias_cases.CELLS else "times" if c.cell in time_cases.CELLS else "grid"
+    return f"{family} Ex {c.example}"
 
 
 def print_case(c: Case) -> None:
@@ -93,7 +94,8 @@ def _sets(cells: list[str]) -> list[list[Case]]:
     seed_names: list[str] = []
     grid_names: list[str] = []
     bias_names: list[str] = []
-    for given in cells or ["seed", "grid", "bias"]:
+    time_names: list[str] = []
+    for given in cells or ["seed", "grid", "bias", "times"]:
         n = given.upper() if isinstance(given, str) else given
         if n == "SEED":
             seed_names += seed.CELLS
@@ -101,6 +103,10 @@ def _sets(cells: list[str]) -> list[list[Case]]:
             grid_names += seed.GRID_CELLS
         elif n == "BIAS":
             bias_names += bias_cases.CELLS
+        elif n == "TIMES":
+            time_names += time_cases.CELLS
+        elif n in time_cases.CELLS:
+            time_names.append(n)
         elif n in seed.GRID_CELLS:
             grid_names.append(n)
         elif n in bias_cases.CELLS:
@@ -109,7 +115,8 @@ def _sets(cells: list[str]) -> list[list[Case]]:
             seed_names.append(n)
         else:
             raise PosEncError(f"cell must be one of {', '.join(seed.CELLS)}, {', '.join(seed.GRID_CELLS)}, "
-                              f"{', '.join(bias_cases.CELLS)}, 'seed', 'grid' or 'bias', got {show_value(given)}")
+                              f"{', '.join(bias_cases.CELLS)}, {', '.join(time_cases.CELLS)}, 'seed', 'grid', 'bias' "
+                              f"or 'times', got {show_value(given)}")
     out = []
     if seed_names:
         out.append(seed.cases(seed_names))
@@ -117,6 +124,8 @@ def _sets(cells: list[str]) -> list[list[Case]]:
         out.append(seed.grid_cases(grid_names))
     if bias_names:
         out.append(bias_cases.cases(bias_names))
+    if time_names:
+        out.append(time_cases.cases(time_names))
     return out
 
 
@@ -136,12 +145,14 @@ def run_examples(cells: list[str]) -> bool:
 def _examples_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("cells", nargs="*", metavar="CELL",
                    help=f"cells to show ({' '.join(seed.CELLS)}; {' '.join(seed.GRID_CELLS)}; "
-                        f"{' '.join(c.lower() for c in bias_cases.CELLS)}; or a set, seed, grid or bias; default all)")
+                        f"{' '.join(c.lower() for c in bias_cases.CELLS)}; "
+                        f"{' '.join(c.lower() for c in time_cases.CELLS)}; or a set, seed, grid, bias or times; "
+                        "default all)")
     add_json_option(p)
 
 
-@command("examples", "the seed's eight worked cases (A–H), the grid cases (N1–N6) and the bias cases (ALiBi, T5, "
-         "xPos), computed live, every claim checked", _examples_setup)
+@command("examples", "the seed's eight worked cases (A–H), the grid cases (N1–N6), the bias cases (ALiBi, T5, "
+         "xPos) and the timestep and field cases, computed live, every claim checked", _examples_setup)
 def examples_cmd(args: argparse.Namespace) -> int:
     if args.json:
         cs = [c for group in _sets(args.cells) for c in group]

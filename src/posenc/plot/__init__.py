@@ -18,6 +18,7 @@ from .bias import plot_alibi, plot_buckets, plot_xpos
 from .grid import plot_grid
 from .rope import plot_rope
 from .sinusoidal import plot_heatmap, plot_kernel, plot_ladder, plot_rotation, plot_wave
+from .timesteps import plot_timesteps
 
 __all__ = [
     "DRAWING",
@@ -30,6 +31,7 @@ __all__ = [
     "plot_ladder",
     "plot_rope",
     "plot_rotation",
+    "plot_timesteps",
     "plot_wave",
     "plot_xpos",
     "require",

@@ -19,6 +19,7 @@ from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
 from .hf_config import RopeConfig, from_hf_config
 from .multimodal import MROPE_ADVANCES, Text, VisionGrid, mrope_decode_positions, mrope_positions
 from .permute import permute_qk_weights, qk_permutation
+from .presets import dinov3_coords, eva02_coords, rope_preset
 from .registry import register_scaling
 from .scaling import NTK, SCALINGS, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from .sections import Sections
@@ -42,6 +43,8 @@ __all__ = [
     "XPos",
     "YaRN",
     "apply_rope",
+    "dinov3_coords",
+    "eva02_coords",
     "from_hf_config",
     "mrope_decode_positions",
     "mrope_positions",
@@ -52,6 +55,7 @@ __all__ = [
     "rope_cos_sin",
     "rope_frequencies",
     "rope_grid_report",
+    "rope_preset",
     "rope_table",
     "xpos_decay",
     "xpos_scale",

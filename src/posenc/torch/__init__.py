@@ -19,9 +19,11 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
 from .._compile import prepare
 from ._cache import TableCache
 from .bias import AlibiBias, T5RelativeBias
+from .fields import FourierFeatures, NeRFEncoding
 from .rope import RotaryEmbedding
 from .rope_functional import apply_rope, positions_from_cu_seqlens
 from .sinusoidal import SinusoidalPositionalEncoding, encode
+from .timesteps import Timesteps
 
 # torch._dynamo is loaded by now (the modules use torch.compiler.disable): the NumPy core's wrappers are
 # made here, so even a first compiled call meets them ready (posenc._compile)
@@ -29,10 +31,13 @@ prepare()
 
 __all__ = [
     "AlibiBias",
+    "FourierFeatures",
+    "NeRFEncoding",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "T5RelativeBias",
     "TableCache",
+    "Timesteps",
     "apply_rope",
     "encode",
     "positions_from_cu_seqlens",

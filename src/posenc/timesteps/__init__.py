@@ -1,0 +1,34 @@
+"""Diffusion timesteps: the sinusoid of t (integer steps, fractional steps, continuous t or σ), per framework.
+
+:mod:`~posenc.timesteps.conventions` holds the presets (diffusers, DDPM,
+guided-diffusion, Flux) and the registry; :mod:`~posenc.timesteps.embedding`
+computes :func:`timestep_embedding` from :mod:`posenc.exact`'s angles.
+"""
+
+from .conventions import (
+    CONVENTIONS,
+    DDPM,
+    Diffusers,
+    Flux,
+    GuidedDiffusion,
+    TimestepConvention,
+    TimestepPlan,
+    get,
+    register,
+    round_to,
+)
+from .embedding import timestep_embedding
+
+__all__ = [
+    "CONVENTIONS",
+    "DDPM",
+    "Diffusers",
+    "Flux",
+    "GuidedDiffusion",
+    "TimestepConvention",
+    "TimestepPlan",
+    "get",
+    "register",
+    "round_to",
+    "timestep_embedding",
+]

@@ -1,0 +1,316 @@
+"""Presets for the diffusion timestep embedding: each framework's formula, with the file it was read from.
+
+Every preset resolves to one :class:`TimestepPlan`: frequencies ω_k (held to
+~160 bits by :mod:`posenc.exact`), which of sin and cos comes first, and the
+channel count. The angle is t·ω_k evaluated exactly (no float32 product, no
+float32 ``exp``), so each value is within 1 float32 ulp of the formula.
+
+The presets, and the checkpoints that use them:
+
+- ``"diffusers"`` / ``"ddpm"``: diffusers' ``get_timestep_embedding``
+  (huggingface/diffusers ``src/diffusers/models/embeddings.py``, read at
+  0.42.1) at its defaults, which are Ho et al.'s DDPM code
+  (hojonathanho/diffusion ``diffusion_tf/nn.py``, ``get_timestep_embedding``,
+  read at c461299): ω_k = 10000^(−k/(half − 1)), ``[sin | cos]``. diffusers'
+  ``Timesteps(…)`` modules pick their own arguments: Stable Diffusion 1/2 and
+  SDXL's ``UNet2DConditionModel`` configs set ``flip_sin_to_cos=True,
+  freq_shift=0``; so do SD3, PixArt, Sana, HunyuanVideo, Wan and Flux
+  (``Timesteps(256, flip_sin_to_cos=True, downscale_freq_shift=0)`` in
+  ``embeddings.py`` and ``transformers/*.py``); AuraFlow and Qwen-Image add
+  ``scale=1000``.
+- ``"guided-diffusion"``: OpenAI's ADM (openai/guided-diffusion
+  ``guided_diffusion/nn.py``, ``timestep_embedding``, read at aca3097),
+  copied by DiT (facebookresearch/DiT ``models.py``) and by LDM/SGM
+  (CompVis/stable-diffusion ``ldm/modules/diffusionmodules/util.py``):
+  ω_k = 10000^(−k/half), ``[cos | sin]``. Equal to
+  ``Diffusers(flip_sin_to_cos=True, downscale_freq_shift=0)``.
+- ``"flux"``: Black Forest Labs' Flux (black-forest-labs/flux
+  ``src/flux/modules/layers.py``, ``timestep_embedding``, read at 0130c27):
+  ``time_factor · t`` (1000 · t, t in [0, 1]) then guided-diffusion's formula.
+
+**The t·1000 product.** BFL's code (and diffusers' Flux transformer,
+``timestep.to(dtype) * 1000``) forms ``1000·t`` in t's own dtype, so in a
+bf16 pipeline t = 0.123 becomes 123.0, not 123.046875: the fastest channel
+then turns by 0.047 rad less than the formula says. posenc evaluates the
+exact product by default (``Flux()``: the formula at the t you give), and
+offers the checkpoint's rounding as ``Flux(time_dtype="bfloat16")`` (or
+``"float16"``, ``"float32"``, ``"float64"``, or ``"input"`` for t's own
+NumPy dtype): t is rounded to that dtype, then ``time_factor · t``, each
+rounded once to nearest-even as the framework's multiply is.
+
+Add a convention with :func:`register` (a name and a preset, or a zero-argument
+factory of one); :func:`get` resolves names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._registry import Registry
+from ..errors import MAX_BASE, PosEncError, check_base, check_channels, check_real, show_value
+from ..exact import Ladder, geometric_ladder
+from ..exact.core import split, two_prod
+
+__all__ = [
+    "CONVENTIONS",
+    "DDPM",
+    "Diffusers",
+    "Flux",
+    "GuidedDiffusion",
+    "TimestepConvention",
+    "TimestepPlan",
+    "get",
+    "register",
+    "round_to",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class TimestepPlan:
+    """What a timestep preset resolves to for one channel count.
+
+    Channels: ``[first | second]`` of ``len(ladder)`` each (sin then cos, or
+    cos then sin when ``cos_first``), then one zero channel when ``dim`` is odd.
+
+    Attributes:
+        ladder: ω_k, the time factor and any scale folded in exactly.
+        cos_first: True for ``[cos | sin]``.
+        dim: output channels.
+    """
+
+    ladder: Ladder
+    cos_first: bool
+    dim: int
+
+
+class TimestepConvention:
+    """Base of the timestep presets: frozen dataclasses that implement :meth:`plan` (and :meth:`times`)."""
+
+    name: ClassVar[str] = ""
+
+    def plan(self, dim: Any) -> TimestepPlan:
+        """Validate ``dim`` for this preset and return its :class:`TimestepPlan`."""
+        raise NotImplementedError
+
+    def times(self, t: np.ndarray, given: np.dtype) -> tuple[np.ndarray, bool]:
+        """The float64 times the ladder multiplies, and whether the time factor is still in the ladder.
+
+        ``given`` is t's own dtype (for ``time_dtype="input"``). The default: t
+        unchanged, any factor exact inside the ladder.
+        """
+        return t, True
+
+
+def _ladder(dim: int, max_period: float, shift: Fraction, scale: Fraction, what: str) -> Ladder:
+    half = dim // 2
+    den = Fraction(half) - shift
+    if half and den <= 0:
+        raise PosEncError(
+            f"{what}: half - downscale_freq_shift = {dim} // 2 - {float(shift):g} = {float(den):g}; the exponent "
+            f"divides by it, so it must be > 0 (diffusers returns NaN here): use dim >= "
+            f"{2 * (int(shift) + 1)} or a smaller downscale_freq_shift"
+        )
+    try:
+        return geometric_ladder(half, max_period, den if half else Fraction(1), scale)
+    except PosEncError as exc:  # a frequency the exact path cannot hold: say which settings made it
+        raise PosEncError(f"{what}: its scale, max_period and downscale_freq_shift give a frequency outside the "
+                          f"exact range ({exc})") from None
+
+
+def _period(value: Any) -> float:
+    p = check_base(value, "max_period")
+    if p > MAX_BASE:  # pragma: no cover - check_base already bounds it
+        raise PosEncError(f"max_period must be <= 2**950, got {show_value(value)}")
+    return p
+
+
+def _positive(value: Any, name: str) -> float:
+    v = check_real(value, name)
+    if v <= 0:
+        raise PosEncError(f"{name} must be > 0 (it multiplies every frequency), got {show_value(value)}")
+    return v
+
+
+@dataclass(frozen=True)
+class Diffusers(TimestepConvention):
+    """diffusers' ``get_timestep_embedding`` (and its ``Timesteps`` module).
+
+    Source: huggingface/diffusers ``src/diffusers/models/embeddings.py``
+    (read at 0.42.1). With half = dim // 2,
+
+        ω_k = max_period^(−k / (half − downscale_freq_shift)),   k = 0 … half−1,
+
+    the angle is scale·t·ω_k, the channels ``[sin | cos]`` (``[cos | sin]``
+    when ``flip_sin_to_cos``), and an odd dim ends with one zero channel.
+    With the shift of 1 the last frequency is exactly 1/max_period.
+    """
+
+    name: ClassVar[str] = "diffusers"
+
+    flip_sin_to_cos: bool = False  # True: [cos | sin] (Stable Diffusion, SDXL, SD3, Flux, Wan…)
+    downscale_freq_shift: float = 1.0  # the exponent divides by half - shift; DDPM's 1, guided-diffusion's 0
+    scale: float = 1.0  # multiplies the angle (AuraFlow and Qwen-Image: 1000)
+    max_period: float = 10000.0  # the slowest period, 2π·max_period at the shift of 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.flip_sin_to_cos, (bool, np.bool_)):
+            raise PosEncError(f"flip_sin_to_cos must be True or False, got {show_value(self.flip_sin_to_cos)}")
+        object.__setattr__(self, "flip_sin_to_cos", bool(self.flip_sin_to_cos))
+        object.__setattr__(self, "downscale_freq_shift",
+                           check_real(self.downscale_freq_shift, "downscale_freq_shift"))
+        object.__setattr__(self, "scale", _positive(self.scale, "scale"))
+        object.__setattr__(self, "max_period", _period(self.max_period))
+
+    def plan(self, dim: Any) -> TimestepPlan:
+        d = check_channels(dim, "dim")
+        lad = _ladder(d, self.max_period, Fraction(self.downscale_freq_shift), Fraction(self.scale), repr(self))
+        return TimestepPlan(lad, self.flip_sin_to_cos, d)
+
+
+@dataclass(frozen=True)
+class DDPM(Diffusers):
+    """Ho et al.'s DDPM: ω_k = 10000^(−k/(half − 1)), ``[sin | cos]``, zero pad for odd dim.
+
+    Source: hojonathanho/diffusion ``diffusion_tf/nn.py``
+    (``get_timestep_embedding``, read at c461299); diffusers' defaults
+    reproduce it. Used by the DDPM CIFAR-10/LSUN/CelebA-HQ checkpoints
+    (``google/ddpm-*`` in diffusers, ``UNet2DModel`` with ``freq_shift=1``,
+    ``flip_sin_to_cos=False``).
+    """
+
+    name: ClassVar[str] = "ddpm"
+
+
+@dataclass(frozen=True)
+class GuidedDiffusion(TimestepConvention):
+    """OpenAI's guided-diffusion (ADM), DiT and LDM/SGM: ω_k = max_period^(−k/half), ``[cos | sin]``.
+
+    Source: openai/guided-diffusion ``guided_diffusion/nn.py``
+    (``timestep_embedding``, read at aca3097); the same function is in
+    facebookresearch/DiT ``models.py`` (``TimestepEmbedder``) and in
+    CompVis/stable-diffusion and Stability-AI/generative-models
+    (``sgm/modules/diffusionmodules/util.py``). An odd dim ends with one zero
+    channel.
+    """
+
+    name: ClassVar[str] = "guided-diffusion"
+
+    max_period: float = 10000.0  # the slowest period is 2π·max_period
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_period", _period(self.max_period))
+
+    def plan(self, dim: Any) -> TimestepPlan:
+        d = check_channels(dim, "dim")
+        return TimestepPlan(_ladder(d, self.max_period, Fraction(0), Fraction(1), repr(self)), True, d)
+
+
+#: dtype name -> (significand bits, smallest normal exponent, largest finite value) for :func:`round_to`.
+_FORMATS = {
+    "float64": (53, -1022, float(np.finfo(np.float64).max)),
+    "float32": (24, -126, float(np.finfo(np.float32).max)),
+    "float16": (11, -14, 65504.0),
+    "bfloat16": (8, -126, float.fromhex("0x1.fep127")),
+}
+
+
+def round_to(x: np.ndarray, dtype: str, lo: np.ndarray | None = None) -> np.ndarray:
+    """``x + lo`` (float64, ``lo`` its exact remainder or None) rounded once to nearest-even in ``dtype``.
+
+    Done on the significand with ``rint`` (ties to even), so it needs no
+    bfloat16 support in NumPy and never rounds twice. Returned as float64.
+
+    >>> round_to(np.array([123.046875]), "bfloat16").tolist()
+    [123.0]
+    >>> bool(round_to(np.array([0.1]), "float32")[0] == np.float32(0.1))
+    True
+    """
+    bits, emin, biggest = _FORMATS[dtype]
+    e = np.frexp(x)[1]
+    e = np.maximum(e, emin + 1)  # below the normal range the format keeps fewer bits (subnormals)
+    s = np.ldexp(x, bits - e)  # the significand as an integer plus a fraction, exactly
+    r = np.rint(s)
+    if lo is not None:  # a tie of x alone is broken by its remainder
+        tie = np.abs(s - np.trunc(s)) == 0.5
+        r = np.where(tie & (lo > 0), np.ceil(s), np.where(tie & (lo < 0), np.floor(s), r))
+    out = np.ldexp(r, e - bits)
+    if out.size and not np.all(np.abs(out) <= biggest):
+        bad = x[np.abs(out) > biggest].flat[0]
+        raise PosEncError(f"time_factor·t = {float(bad):.6g} overflows {dtype} (largest {biggest:.6g}): "
+                          "the reference would embed inf; give a smaller t or time_dtype=None")
+    return out
+
+
+_TIME_DTYPES = (None, "input", *_FORMATS)
+
+
+@dataclass(frozen=True)
+class Flux(TimestepConvention):
+    """Black Forest Labs' Flux: ``time_factor · t``, then guided-diffusion's ``[cos | sin]`` formula.
+
+    Source: black-forest-labs/flux ``src/flux/modules/layers.py``
+    (``timestep_embedding``, read at 0130c27), used by FLUX.1 [dev] and
+    [schnell] for the timestep and the guidance embedding (diffusers:
+    ``Timesteps(256, True, 0)`` fed ``timestep * 1000``).
+
+    ``time_dtype=None`` (default) folds the factor into the frequencies
+    exactly; a dtype name rounds t, then ``time_factor · t``, to it first, as
+    the reference does in a pipeline of that dtype (see the module's note).
+    """
+
+    name: ClassVar[str] = "flux"
+
+    time_factor: float = 1000.0  # t in [0, 1] becomes 0 … 1000 before the sinusoid
+    max_period: float = 10000.0  # as in guided-diffusion
+    time_dtype: str | None = None  # None: exact product; "bfloat16", "float16", "float32", "float64", "input"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "time_factor", _positive(self.time_factor, "time_factor"))
+        object.__setattr__(self, "max_period", _period(self.max_period))
+        if not (self.time_dtype is None or isinstance(self.time_dtype, str)) or self.time_dtype not in _TIME_DTYPES:
+            names = ", ".join(repr(n) for n in _TIME_DTYPES)
+            raise PosEncError(f"time_dtype must be one of {names}, got {show_value(self.time_dtype)}")
+
+    def plan(self, dim: Any) -> TimestepPlan:
+        d = check_channels(dim, "dim")
+        scale = Fraction(self.time_factor) if self.time_dtype is None else Fraction(1)
+        return TimestepPlan(_ladder(d, self.max_period, Fraction(0), scale, repr(self)), True, d)
+
+    def times(self, t: np.ndarray, given: np.dtype) -> tuple[np.ndarray, bool]:
+        if self.time_dtype is None:
+            return t, True
+        name = self.time_dtype
+        if name == "input":
+            name = given.name if given.name in _FORMATS else "float64"  # integer steps: float64, as torch promotes
+        tr = round_to(t, name)
+        f = np.full_like(tr, self.time_factor)
+        hi, lo = two_prod(tr, *split(tr), f, *split(f))
+        return round_to(hi, name, lo), False
+
+
+#: name -> zero-argument factory of each preset; :func:`register` adds to it.
+CONVENTIONS: Registry[TimestepConvention] = Registry(TimestepConvention, "a posenc.timesteps preset",
+    {c.name: c for c in (Diffusers, DDPM, GuidedDiffusion, Flux)})
+
+
+def register(name: Any, preset: Any) -> None:
+    """Make ``timestep_embedding(..., convention=name)`` mean ``preset`` (a preset, or a zero-argument factory of one).
+
+    >>> register("sd-unet", Diffusers(flip_sin_to_cos=True, downscale_freq_shift=0))
+    >>> get("sd-unet").downscale_freq_shift
+    0.0
+    """
+    CONVENTIONS.register(name, preset)
+
+
+def get(convention: Any) -> TimestepConvention:
+    """A preset by name (at its defaults), or the given preset unchanged.
+
+    >>> get("guided-diffusion")
+    GuidedDiffusion(max_period=10000.0)
+    """
+    return CONVENTIONS.get(convention)

@@ -1,0 +1,175 @@
+"""posenc's exact angle as torch operations: :mod:`posenc.exact.core` run on float64 tensors, on any device.
+
+Continuous inputs (a diffusion time, a field coordinate) cannot be looked up
+in a table, so the torch modules that take them compute sin/cos of p·ω the
+way :mod:`posenc.exact` does, on the input's device, with no host round trip.
+The arithmetic is not rewritten: :func:`reduce_core`, :func:`refold` and
+:func:`sincos_core` are :mod:`posenc.exact.core`'s own functions, rebound
+(as the numba engine rebinds them) to torch's ``round`` and ``floor``; the
+branch on a far reduction becomes a ``torch.where``, so there is no
+data-dependent control flow and ``torch.compile(fullgraph=True)`` traces it.
+
+The frequencies live on the module as int64 buffers holding the float64
+bits (``persistent=False``: nothing in the ``state_dict``), so ``.to(device)``
+moves them and ``.half()`` or ``.to(torch.bfloat16)`` cannot round them.
+
+Bits: in eager mode every operation is one IEEE float64 add, multiply,
+``round`` or ``floor``, as in NumPy, and the float64 results equal
+:func:`posenc.exact.fill_sincos`'s bit for bit (tests/torch/test_torch_exact.py).
+A compiler may contract a multiply and an add into a fused multiply-add
+(Triton does on GPUs); the products of the Dekker splits stay exact under it,
+the polynomial's last bits may move by ~1 float64 ulp, ~2**-29 of a float32
+ulp, so the float32 values still agree except at a near-tie.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..exact import Ladder, core, fill_sincos
+
+__all__ = ["LadderBuffers", "exact_sincos", "sincos"]
+
+
+class _TorchOps:
+    """The two NumPy functions :mod:`posenc.exact.core` calls, as torch's."""
+
+    rint = staticmethod(torch.round)  # ties to even, as np.rint
+    floor = staticmethod(torch.floor)
+
+
+def _horner(c: tuple[float, ...], z: Any) -> Any:
+    """core.horner for a tuple of Python floats (a NumPy scalar times a tensor would leave torch)."""
+    acc = c[-1] * z + c[-2]
+    for j in range(len(c) - 3, -1, -1):
+        acc = acc * z + c[j]
+    return acc
+
+
+_ENV = {
+    "np": _TorchOps,
+    "horner": _horner,
+    "SIN_C": tuple(float(v) for v in core.SIN_C),
+    "COS_C": tuple(float(v) for v in core.COS_C),
+}
+
+
+# The twins' globals are a module of their own (registered, so torch.compile's guards find it by name):
+# exact.core's names with the two above replaced.
+_TWIN = types.ModuleType(__name__ + "_core", "posenc.exact.core rebound to torch")
+_TWIN.__dict__.update({k: v for k, v in vars(core).items() if not k.startswith("__")})
+_TWIN.__dict__.update(_ENV, __builtins__=vars(core)["__builtins__"])
+sys.modules[_TWIN.__name__] = _TWIN
+
+
+def _twin(fn: Any) -> Any:
+    clone = types.FunctionType(fn.__code__, _TWIN.__dict__, fn.__name__, fn.__defaults__)
+    clone.__module__ = _TWIN.__name__
+    setattr(_TWIN, fn.__name__, clone)
+    return clone
+
+
+reduce_core = _twin(core.reduce_core)
+refold = _twin(core.refold)
+sincos_core = _twin(core.sincos_core)
+split = core.split
+
+
+def sincos(p: torch.Tensor, words: tuple[torch.Tensor, ...],
+           lo: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """sin and cos of ``(p + lo) · ω``, float64 ``[m, n]``, for float64 ``p [m, 1]`` and a ladder's 7 words ``[n]``.
+
+    The same operations, in the same order, as :func:`posenc.exact.angles.fill_sincos`'s NumPy engine.
+    """
+    w0, w1, w2, w0h, w0l, w1h, w1l = words
+    ph, pl = split(p)
+    qh, ql = split(lo) if lo is not None else (None, None)
+    k, x, y = reduce_core(p, ph, pl, lo, qh, ql, lo is not None, w0, w1, w2, w0h, w0l, w1h, w1l)
+    far = torch.abs(x) > 0.8
+    k2, x2, y2 = refold(x, y)
+    x, y = torch.where(far, x2, x), torch.where(far, y2, y)
+    k = k + torch.where(far, k2, torch.zeros_like(k2))
+    sin_r, cos_r = sincos_core(x, y)
+    q = k - 4.0 * torch.floor(k * 0.25)
+    odd = (q == 1.0) | (q == 3.0)
+    s = torch.where(odd, cos_r, sin_r)
+    c = torch.where(odd, sin_r, cos_r)
+    s = torch.where(q >= 2.0, -s, s)
+    c = torch.where((q == 1.0) | (q == 2.0), -c, c)
+    return s, c
+
+
+_WORDS = ("w0", "w1", "w2", "w0h", "w0l", "w1h", "w1l")
+
+
+class LadderBuffers(nn.Module):
+    """A :class:`~posenc.exact.Ladder` as non-persistent int64 buffers (its float64 bits), and its sin/cos.
+
+    >>> from fractions import Fraction
+    >>> from posenc.exact import geometric_ladder
+    >>> lad = LadderBuffers(geometric_ladder(2, 10000.0, Fraction(2)))
+    >>> s, c = lad.sincos(torch.tensor([1000.0], dtype=torch.float64))
+    >>> [round(float(v), 5) for v in (s[0, 0], c[0, 0], s[0, 1], c[0, 1])]
+    [0.82688, 0.56238, -0.54402, -0.83907]
+    >>> dict(lad.state_dict())
+    {}
+    """
+
+    def __init__(self, ladder: Ladder) -> None:
+        super().__init__()
+        w0h, w0l, w1h, w1l = ladder.splits
+        for name, arr in zip(_WORDS, (ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l), strict=True):
+            bits = np.ascontiguousarray(arr, dtype=np.float64).view(np.int64)
+            self.register_buffer(name, torch.from_numpy(bits.copy()), persistent=False)
+        self.size = len(ladder)
+        self.ladder = ladder
+
+    def words(self) -> tuple[torch.Tensor, ...]:
+        """The seven float64 words ``[n]`` (views of the int64 buffers, on their device)."""
+        return tuple(getattr(self, name).view(torch.float64) for name in _WORDS)
+
+    def sincos(self, p: torch.Tensor, lo: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """sin/cos of ``(p + lo)[..., None] · ω``, float64 ``[..., n]``, for float64 ``p [...]`` (and ``lo``).
+
+        On a CPU tensor in eager mode the NumPy core computes it in place
+        (the same bits; cache-sized blocks, numba when installed: ~50× faster
+        than torch's float64 operations one by one); elsewhere the torch twin.
+        """
+        shape = (*p.shape, self.size)
+        if p.device.type == "cpu" and not torch.compiler.is_compiling():
+            s = torch.empty(shape, dtype=torch.float64)
+            c = torch.empty(shape, dtype=torch.float64)
+            hi = p.detach().reshape(-1).numpy()
+            rest = None if lo is None else lo.detach().reshape(-1).numpy()
+            m = hi.shape[0]
+            fill_sincos(hi, self.ladder, s.view(m, self.size).numpy(), c.view(m, self.size).numpy(), rest)
+            return s, c
+        s, c = sincos(p.reshape(-1, 1), self.words(), None if lo is None else lo.reshape(-1, 1))
+        return s.reshape(shape), c.reshape(shape)
+
+
+def exact_sincos(p: torch.Tensor, angles: LadderBuffers, hi: torch.Tensor | None = None,
+                 lo: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """sin/cos of ``p[..., None] · ω`` (float64 ``p``; its value ``hi + lo`` when given), differentiable in ``p``.
+
+    The value never passes through autograd's view of the error-free
+    transformations (whose derivatives mean nothing): it is computed
+    detached, and when ``p`` needs a gradient a zero ``p − p.detach()``
+    carries the formula's own derivative, d sin(ωp)/dp = ω cos(ωp) and
+    d cos(ωp)/dp = −ω sin(ωp). (An autograd.Function would do the same, but
+    torch.compile warns when it traces one.) Adding that zero can only turn
+    an exact −0.0 into +0.0.
+    """
+    value = p.detach() if hi is None else hi.detach()
+    s, c = angles.sincos(value, None if lo is None else lo.detach())
+    if not p.requires_grad:
+        return s, c
+    zero = (p - p.detach()).unsqueeze(-1)
+    w0 = angles.words()[0]
+    return s + zero * (w0 * c), c - zero * (w0 * s)
