@@ -96,17 +96,22 @@ def test_rejected_before_any_work(monkeypatch):
 
 
 class _Typed(int):
-    """An int that carries the text it was typed as, as the command's arguments do."""
+    """An int that shows itself as the text it was typed as, as the command's arguments do."""
 
-    text = "1E25"
+    def __repr__(self) -> str:
+        return "1E25"
 
 
-def test_check_int_keeps_the_typed_text():
+def test_a_number_that_shows_itself_is_shown_so():
     from posenc.errors import check_int
 
+    with pytest.raises(PosEncError, match=r"n must be <= 5, got 1E25$"):
+        check_int(_Typed(10**25), "n", maximum=5)
+    with pytest.raises(PosEncError, match=r"got 1E25$"):
+        posenc.encode([0, _Typed(10**25)], 4)  # the element as given, not its float64 rounding
     got = check_int(_Typed(10**25), "n")
-    assert got == 10**25 and got.text == "1E25"  # a later check can still show it as typed
-    assert type(check_int(np.int64(7), "n")) is int  # anything else becomes a plain int
+    assert got == 10**25 and repr(got) == "1E25"  # kept: a later check can still show it so
+    assert type(check_int(np.int64(7), "n")) is int
 
 
 @pytest.mark.parametrize(

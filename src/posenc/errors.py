@@ -84,11 +84,11 @@ SHOW_LIMIT = 60
 def show_value(value: Any, limit: int = SHOW_LIMIT) -> str:
     """``value`` as the user wrote it, at most about ``limit`` characters: the one way messages show a value.
 
-    A command-line argument carries its text (``.text``), shown as typed
-    (``1e300``, ``2pi``); NumPy scalars show as plain numbers, never
-    ``np.float64(1e+300)``; a long value keeps its head and tail and says how
-    long it was (a huge integer, how many digits), so a 100 KB argument gives
-    a one-line message; a hostile ``__repr__`` never replaces the error.
+    A number whose type defines its own ``__repr__`` shows as that repr;
+    Python's and NumPy's show as plain numbers, never ``np.float64(1e+300)``;
+    a long value keeps its head and tail and says how long it was (a huge
+    integer, how many digits), so a 100 KB argument gives a one-line
+    message; a hostile ``__repr__`` never replaces the error.
 
     >>> show_value(np.float64(1e300)), show_value(np.int64(7)), show_value("diagonal")
     ('1e+300', '7', "'diagonal'")
@@ -98,12 +98,16 @@ def show_value(value: Any, limit: int = SHOW_LIMIT) -> str:
     ('10000000000000000000… (401 digits)', '[0.0, 1.0, 2.0, …, 999.0] (shape (1000,))')
     """
     try:
-        text = getattr(value, "text", None)
-        if not isinstance(text, str):
-            text = _plain(value)
+        text = repr(value) if _shows_itself(value) else _plain(value)
     except Exception:  # a hostile __repr__ (or attribute) must not replace the error being reported
         text = f"<{type(value).__name__} object>"
     return _clip(text, limit)
+
+
+def _shows_itself(value: Any) -> bool:
+    """Whether ``value`` is a number whose own type says how it is shown: a subclass with its own ``__repr__``."""
+    return (isinstance(value, (int, float)) and not isinstance(value, (bool, np.generic))
+            and type(value).__repr__ not in (int.__repr__, float.__repr__))
 
 
 def _plain(value: Any) -> str:
@@ -153,9 +157,8 @@ def shape_text(shape: Sequence[int]) -> str:
 def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as an ``int``; reject bools, floats and anything else.
 
-    An ``int`` that carries the text it was typed as (a command-line
-    argument, ``1e25``) is returned as it is, so a later check that rejects it
-    still shows it as typed.
+    An ``int`` that shows itself (its type has its own ``__repr__``) is
+    returned as it is, so a later check that rejects it still shows it so.
 
     >>> check_int(np.int64(7), "n"), type(check_int(np.int64(7), "n")).__name__
     (7, 'int')
@@ -167,9 +170,7 @@ def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int
         raise PosEncError(f"{name} must be >= {minimum}, got {show_value(value)}")
     if maximum is not None and result > maximum:
         raise PosEncError(f"{name} must be <= {maximum}, got {show_value(value)}")
-    if isinstance(value, int) and type(value) is not int and isinstance(getattr(value, "text", None), str):
-        return value  # an int carrying its typed text: kept, not a bare copy
-    return result
+    return value if isinstance(value, int) and _shows_itself(value) else result  # kept: shown the caller's way
 
 
 def check_real(value: Any, name: str) -> float:
@@ -252,12 +253,12 @@ def check_angle(max_position: float, max_frequency: float, what: str = "position
 
 
 def _given(positions: Any, bad: Any) -> Any:
-    """The element of ``positions`` as the caller gave it (its text, for the command) whose value is ``bad``."""
+    """The element of ``positions`` whose value is ``bad``, as the caller gave it when it shows itself."""
     items = positions if isinstance(positions, (list, tuple)) else [positions]
     if isinstance(positions, np.ndarray) and positions.dtype == object and positions.ndim == 1:
-        items = list(positions)  # the objects themselves, each with its text
+        items = list(positions)  # the objects themselves, as given
     for item in items:
-        if np.ndim(item) == 0 and hasattr(item, "text"):
+        if _shows_itself(item):
             if _exact_int(item) and _exact_int(bad):  # ints compare exactly: 10**25 + 2 is not 10**25
                 if int(item) == int(bad):
                     return item
@@ -341,8 +342,7 @@ def check_span(start: Any, length: Any, name: str = "positions start … start+l
     """``(start, length)`` checked as integers, every position ``start … start+length-1`` below 2**53.
 
     Judged exactly in Python ints, so the message shows the true last
-    position, and ``start`` and ``length`` as given (a command-line argument,
-    as typed), never a float rounding of them.
+    position, and ``start`` and ``length`` as given, never a float rounding.
 
     >>> check_span(-3, 4)
     (-3, 4)
@@ -357,10 +357,10 @@ def check_span(start: Any, length: Any, name: str = "positions start … start+l
     last = first + max(n - 1, 0)
     why = f"{name} must satisfy |p| < 2**53 (float64 holds every integer only below it), got "
     if abs(first) >= 2**53:
-        raise PosEncError(f"{why}start = {show_value(first)}")
+        raise PosEncError(f"{why}start = {show_value(start)}")
     if abs(last) >= 2**53:
-        raise PosEncError(f"{why}start+length-1 = {show_value(last)} (start {show_value(first)}, "
-                          f"length {show_value(n)})")
+        raise PosEncError(f"{why}start+length-1 = {show_value(last)} (start {show_value(start)}, "
+                          f"length {show_value(length)})")
     return first, n
 
 

@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
@@ -21,14 +22,13 @@ import numpy as np
 
 from ..errors import SHOW_LIMIT, show_value
 from ..layout import LAYOUTS, sin_cos_views
+from .typed import Shown, mark_negatives, unmark, unmarked, written_float, written_int
 
 __all__ = [
     "COMMANDS",
     "Command",
     "CommandError",
     "Parser",
-    "WrittenFloat",
-    "WrittenInt",
     "add_json_option",
     "add_output_options",
     "at_least",
@@ -58,11 +58,10 @@ class CommandError(Exception):
     """A usage error: printed as one ``posenc: error: ...`` line, exit status 2."""
 
 
-#: What ``position``, ``integer`` and ``real`` read: a number, optionally times π. argparse must
-#: take a value that starts with ``-`` and matches for a value, not an option (``--by -2pi``, ``-1e300``).
+#: What ``position``, ``integer`` and ``real`` read: a number, optionally times π. A value that starts
+#: with ``-`` (``--by -2pi``, ``-1e300``) is a value, not an option (:mod:`.typed`).
 #: Each part can match only one way, so a 100 KB argument is read in linear time.
 _NUMBER = re.compile(r"^([+-]?)((?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d+)?)?\s*(?:\*\s*)?(pi|π)?$")
-_NEGATIVE = re.compile(r"^-(?:\d|\.\d|pi|π|inf|nan)", re.IGNORECASE)
 #: A word this long in a message is a pasted value, not a path or a name: it is cut to head and tail.
 _LONG_WORD = re.compile(r"\S{301,}")
 
@@ -70,28 +69,36 @@ _LONG_WORD = re.compile(r"\S{301,}")
 class Parser(argparse.ArgumentParser):
     """argparse, but its errors become :class:`CommandError` (one line, no usage dump).
 
-    Negative numbers in any form a value takes (``-1e300``, ``-2pi``) are values.
+    Negative numbers in any form a value takes (``-1e300``, ``-2pi``) are
+    values: marked before parsing and read unmarked (:mod:`.typed`), through
+    argparse's public interface only.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._negative_number_matcher = _NEGATIVE
+    def parse_known_args(self, args: Iterable[str] | None = None, namespace: Any = None) -> Any:
+        return super().parse_known_args(mark_negatives(list(sys.argv[1:] if args is None else args)), namespace)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        return _reading_unmarked(super().add_argument(*args, **kwargs))
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> Any:
+        group = super().add_mutually_exclusive_group(**kwargs)
+        add = group.add_argument
+        group.add_argument = lambda *a, **k: _reading_unmarked(add(*a, **k))  # type: ignore[method-assign]
+        return group
 
     def error(self, message: str) -> Any:  # argparse declares NoReturn; raising keeps that promise
-        raise CommandError(message)
+        raise CommandError(unmark(message))
 
 
-class _Text(str):
-    """A string shown as it is (no quotes) by :func:`posenc.errors.show_value`."""
-
-    @property
-    def text(self) -> str:
-        return str.__str__(self)
+def _reading_unmarked(action: argparse.Action) -> argparse.Action:
+    if action.nargs != 0:  # it takes values: its type reads them without the mark
+        action.type = unmarked(action.type)
+    return action
 
 
 def one_line(message: str) -> str:
     """``message`` on one line, every overlong word (a 100 KB argument) cut to its head and tail."""
-    return _LONG_WORD.sub(lambda m: show_value(_Text(m.group()), 2 * SHOW_LIMIT), " ".join(str(message).split()))
+    return _LONG_WORD.sub(lambda m: show_value(Shown(m.group()), 2 * SHOW_LIMIT), " ".join(str(message).split()))
 
 
 @dataclass(frozen=True)
@@ -122,30 +129,6 @@ def command(name: str, help: str, setup: Setup) -> Callable[[Run], Run]:
 
 # ---------------------------------------------------------------- argument types
 
-class WrittenInt(int):
-    """An integer argument that remembers how it was typed (``1e6``), so messages show it so."""
-
-    text: str
-
-
-class WrittenFloat(float):
-    """A real argument that remembers how it was typed (``1e300``, ``2pi``), so messages show it so."""
-
-    text: str
-
-
-def _int(value: int, text: str) -> WrittenInt:
-    out = WrittenInt(value)
-    out.text = text.strip()
-    return out
-
-
-def _float(value: float, text: str) -> WrittenFloat:
-    out = WrittenFloat(value)
-    out.text = text.strip()
-    return out
-
-
 def position(text: str) -> int | float:
     """A position: an integer, a real number, or a multiple of π (``2pi``, ``0.5*π``).
 
@@ -153,16 +136,16 @@ def position(text: str) -> int | float:
     how large they may be. The value remembers its text for messages.
     """
     try:
-        return _int(int(text), text)
+        return written_int(int(text), text)
     except ValueError:
         pass
     m = _NUMBER.match(text.strip())
     if m and m.group(3):
         sign, factor, _ = m.groups()
         value = math.pi if factor is None else float(factor) * math.pi
-        return _float(-value if sign == "-" else value, text)
+        return written_float(-value if sign == "-" else value, text)
     try:
-        return _float(float(text), text)
+        return written_float(float(text), text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a number (e.g. 3, -2.5, 1e6, 2pi), got {show_value(text)}"
@@ -176,11 +159,11 @@ _MAX_DIGITS = 30
 def integer(text: str) -> int:
     """An integer argument, written as positions are: ``4096``, ``1e6``, ``1_000_000`` (not ``2.5``).
 
-    >>> integer("1e6"), integer("-3"), integer("2.0E3")
-    (1000000, -3, 2000)
+    >>> [int(integer(t)) for t in ("1e6", "-3", "2.0E3")], integer("1e6")  # each shows as typed
+    ([1000000, -3, 2000], 1e6)
     """
     try:
-        return _int(int(text), text)
+        return written_int(int(text), text)
     except ValueError:
         pass
     m = _NUMBER.match(text.strip())
@@ -191,7 +174,7 @@ def integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {show_value(text)}")
     if exact.adjusted() >= _MAX_DIGITS:
         raise argparse.ArgumentTypeError(f"expected an integer below 1e{_MAX_DIGITS}, got {show_value(text)}")
-    return _int(int(exact), text)
+    return written_int(int(exact), text)
 
 
 def folder(text: str) -> str:
@@ -208,7 +191,7 @@ def folder(text: str) -> str:
 def real(text: str) -> float:
     """A real-number argument (the library checks its range); it remembers its text for messages."""
     try:
-        return _float(float(text), text)
+        return written_float(float(text), text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {show_value(text)}") from None
 
