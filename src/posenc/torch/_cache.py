@@ -4,7 +4,11 @@ A module that adds or rotates by a per-position table (the sinusoidal
 encoding, RoPE's cos/sin) asks its :class:`TableCache` for rows with
 :meth:`TableCache.lookup` (``positions`` or ``offset`` -> rows); every check
 on positions and offsets is written once, in :mod:`posenc.torch._positions`,
-and the rows are read or computed by :mod:`posenc.torch._rows`. The cache guarantees what
+and the rows are read or computed by :mod:`posenc.torch._rows`. Which rows to
+hold, grow or compute directly is the backend-neutral policy of
+:mod:`posenc.rows.window` (the NumPy cache :class:`posenc.rows.RowCache`
+follows the same one); this module keeps what is torch's: buffers, devices,
+autograd and torch.compile. The cache guarantees what
 users of other libraries found broken (see
 ``shared/research/user-reports.md``, items 2, 4, 10, 16, 17, 18) and what
 issue 10 asked for:
@@ -28,9 +32,8 @@ issue 10 asked for:
   as the ``max_position_embeddings`` of most HF configs, so
   ``torch.compile(model)`` works with no extra call.
 - **Sparse positions cost what they use.** The cache holds one contiguous
-  window of positions per dtype. A request outside it grows the window only
-  when the growth is at most the window's size (doubling: decoding token by
-  token costs amortised O(1) rows per token) or a small multiple
+  window of positions per dtype, grown by :func:`posenc.rows.window.for_lookup`:
+  doubling for decoding (amortised O(1) rows per token), a small multiple
   (:data:`SPARSE_FACTOR`) of the rows asked for (a long prefill). Anything
   else (``positions=[0, 2**31 - 2]``, ``offset=10**9`` beside a window at
   0) is computed directly, row by row through the exact per-position path,
@@ -59,10 +62,12 @@ import torch
 from torch import nn
 
 from ..arguments import check_items
-from ..errors import MAX_D_MODEL, PosEncError, check_int, show_value
+from ..errors import MAX_D_MODEL, PosEncError, check_int
 from ..memory import check_size
-from ._positions import Request, check_positions_held, parse_request, position_bounds
-from ._rows import NUMPY_DTYPES, RowBuilder, direct_rows, gather_rows, host_rows, to_device
+from ..rows.builder import RowBuilder, check_builder
+from ..rows.window import DEFAULT_ROWS, SPARSE_FACTOR, check_positions_held, for_lookup, for_reserve, grown
+from ._positions import Request, parse_request, position_bounds
+from ._rows import NUMPY_DTYPES, direct_rows, gather_rows, host_rows, to_device
 
 __all__ = [
     "DEFAULT_ROWS",
@@ -74,18 +79,6 @@ __all__ = [
     "position_bounds",
 ]
 
-#: Positions 0 … DEFAULT_ROWS-1 are computed at construction (``max_len``):
-#: torchtune's ``max_seq_len`` default (RotaryPositionalEmbeddings builds its
-#: cache at init), between HF's ``max_position_embeddings`` defaults (Marian
-#: 1024, Llama 2048) and the 4096 of most checkpoints.
-DEFAULT_ROWS = 4096
-
-#: A request may grow the window by this many rows per position it asks for
-#: (beyond doubling the window); anything sparser is computed directly.
-SPARSE_FACTOR = 4
-
-_MIN_GROWTH = 256  # rows computed at least per growth
-_MAX_SLACK = 1 << 16  # at most this many rows beyond the need per growth
 _BUFFER = {torch.float32: "table", torch.float64: "table64"}
 _BEYOND = (
     "posenc.torch: positions beyond the rows this module holds: under torch.compile(fullgraph=True) nothing grows, "
@@ -134,10 +127,7 @@ class TableCache(nn.Module):
         self, build: RowBuilder, row_shape: Sequence[int], *, stop: int = DEFAULT_ROWS, start: int = 0
     ) -> None:
         super().__init__()
-        if not (callable(getattr(build, "rows", None)) and callable(getattr(build, "at", None))):
-            raise PosEncError(f"build must be a row builder (rows(start, length, dtype), at(positions, dtype)), "
-                              f"got {show_value(build)}")
-        self.build = build
+        self.build = check_builder(build)
         self.row_shape = tuple(check_int(n, f"row_shape[{k}]", minimum=0, maximum=MAX_D_MODEL) for k, n in
                                enumerate(check_items(row_shape, "row_shape", "the shape of one row, e.g. (64,)")))
         first = check_int(start, "start")
@@ -243,8 +233,8 @@ class TableCache(nn.Module):
                 before(req.lo, req.hi)
             self._place(dev)
             a, z = self.held(dtype)
-            if req.hi > req.lo and not (a <= req.lo and req.hi <= z):
-                if not self._worth_growing(req, a, z):
+            if req.hi > req.lo and not (a <= req.lo and req.hi <= z):  # the policy's "read", inline: the hot path
+                if for_lookup((a, z), req.lo, req.hi, req.count) == "direct":
                     return self._direct(req, dtype, dev)
                 self._grow(req.lo, req.hi, dtype)
             return self._read(req, dtype)
@@ -269,11 +259,6 @@ class TableCache(nn.Module):
             return table[req.first - a : req.first - a + req.s]
         return gather_rows(table, req.index.to(table.device) - a, self.row_shape)
 
-    def _worth_growing(self, req: Request, a: int, z: int) -> bool:
-        # an empty window sits at its start (0 unless told otherwise): far first requests stay direct
-        held = z - a
-        return max(z, req.hi) - min(a, req.lo) - held <= max(held, _MIN_GROWTH, SPARSE_FACTOR * req.count)
-
     def _direct(self, req: Request, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
         """Rows computed for these positions alone (held ones gathered), not kept."""
         table = getattr(self, _BUFFER[dtype])
@@ -286,11 +271,7 @@ class TableCache(nn.Module):
         table = getattr(self, _BUFFER[dtype])
         a, z = self.held(dtype)
         dev = table.device
-        new_lo, new_hi = min(a, lo), z
-        if hi > z:
-            # at least double (amortised O(1) per decoded token), but never far past the need
-            need = hi - new_lo
-            new_hi = new_lo + max(need, _MIN_GROWTH, min(2 * (z - a), need + _MAX_SLACK))
+        new_lo, new_hi = grown((a, z), lo, hi)
         check_positions_held(new_lo, new_hi)
         self._check_size(new_hi - new_lo, dtype)
         below = self._compute(new_lo, a - new_lo, dev, dtype)
@@ -312,10 +293,10 @@ class TableCache(nn.Module):
         check_positions_held(first, last)
         with self._lock:
             self._place(self.table.device)
-            a, z = self.held(dtype)
-            if a <= first and last <= z:
+            action = for_reserve(self.held(dtype), first, last)
+            if action == "held":
                 return
-            if self._worth_growing(Request(s=last - first, lo=first, hi=last), a, z):
+            if action == "grow":
                 self._grow(first, last, dtype)
                 return
             self._check_size(last - first, dtype)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ..errors import MAX_POSITION, PosEncError, check_int
+from ..rows.window import check_positions_held
 
 __all__ = ["Request", "check_positions_held", "parse_request", "position_bounds"]
 
@@ -84,13 +85,6 @@ def _tensor_offset_request(s: Any, offset: torch.Tensor, batch: int | None, eage
     lo, hi = position_bounds(offset, "offset")
     check_positions_held(lo, hi - 1 + s)
     return Request(s=s, index=index, lo=lo, hi=hi - 1 + s)
-
-
-def check_positions_held(lo: int, hi: int) -> None:
-    """Raise unless every position ``lo … hi-1`` satisfies ``|p| < 2**53`` (the rows a table may hold)."""
-    worst = max(abs(lo), abs(hi - 1)) if hi > lo else 0
-    if worst >= MAX_POSITION:
-        raise PosEncError(f"positions must satisfy |p| < 2**53, got {lo} … {hi - 1}")
 
 
 def _is_int_tensor(t: torch.Tensor) -> bool:

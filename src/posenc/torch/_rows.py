@@ -1,7 +1,8 @@
-"""Rows of a torch position table: where they come from, how they are gathered, and sparse rows computed directly.
+"""Rows of a torch position table: handed to torch, gathered, and sparse rows computed directly.
 
-A :class:`RowBuilder` computes exact rows in NumPy; :func:`built_rows`
-checks its answer and hands it to torch. :func:`gather_rows` reads any
+A :class:`~posenc.rows.builder.RowBuilder` (the backend-neutral core,
+:mod:`posenc.rows`) computes exact rows in NumPy, checked there;
+:func:`host_rows` hands them to torch, outside any compiled graph. :func:`gather_rows` reads any
 positions out of a held table, and :func:`direct_rows` serves positions far
 outside the held window (``positions=[0, 2**31 - 2]``) row by row through the
 exact per-position path, so their peak memory is a small multiple of the
@@ -11,42 +12,20 @@ output rather than the span between them.
 from __future__ import annotations
 
 import math
-from typing import Protocol
 
 import numpy as np
 import torch
 
-from ..errors import PosEncError
+from ..rows.builder import RowBuilder, build_rows
+from ..rows.window import distinct
 from ._positions import Request
 
-__all__ = ["NUMPY_DTYPES", "RowBuilder", "built_rows", "direct_rows", "gather_rows", "host_rows", "to_device"]
+__all__ = ["NUMPY_DTYPES", "RowBuilder", "direct_rows", "gather_rows", "host_rows", "to_device"]
 
 #: the table dtypes a cache holds, and the NumPy dtype its builder computes in
 NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {
     torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64)
 }
-
-
-class RowBuilder(Protocol):
-    """Where a cache's rows come from: exact, one value per position, picklable.
-
-    ``rows(start, length, dtype)`` returns positions ``start … start+length-1``
-    and ``at(positions, dtype)`` any int64 positions ``[m]``; both as arrays
-    ``[count, *row_shape]`` in ``dtype`` (float32 or float64), and the same
-    position gives the same bits through either.
-    """
-
-    def rows(self, start: int, length: int, dtype: np.dtype) -> np.ndarray: ...
-
-    def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray: ...
-
-
-def built_rows(rows: np.ndarray, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-    """A builder's answer as a CPU tensor, refused when its shape is not ``shape``."""
-    out = np.ascontiguousarray(rows, dtype=NUMPY_DTYPES[dtype])
-    if out.shape != shape:
-        raise PosEncError(f"table builder returned shape {out.shape}, expected {shape} ([count, *row_shape])")
-    return torch.from_numpy(out)
 
 
 _HOST = (
@@ -67,9 +46,7 @@ def host_rows(
     not keep (issue 18), so even a module built inside a compiled function
     computes its rows here, between two graphs.
     """
-    npd = NUMPY_DTYPES[dtype]
-    rows = build.rows(start, shape[0], npd) if positions is None else build.at(positions, npd)
-    return built_rows(rows, shape, dtype)
+    return torch.from_numpy(build_rows(build, shape, NUMPY_DTYPES[dtype], start=start, positions=positions))
 
 
 def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
@@ -96,12 +73,10 @@ def direct_rows(
     flat = req.index.reshape(-1).to(table.device) - start
     inside = (flat >= 0) & (flat < table.shape[0])
     far = (flat[~inside] + start).cpu().numpy()
-    uniq, inverse = np.unique(far, return_inverse=True)
-    # each distinct position computed once; in the caller's order when none repeats (no extra copy)
-    ask = far if uniq.size == far.size else uniq
+    ask, inverse = distinct(far)  # each distinct position computed once
     rows = host_rows(build, (ask.shape[0], *row_shape), dtype, positions=ask)
-    if ask is uniq:
-        rows = rows[torch.from_numpy(inverse.reshape(-1))]
+    if inverse is not None:
+        rows = rows[torch.from_numpy(inverse)]
     rows = to_device(rows, table.device)
     if bool(inside.any()):
         out = torch.empty((flat.shape[0], *row_shape), dtype=dtype, device=table.device)
