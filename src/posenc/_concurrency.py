@@ -16,8 +16,9 @@ output to the single-threaded one):
   ask first;
 - memo tables of exact rows (:class:`BoundedCache`, ``functools.lru_cache``)
   hold read-only arrays;
-- the torch caches (``posenc.torch._cache``) take a lock per cache and
-  replace tables instead of writing into them;
+- the row caches (``posenc.rows.cache``, ``posenc.torch._cache``) take a
+  lock per cache and replace tables instead of writing into them
+  (``tests/rows/test_rows_cache.py`` stresses the policy they share);
 - :func:`run_spans` called from a pool worker runs its spans inline, so
   nested parallel work cannot wait on a pool it occupies.
 """

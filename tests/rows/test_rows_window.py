@@ -13,12 +13,14 @@ from hypothesis import strategies as st
 
 from posenc import PosEncError
 from posenc.rows.window import (
+    AHEAD,
     MAX_SLACK,
     MIN_GROWTH,
     SPARSE_FACTOR,
     check_positions_held,
     covers,
     distinct,
+    following,
     for_lookup,
     for_reserve,
     grown,
@@ -99,3 +101,19 @@ def test_distinct_computes_each_position_once():
     once = np.array([9, 2, 5], dtype=np.int64)
     ask, inverse = distinct(once)
     assert ask is once and inverse is None  # the caller's order, no copy
+
+
+def test_the_window_follows_a_decode_far_from_it():
+    held, built = (0, 4096), 0
+    start = 10**6
+    for p in range(start, start + 20_000):  # decoding at 10^6, a token at a time
+        span = following(held, p, p + 1)
+        if span is None:
+            assert held[0] <= p < held[1]
+            continue
+        assert span[0] <= p and p + 1 + AHEAD <= span[1]  # it holds the step and the next AHEAD
+        built += span[1] - span[0] if not (held[0] <= span[0] <= held[1]) else span[1] - held[1]
+        held = span
+    assert held[0] == start  # moved once to the decode, grown from there
+    assert built <= 2 * 20_000 + AHEAD  # doubling: amortised O(1) rows per token
+    assert following(held, 5, 6) == (5, 6 + max(AHEAD, held[1] - held[0], 1))  # a jump back: it moves there

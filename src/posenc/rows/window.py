@@ -14,7 +14,8 @@ dtype. For a request whose positions span ``lo … hi-1`` (``count`` of them),
   alone and not kept: peak extra memory is a small multiple of the output.
 
 :func:`for_reserve` does the same for a caller that asks to hold rows ahead
-(before compiling). The functions hold no state: a backend keeps its tables
+(before compiling), and :func:`following` keeps a window where a model is
+decoding (a patched checkpoint decoding at 10^6). The functions hold no state: a backend keeps its tables
 and takes its own lock around a decision and the growth it leads to.
 """
 
@@ -26,8 +27,8 @@ import numpy as np
 
 from ..errors import MAX_POSITION, PosEncError
 
-__all__ = ["DEFAULT_ROWS", "MAX_SLACK", "MIN_GROWTH", "SPARSE_FACTOR", "Span", "check_positions_held", "covers",
-           "distinct", "for_lookup", "for_reserve", "grown", "worth_growing"]
+__all__ = ["AHEAD", "DEFAULT_ROWS", "MAX_SLACK", "MIN_GROWTH", "SPARSE_FACTOR", "Span", "check_positions_held",
+           "covers", "distinct", "following", "for_lookup", "for_reserve", "grown", "worth_growing"]
 
 #: Positions 0 … DEFAULT_ROWS-1 are computed at construction (``max_len``):
 #: torchtune's ``max_seq_len`` default (RotaryPositionalEmbeddings builds its
@@ -44,6 +45,9 @@ MIN_GROWTH = 256
 
 #: At most this many rows beyond the need per growth.
 MAX_SLACK = 1 << 16
+
+#: Rows :func:`following` holds past a request outside the window: the next decode steps read them.
+AHEAD = 256
 
 #: ``(start, stop)``: the positions ``start … stop-1`` a window holds.
 Span = tuple[int, int]
@@ -113,6 +117,27 @@ def for_reserve(held: Span, start: int, stop: int) -> Literal["held", "grow", "m
     if covers(held, start, stop):
         return "held"
     return "grow" if worth_growing(held, start, stop, stop - start) else "move"
+
+
+def following(held: Span, lo: int, hi: int) -> Span | None:
+    """The rows to hold so the window follows a decode at ``lo … hi-1``, or None when it holds them already.
+
+    Decoding far from the window (at 10^6 beside a window at 0) would
+    otherwise compute every step's row on its own (:func:`for_lookup` keeps far
+    positions out); here the window moves to the request, or grows when the
+    request is just past it, and holds :data:`AHEAD` rows beyond it (at least
+    as many as it held, or as asked: doubling as the decode goes on).
+
+    >>> following((0, 4096), 10**6, 10**6 + 1), following((10**6, 10**6 + 257), 10**6 + 257, 10**6 + 258)
+    ((1000000, 1004097), (1000000, 1000515))
+    >>> following((0, 4096), 5, 6) is None
+    True
+    """
+    a, z = held
+    if a <= lo and hi <= z:
+        return None
+    start = a if a < z and a <= lo and lo - z <= z - a else lo  # just past the window: grow it, else move
+    return start, hi + max(AHEAD, z - a, hi - lo)
 
 
 def check_positions_held(lo: int, hi: int) -> None:

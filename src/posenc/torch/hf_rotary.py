@@ -29,6 +29,7 @@ from torch import nn
 
 from ..errors import PosEncError
 from ..rope.scaling import DynamicNTK
+from ..rows.window import following
 from .rope import RotaryEmbedding
 
 __all__ = ["FORMS", "PatchedRotary", "PatchedSinCos", "output_form", "rotary_for"]
@@ -37,25 +38,20 @@ __all__ = ["FORMS", "PatchedRotary", "PatchedSinCos", "output_form", "rotary_for
 FORMS = ("cat", "repeat", "half", "complex")
 
 _DYNAMIC_KEEP = 8  # bases held at once for dynamic NTK (a generation moves through one at a time)
-_AHEAD = 256  # rows held past a request outside the window: the next decode steps read them
 
 
 def follow(rope: RotaryEmbedding, positions: torch.Tensor, dtype: torch.dtype) -> None:
     """Keep the rows window where the model is decoding (eager): a request outside it moves or grows it there.
 
-    Decoding at 10^6 would otherwise compute every step's row on its own
-    (the cache keeps far positions out of a window held at 0); here the
-    window moves to the request and holds :data:`_AHEAD` rows beyond it,
-    growing by doubling as decode goes on (:meth:`RotaryEmbedding.reserve`).
+    The window follows the decode by :func:`posenc.rows.window.following`
+    (the backend-neutral policy), held through :meth:`RotaryEmbedding.reserve`.
     """
     if torch.compiler.is_compiling() or positions.numel() == 0:
         return
     lo, hi = int(positions.min()), int(positions.max()) + 1
-    a, z = rope.cache.held(dtype)
-    if a <= lo and hi <= z:
-        return
-    start = a if a < z and a <= lo and lo - z <= z - a else lo  # just past the window: grow it, else move
-    rope.reserve(hi + max(_AHEAD, z - a, hi - lo), start, dtype=dtype)
+    span = following(rope.cache.held(dtype), lo, hi)
+    if span is not None:
+        rope.reserve(span[1], span[0], dtype=dtype)
 
 
 def rotary_for(rope: Any, seq_len: int | None = None) -> RotaryEmbedding:
