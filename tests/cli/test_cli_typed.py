@@ -91,3 +91,16 @@ def test_a_typed_value_shows_as_typed_and_computes_as_its_number():
     assert (show_value(n), show_value(x), show_value(Shown("a b"))) == ("1e6", "2pi", "a b")
     with pytest.raises(posenc.PosEncError, match=r"got 1e400pi$"):  # deep in the library, still as typed
         posenc.encode([1.0, written_float(math.inf, "1e400pi")], 4)
+
+
+@pytest.mark.parametrize("group", ["add_mutually_exclusive_group", "add_argument_group"])
+def test_an_argument_in_a_group_reads_unmarked(group):
+    from posenc.cli._base import CommandError, Parser, real
+
+    parser = Parser(prog="t")
+    getattr(parser, group)().add_argument("--x", type=real)
+    parser.add_argument("y", nargs="*")
+    args = parser.parse_args(["--x", "-1e300", "-2pi"])
+    assert (repr(args.x), args.y) == ("-1e300", ["-2pi"])
+    with pytest.raises(CommandError, match=r"^unrecognized arguments: -x3$"):  # no number: still an option
+        parser.parse_args(["-x3"])

@@ -81,13 +81,19 @@ class Parser(argparse.ArgumentParser):
         return _reading_unmarked(super().add_argument(*args, **kwargs))
 
     def add_mutually_exclusive_group(self, **kwargs: Any) -> Any:
-        group = super().add_mutually_exclusive_group(**kwargs)
-        add = group.add_argument
-        group.add_argument = lambda *a, **k: _reading_unmarked(add(*a, **k))  # type: ignore[method-assign]
-        return group
+        return _adding_unmarked(super().add_mutually_exclusive_group(**kwargs))
+
+    def add_argument_group(self, *args: Any, **kwargs: Any) -> Any:
+        return _adding_unmarked(super().add_argument_group(*args, **kwargs))
 
     def error(self, message: str) -> Any:  # argparse declares NoReturn; raising keeps that promise
         raise CommandError(unmark(message))
+
+
+def _adding_unmarked(group: Any) -> Any:
+    add = group.add_argument
+    group.add_argument = lambda *a, **k: _reading_unmarked(add(*a, **k))  # a group's arguments read unmarked too
+    return group
 
 
 def _reading_unmarked(action: argparse.Action) -> argparse.Action:
