@@ -1,4 +1,4 @@
-"""The open preset registries (posenc._registry): names resolve while other threads register."""
+"""The open preset registries (posenc.registry): names resolve while other threads register."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_registering_under_threads_loses_nothing():
 
 def test_a_factory_that_returns_no_preset_is_refused_when_used():
     TIMESTEPS.register("test-broken", lambda: 3)
-    with pytest.raises(PosEncError, match="returned 3, not a preset"):
+    with pytest.raises(PosEncError, match=r"returned 3, not a posenc\.timesteps preset"):
         TIMESTEPS.get("test-broken")
     with pytest.raises(PosEncError, match=r"a posenc\.fields preset"):
         FIELDS.register("x", Diffusers())
