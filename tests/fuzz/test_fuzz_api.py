@@ -89,6 +89,7 @@ from hypothesis import given
 import posenc
 from hostile import bases, d_models, dtypes, junk, layouts, lengths, names_the_value, positions, reals, small_ints
 from posenc import PosEncError, conventions
+from posenc.bias import Bloom, Mpt, Press
 
 mpmath.mp.dps = 60
 
@@ -116,6 +117,14 @@ def _kw(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
 
 def _FUZZ_FACTORY(rope: Any, cfg: Any) -> Any:
     return posenc.Linear(2.0)
+
+
+def _check_register_alibi(result: Any, kw: dict[str, Any]) -> None:
+    """Registered: alibi_bias(..., convention=name) is the variant's own bias, bit for bit."""
+    assert result is None
+    variant = kw["variant"]() if isinstance(kw["variant"], type) else kw["variant"]
+    assert np.array_equal(posenc.alibi_bias(3, 4, 2, offset=1, convention=kw["name"]),
+                          posenc.alibi_bias(3, 4, 2, offset=1, convention=variant))
 
 
 def _register_round_trip(rope_type: Any, factory: Any, replace: Any = False) -> Any:
@@ -341,6 +350,10 @@ CASES: dict[str, Case] = {
         NAME=st.one_of(st.uuids().map(lambda u: f"fuzz-{u}"), st.sampled_from(["", " x", "keras"]), junk),
         PRESET=st.one_of(st.sampled_from([conventions.Keras(max_wavelength=100.0), conventions.Vaswani,
                                           conventions.Fairseq]), junk)), _check_register_convention),
+    "register_alibi": Case(posenc.register_alibi, _kw(
+        NAME=st.one_of(st.uuids().map(lambda u: f"fuzz-{u}"), st.sampled_from(["", " x", "press"]), junk),
+        VARIANT=st.one_of(st.sampled_from([Mpt(alibi_bias_max=4.0), Bloom, Press()]), junk)),
+        _check_register_alibi),
     "register_scaling": Case(_register_round_trip, _kw(
         ROPE_TYPE=st.one_of(st.just("fuzz_registered"), junk), FACTORY=st.one_of(st.just(_FUZZ_FACTORY), junk),
         replace=st.one_of(st.booleans(), junk)), lambda out, kw: _check_registered(out, kw),

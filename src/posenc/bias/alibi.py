@@ -47,10 +47,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -69,10 +70,13 @@ from ..errors import (
 )
 from ..exact import decimal_context
 from ..memory import allocate, check_size
+from ..registry import Registry
 
 __all__ = [
     "ALIBI_CONVENTIONS",
+    "ALIBI_VARIANTS",
     "AlibiConvention",
+    "AlibiSpec",
     "Bloom",
     "Mpt",
     "Press",
@@ -82,6 +86,8 @@ __all__ = [
     "alibi_rows_at",
     "alibi_slopes",
     "alibi_table",
+    "is_variant",
+    "register_alibi",
 ]
 
 
@@ -221,20 +227,89 @@ class Mpt:
         return hi - lo
 
 
-AlibiConvention = Press | Bloom | Mpt
+#: An ALiBi variant: a built-in, or any object with ``slopes``, ``coefficient`` and ``reach`` (registered ones).
+AlibiConvention = Press | Bloom | Mpt | Any
 
-#: The conventions by name; ``Mpt(alibi_bias_max=…)`` for other MPT settings.
-ALIBI_CONVENTIONS: Mapping[str, AlibiConvention] = {"press": Press(), "bloom": Bloom(), "mpt": Mpt()}
+
+def is_variant(obj: Any) -> bool:
+    """An ALiBi variant: an instance (not a class) with ``slopes(n_heads)``, ``coefficient(...)`` and ``reach``."""
+    if isinstance(obj, (Press, Mpt)):
+        return True
+    return not isinstance(obj, type) and all(callable(getattr(obj, m, None)) for m in ("slopes", "coefficient",
+                                                                                         "reach"))
+
+
+#: Every ALiBi variant by name: the built-ins and those :func:`register_alibi` adds.
+ALIBI_VARIANTS: Registry[AlibiConvention] = Registry(
+    "a Press/Bloom/Mpt instance (or a variant with slopes, coefficient and reach)", is_variant)
+for _v in (Press(), Bloom(), Mpt()):
+    ALIBI_VARIANTS.register(_v.name, _v)
+
+#: The built-in conventions by name; ``Mpt(alibi_bias_max=…)`` for other MPT settings
+#: (:data:`ALIBI_VARIANTS` holds those registered since).
+ALIBI_CONVENTIONS: Mapping[str, AlibiConvention] = MappingProxyType({n: ALIBI_VARIANTS.get(n) for n in ALIBI_VARIANTS})
+
+
+@outside_compile("register_alibi")
+def register_alibi(name: str, variant: Any) -> None:
+    """Make ``alibi_bias(..., convention=name)`` (and every ALiBi entry point) use ``variant``.
+
+    Args:
+        name: the new name; a name is registered once (the built-ins' included).
+        variant: a frozen instance with ``slopes(n_heads)`` (float64
+            ``[n_heads]``), ``coefficient(q_pos, k_pos, k_last, causal)`` (t
+            with bias = m·t, from array operators only, so the torch and JAX
+            forms run it too) and ``reach(lo, hi)`` (the largest |t|), such as a
+            :class:`Press` subclass; or a zero-argument factory of one.
+
+    >>> register_alibi("doc-mpt-16", Mpt(alibi_bias_max=16))
+    >>> alibi_slopes(2, convention="doc-mpt-16").tolist()
+    [0.00390625, 1.52587890625e-05]
+    """
+    ALIBI_VARIANTS.register(name, variant)
 
 
 def alibi_convention(convention: Any) -> AlibiConvention:
-    """The convention named (``"press"``, ``"bloom"``, ``"mpt"``) or given as an instance."""
-    if isinstance(convention, (Press, Mpt)):
-        return convention
-    if isinstance(convention, str) and convention in ALIBI_CONVENTIONS:
-        return ALIBI_CONVENTIONS[convention]
-    names = ", ".join(repr(n) for n in ALIBI_CONVENTIONS)
-    raise PosEncError(f"convention must be one of {names} or a Press/Bloom/Mpt instance, got {convention!r}"[:200])
+    """The variant named (``"press"``, ``"bloom"``, ``"mpt"``, or one registered) or given as an instance."""
+    return ALIBI_VARIANTS.get(convention, "convention")
+
+
+@dataclass(frozen=True)
+class AlibiSpec:
+    """One ALiBi bias's settings and geometry, checked once (what the NumPy and JAX forms build alike).
+
+    Attributes:
+        q_len, k_len: queries and keys, >= 1.
+        n_heads: heads, >= 1.
+        offset: the first query's key index.
+        convention: a variant's name or the variant; stored as the variant.
+        causal: mask keys after the query.
+        slopes: the variant's float64 slopes ``[n_heads]`` (derived).
+    """
+
+    q_len: int
+    k_len: int
+    n_heads: int
+    offset: int = 0  # no KV cache
+    convention: Any = "press"  # the paper's
+    causal: bool = True  # a decoder's mask
+    slopes: np.ndarray = field(default=None, init=False, repr=False, compare=False)  # type: ignore[arg-type]
+
+    @outside_compile("bias.alibi.AlibiSpec")
+    def __post_init__(self) -> None:
+        q = check_int(self.q_len, "q_len", minimum=1)
+        k = check_int(self.k_len, "k_len", minimum=1)
+        conv = alibi_convention(self.convention)
+        slopes = conv.slopes(self.n_heads)
+        off = check_int(self.offset, "offset")
+        if not isinstance(self.causal, (bool, np.bool_)):
+            raise PosEncError(f"causal must be True or False, got {self.causal!r}")
+        set_fields(self, q_len=q, k_len=k, n_heads=int(slopes.shape[0]), offset=off, convention=conv,
+                   causal=bool(self.causal), slopes=slopes)
+
+    def check_positions(self, positions: Any) -> None:
+        """Query r is key ``offset + r``: it must exist under ``causal`` or with explicit positions."""
+        check_placement(self.q_len, self.k_len, self.offset, self.causal, positions)
 
 
 @outside_compile("alibi_slopes")
@@ -256,7 +331,7 @@ def alibi_slopes(n_heads: int, *, convention: Any = "press") -> np.ndarray:
     [0.707107, 0.353553, 0.176777, 0.088388]
     """
     conv = alibi_convention(convention)
-    return conv.slopes(n_heads)
+    return np.asarray(conv.slopes(n_heads), dtype=np.float64)
 
 
 _FLOAT64_MAX = float(np.finfo(np.float64).max)
@@ -375,15 +450,10 @@ def alibi_bias(
     >>> alibi_bias(1, 3, 1, offset=2, convention="bloom").tolist()   # decoding: m·j
     [[[0.0, 0.00390625, 0.0078125]]]
     """
-    q = check_int(q_len, "q_len", minimum=1)
-    k = check_int(k_len, "k_len", minimum=1)
-    slopes = alibi_slopes(n_heads, convention=convention)
-    conv = alibi_convention(convention)
-    off = check_int(offset, "offset")
-    if not isinstance(causal, (bool, np.bool_)):
-        raise PosEncError(f"causal must be True or False, got {causal!r}")
+    spec = AlibiSpec(q_len, k_len, n_heads, offset, convention, causal)
+    q, k, off, conv, slopes, causal = spec.q_len, spec.k_len, spec.offset, spec.convention, spec.slopes, spec.causal
     dt = check_dtype(dtype)
-    check_placement(q, k, off, bool(causal), positions)
+    spec.check_positions(positions)
     # before any position is listed; the distance terms t (float64 [q, k]), their product and the mask are work
     check_size((slopes.shape[0], q, k), dt, "ALiBi bias", work=3 * q * k * 8)
     if positions is None:
