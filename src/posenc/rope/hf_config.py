@@ -150,7 +150,7 @@ def _one(p: Plan, rope: Mapping[str, Any]) -> RopeConfig:
     sections, interleaved = _multi_axis(rope, cfg.get("model_type"), rope_type, head_dim, rotary_dim)
     multi: dict[str, Any] = {"layout": p.layout}  # the family's pair layout (hf_families), checked by the spec
     if sections is not None:
-        multi = {"sections": sections, "section_layout": "interleaved" if interleaved else "contiguous",
+        multi |= {"sections": sections, "section_layout": "interleaved" if interleaved else "contiguous",
                  "ladder": "per_axis" if rope_type == "axial" else "shared"}
     # everything must fit the rotary dimension: the spec checks it, and the message names the config keys
     try:
