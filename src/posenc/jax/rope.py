@@ -19,7 +19,7 @@ from ..errors import PosEncError
 from ..rope.apply import check_broadcast
 from ..rope.cos_sin import check_axes
 from ..rope.frequencies import RopeFrequencies, spec_frequencies
-from ..rope.spec import RopeConfig, spec_of
+from ..rope.spec import RopeConfig, rope_spec, spec_of
 from ._rows import check_traced_positions, computed_once, sincos_rows
 
 __all__ = ["apply_rope", "frequencies", "rope_cos_sin", "rotate"]
@@ -46,7 +46,7 @@ def frequencies(
     """
     given = {"base": base, "scaling": scaling, "rotary_dim": rotary_dim, "sections": sections,
              "section_layout": section_layout, "ladder": ladder}
-    spec = spec_of(head_dim, None, **given) if isinstance(head_dim, RopeConfig) else RopeConfig(head_dim, **given)
+    spec = spec_of(head_dim, None, **given) if isinstance(head_dim, RopeConfig) else rope_spec(head_dim, **given)
     return traced_frequencies(spec, seq_len)
 
 
@@ -181,7 +181,7 @@ def apply_rope(
     arr = _check_x(x)
     given = {"base": base, "scaling": scaling, "layout": layout, "rotary_dim": rotary_dim, "sections": sections,
              "section_layout": section_layout, "ladder": ladder}
-    cfg = spec_of(spec, arr.shape[-1], **given) if spec is not None else RopeConfig(arr.shape[-1], **given)
+    cfg = spec_of(spec, arr.shape[-1], **given) if spec is not None else rope_spec(arr.shape[-1], **given)
     freqs = traced_frequencies(cfg, seq_len)
     pos = check_traced_positions(positions)
     check_broadcast(pos, freqs.sections, arr.shape)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._compile import outside_compile
+from .._concurrency import BoundedCache
 from ..arguments import is_default, set_fields
 from ..errors import MAX_POSITION, PosEncError, check_base, check_d_model, check_int, show_value
 from ..layout import check_pair_layout
@@ -28,7 +29,7 @@ from .registry import is_scaling
 from .scaling import SCALINGS
 from .sections import Sections, check_sections
 
-__all__ = ["RopeConfig", "check_dims", "check_multi_axis", "check_scaling", "spec_of"]
+__all__ = ["RopeConfig", "check_dims", "check_multi_axis", "check_scaling", "rope_spec", "spec_of"]
 
 
 def check_scaling(scaling: Any) -> None:
@@ -136,6 +137,25 @@ class RopeConfig:
         return out
 
 
+_SPECS = BoundedCache["RopeConfig"](256)
+
+
+def rope_spec(head_dim: Any, **given: Any) -> RopeConfig:
+    """``RopeConfig(head_dim, **given)``, shared between calls with the same arguments (the keyword forms' path).
+
+    Keyed on each argument's type and value, so ``True`` never stands for
+    ``1`` nor ``np.float64`` for ``float``; arguments that cannot be hashed
+    (a list of sections, an array) build a fresh spec. Either way the spec
+    was checked once, when it was built.
+    """
+    try:
+        key = (type(head_dim), head_dim, *((k, type(v), v) for k, v in sorted(given.items())))
+        hash(key)
+    except Exception:  # unhashable (a list, an array) or a hostile __hash__: no sharing
+        return RopeConfig(head_dim, **given)
+    return _SPECS.get(key, lambda: RopeConfig(head_dim, **given))
+
+
 #: the keyword arguments a spec replaces, at their defaults
 _SPEC_DEFAULTS: dict[str, Any] = {"base": 10000.0, "scaling": None, "layout": "half", "rotary_dim": None,
                                   "sections": None, "section_layout": "contiguous", "ladder": "shared"}
@@ -148,7 +168,7 @@ def spec_of(spec: RopeConfig | None, head_dim: Any, **given: Any) -> RopeConfig:
     setting, one place to read it.
     """
     if spec is None:
-        return RopeConfig(head_dim, **given)
+        return rope_spec(head_dim, **given)
     if not isinstance(spec, RopeConfig):
         raise PosEncError(f"spec must be a posenc.RopeConfig (or None), got {show_value(spec)}")
     clash = [k for k, v in given.items() if not is_default(v, _SPEC_DEFAULTS[k])]
