@@ -8,7 +8,7 @@ The public API needs NumPy only. PyTorch modules live in :mod:`posenc.torch`
 import sys as _sys
 
 from . import _early  # noqa: F401  (first: in the command, a Ctrl-C while NumPy loads is one line from here)
-from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
+from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, register_alibi, t5_bucket, t5_bucket_edges
 from .errors import PosEncError
 from .fields import fourier_features, nerf_encoding
 from .layout import LAYOUTS
@@ -129,6 +129,7 @@ __all__ = [
     "nerf_encoding",
     "permute_qk_weights",
     "qk_permutation",
+    "register_alibi",
     "register_convention",
     "register_scaling",
     "rope_context_report",

@@ -152,6 +152,8 @@ def _numpy_cases() -> dict[str, Call]:
         # each run registers a fresh name (the eager run and the compiled one)
         "register_convention": Call(lambda name: p.register_convention(name, conventions.Keras()),
                                     lambda: (f"compiled-{next(_FRESH)}",)),
+        "register_alibi": Call(lambda name: p.register_alibi(name, p.bias.Mpt(alibi_bias_max=4.0)),
+                               lambda: (f"compiled-alibi-{next(_FRESH)}",)),
         "timestep_embedding": _on_pos(lambda a: p.timestep_embedding(a, 9, convention="flux")),
         "nerf_encoding": _on_pos(lambda a: p.nerf_encoding(a[:, None] / 1000, 4, convention="tcnn")),
         "fourier_features": _on_pos(lambda a: p.fourier_features(a[:, None] / 1000, [[1.0], [-2.5]])),

@@ -189,6 +189,9 @@ def _check_rope_table(out: np.ndarray, kw: dict[str, Any]) -> None:
 def _check_apply_rope(out: np.ndarray, kw: dict[str, Any]) -> None:
     x = np.asarray(kw["x"])
     assert out.shape == x.shape and out.dtype == x.dtype
+    spec = kw.get("spec")
+    if spec is not None:  # the spec holds the settings (the others were left at their defaults)
+        kw = {**kw, "rotary_dim": spec.rotary_dim, "layout": spec.layout}
     r = int(kw.get("rotary_dim") or x.shape[-1])
     np.testing.assert_array_equal(out[..., r:], x[..., r:])  # the tail, bit for bit
     if kw.get("xpos") is None and np.isfinite(x).all() and np.abs(x).max(initial=0) < 1e3:
@@ -298,6 +301,10 @@ def _t5_reference(r: np.ndarray, bidirectional: bool, buckets: int, max_distance
 
 def _check_t5_bucket(b: np.ndarray, kw: dict[str, Any]) -> None:
     r = np.asarray(kw["relative_position"])
+    spec = kw.get("spec")
+    if spec is not None:  # the spec holds the settings (the others were left at their defaults)
+        kw = {**kw, "bidirectional": spec.bidirectional, "num_buckets": spec.num_buckets,
+              "max_distance": spec.max_distance}
     nb = int(kw.get("num_buckets", 32))
     assert b.shape == r.shape and b.dtype == np.int64 and ((b >= 0) & (b < nb)).all()
     if r.size and np.abs(r.astype(np.float64)).max() < 2**24:  # float32 holds the distance exactly

@@ -89,6 +89,7 @@ from hypothesis import given
 import posenc
 from hostile import bases, d_models, dtypes, junk, layouts, lengths, names_the_value, positions, reals, small_ints
 from posenc import PosEncError, conventions
+from posenc.bias import Bloom, Mpt, Press, T5Buckets
 
 mpmath.mp.dps = 60
 
@@ -118,22 +119,34 @@ def _FUZZ_FACTORY(rope: Any, cfg: Any) -> Any:
     return posenc.Linear(2.0)
 
 
+def _check_register_alibi(result: Any, kw: dict[str, Any]) -> None:
+    """Registered: alibi_bias(..., convention=name) is the variant's own bias, bit for bit."""
+    assert result is None
+    variant = kw["variant"]() if isinstance(kw["variant"], type) else kw["variant"]
+    assert np.array_equal(posenc.alibi_bias(3, 4, 2, offset=1, convention=kw["name"]),
+                          posenc.alibi_bias(3, 4, 2, offset=1, convention=variant))
+
+
 def _register_round_trip(rope_type: Any, factory: Any, replace: Any = False) -> Any:
     """posenc.register_scaling, then a config read through it, then the registry as it was (no fuzz name stays)."""
     from posenc.rope import registry
 
-    with registry._LOCK:
-        saved = dict(registry._FACTORIES)
+    reg = registry.SCALING_FACTORIES
+    with reg._lock:  # the registry's dicts are replaced, never changed in place: holding them is a snapshot
+        saved = (reg._items, reg._keys)
     try:
         posenc.register_scaling(rope_type, factory, replace=replace)
         if factory is _FUZZ_FACTORY:
             return posenc.from_hf_config({"head_dim": 8, "rope_parameters": {"rope_type": rope_type}})
         return None
     finally:
-        with registry._LOCK:
-            registry._FACTORIES.clear()
-            registry._FACTORIES.update(saved)
+        with reg._lock:
+            reg._items, reg._keys = saved
 
+
+#: a RoPE spec (beside it the settings it holds must stay at their defaults; its head_dim must be x's), or none
+_ROPE_SPEC = st.one_of(st.none(), st.sampled_from([posenc.RopeConfig(8, 4, 100.0, layout="interleaved"),
+                                                   posenc.RopeConfig(16, scaling=posenc.Linear(2.0))]), junk)
 
 #: a preset (by name or built), or none: beside it base and layout must stay at their defaults
 _CONVENTION = st.one_of(st.none(), st.sampled_from([*conventions.NAMES, conventions.Fairseq(padding_idx=0),
@@ -254,7 +267,7 @@ CASES: dict[str, Case] = {
     "apply_rope": Case(posenc.apply_rope, _kw(X=st.one_of(_X, positions()), POSITIONS=positions(),
                                               scaling=_scalings(), layout=layouts(("half", "interleaved")),
                                               xpos=_XPOS, role=st.one_of(st.sampled_from(["q", "k"]), junk),
-                                              **_ROPE), _check_apply_rope),
+                                              spec=_ROPE_SPEC, **_ROPE), _check_apply_rope),
     "rope_context_report": Case(posenc.rope_context_report, _kw(
         CONTEXT=reals, HEAD_DIM=d_models(32), scaling=_scalings(), base=bases(),
         rotary_dim=st.one_of(st.none(), d_models(32)), seq_len=st.one_of(st.none(), small_ints(1, 10**5), reals, junk)),
@@ -279,7 +292,8 @@ CASES: dict[str, Case] = {
     "t5_bucket": Case(posenc.t5_bucket, _kw(
         RELATIVE_POSITION=positions(), bidirectional=_B_OR_JUNK,
         num_buckets=st.one_of(small_ints(2, 64), st.sampled_from([0, 1, 3, 10**400]), junk),
-        max_distance=st.one_of(small_ints(1, 1000), st.sampled_from([0, 2**53, 10**400, 1.5]), junk)),
+        max_distance=st.one_of(small_ints(1, 1000), st.sampled_from([0, 2**53, 10**400, 1.5]), junk),
+        spec=st.one_of(st.none(), st.sampled_from([T5Buckets(False, 16, 64), T5Buckets()]), junk)),
         _check_t5_bucket),
     "t5_bucket_edges": Case(posenc.t5_bucket_edges, _kw(
         bidirectional=_B_OR_JUNK, num_buckets=st.one_of(small_ints(2, 64), st.sampled_from([0, 1, 3, 2**40]), junk),
@@ -341,6 +355,10 @@ CASES: dict[str, Case] = {
         NAME=st.one_of(st.uuids().map(lambda u: f"fuzz-{u}"), st.sampled_from(["", " x", "keras"]), junk),
         PRESET=st.one_of(st.sampled_from([conventions.Keras(max_wavelength=100.0), conventions.Vaswani,
                                           conventions.Fairseq]), junk)), _check_register_convention),
+    "register_alibi": Case(posenc.register_alibi, _kw(
+        NAME=st.one_of(st.uuids().map(lambda u: f"fuzz-{u}"), st.sampled_from(["", " x", "press"]), junk),
+        VARIANT=st.one_of(st.sampled_from([Mpt(alibi_bias_max=4.0), Bloom, Press()]), junk)),
+        _check_register_alibi),
     "register_scaling": Case(_register_round_trip, _kw(
         ROPE_TYPE=st.one_of(st.just("fuzz_registered"), junk), FACTORY=st.one_of(st.just(_FUZZ_FACTORY), junk),
         replace=st.one_of(st.booleans(), junk)), lambda out, kw: _check_registered(out, kw),

@@ -9,7 +9,9 @@ xPos, a rotation with a decay, lives with RoPE (:mod:`posenc.rope`).
 
 from .alibi import (
     ALIBI_CONVENTIONS,
+    ALIBI_VARIANTS,
     AlibiConvention,
+    AlibiSpec,
     Bloom,
     Mpt,
     Press,
@@ -18,12 +20,15 @@ from .alibi import (
     alibi_distance,
     alibi_slopes,
     alibi_table,
+    register_alibi,
 )
 from .t5 import T5Buckets, t5_bucket, t5_bucket_edges, t5_buckets
 
 __all__ = [
     "ALIBI_CONVENTIONS",
+    "ALIBI_VARIANTS",
     "AlibiConvention",
+    "AlibiSpec",
     "Bloom",
     "Mpt",
     "Press",
@@ -33,6 +38,7 @@ __all__ = [
     "alibi_distance",
     "alibi_slopes",
     "alibi_table",
+    "register_alibi",
     "t5_bucket",
     "t5_bucket_edges",
     "t5_buckets",

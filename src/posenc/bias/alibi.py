@@ -46,33 +46,32 @@ slopes are within one step of the true ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
-from functools import lru_cache
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .._compile import outside_compile
 from ..arguments import set_fields
-from ..errors import (
-    MAX_D_MODEL,
-    PosEncError,
-    check_dtype,
-    check_int,
-    check_positions,
-    check_real,
-    check_span,
-    show_value,
-)
-from ..exact import decimal_context
+from ..errors import PosEncError, check_dtype, check_int, check_positions, check_real, check_span, show_value
 from ..memory import allocate, check_size
+from .alibi_variants import (
+    ALIBI_CONVENTIONS,
+    ALIBI_VARIANTS,
+    AlibiConvention,
+    Bloom,
+    Mpt,
+    Press,
+    alibi_convention,
+    is_variant,
+    register_alibi,
+)
 
 __all__ = [
     "ALIBI_CONVENTIONS",
+    "ALIBI_VARIANTS",
     "AlibiConvention",
+    "AlibiSpec",
     "Bloom",
     "Mpt",
     "Press",
@@ -82,159 +81,47 @@ __all__ = [
     "alibi_rows_at",
     "alibi_slopes",
     "alibi_table",
+    "is_variant",
+    "register_alibi",
 ]
 
 
-with decimal_context(60):
-    _LN2 = Decimal(2).ln()
-
-
-@lru_cache(maxsize=8192)
-def _pow2(exponent: Fraction) -> float:
-    """2**(-exponent), correctly rounded to float64 (50 digits, then one rounding)."""
-    if exponent.denominator == 1:
-        return math.ldexp(1.0, -exponent.numerator)  # a power of two: exact
-    with decimal_context(50):
-        x = Decimal(exponent.numerator) / Decimal(exponent.denominator)
-        return float((-x * _LN2).exp())
-
-
-def _geometric(n: int) -> list[Fraction]:
-    """Exponents of the paper's power-of-two rule: 8k/n, k = 1 … n."""
-    return [Fraction(8 * k, n) for k in range(1, n + 1)]
-
-
-@lru_cache(maxsize=256)
-def _press_slopes(n_heads: int) -> tuple[float, ...]:
-    p = 1 << (n_heads.bit_length() - 1)  # 2**floor(log2 n)
-    exps = _geometric(p)
-    if p != n_heads:
-        exps += _geometric(2 * p)[0::2][: n_heads - p]  # k = 1, 3, 5, … of the 2p rule
-    return tuple(_pow2(e) for e in exps)
-
-
-@lru_cache(maxsize=256)
-def _mpt_slopes(n_heads: int, bias_max: float) -> tuple[float, ...]:
-    big = 1 << (n_heads - 1).bit_length()  # 2**ceil(log2 n)
-    step = Fraction(bias_max) / big  # a float is a dyadic rational: exact
-    exps = [step * k for k in range(1, big + 1)]
-    if big != n_heads:
-        exps = (exps[1::2] + exps[0::2])[:n_heads]
-    return tuple(_pow2(e) for e in exps)
-
-
-def _check_heads(n_heads: Any) -> int:
-    # each head has at least one channel: no model has more heads than the widest encoding has channels
-    return check_int(n_heads, "n_heads", minimum=1, maximum=MAX_D_MODEL)
-
-
 @dataclass(frozen=True)
-class Press:
-    """The paper's ALiBi: ``−m·(i − j)`` for the keys j ≤ i of query i.
+class AlibiSpec:
+    """One ALiBi bias's settings and geometry, checked once (what the NumPy and JAX forms build alike).
 
-    Slopes from the paper's ``get_slopes`` (ofirpress/attention_with_linear_biases,
-    ``fairseq/models/transformer.py``). Without ``causal`` the bias is the
-    symmetric ``−m·|i − j|``, as x-transformers' ``AlibiPositionalBias``
-    and bidirectional encoders using ALiBi (MosaicBERT) apply it.
-
-    >>> Press().slopes(4).tolist()
-    [0.25, 0.0625, 0.015625, 0.00390625]
+    Attributes:
+        q_len, k_len: queries and keys, >= 1.
+        n_heads: heads, >= 1.
+        offset: the first query's key index.
+        convention: a variant's name or the variant; stored as the variant.
+        causal: mask keys after the query.
+        slopes: the variant's float64 slopes ``[n_heads]`` (derived).
     """
 
-    name: ClassVar[str] = "press"
+    q_len: int
+    k_len: int
+    n_heads: int
+    offset: int = 0  # no KV cache
+    convention: Any = "press"  # the paper's
+    causal: bool = True  # a decoder's mask
+    slopes: np.ndarray = field(default=None, init=False, repr=False, compare=False)  # type: ignore[arg-type]
 
-    def slopes(self, n_heads: int) -> np.ndarray:
-        """float64 ``[n_heads]``, head 0 first."""
-        return np.array(_press_slopes(_check_heads(n_heads)))
-
-    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
-        """t with bias = m·t, broadcastable to ``[..., q, k]``.
-
-        Query positions ``[..., q, 1]``, key positions ``[..., 1, k]``, the last
-        key's ``[..., 1, 1]``: NumPy arrays or torch tensors (operators only).
-        """
-        diff = k_pos - q_pos
-        return diff if causal else -abs(diff)
-
-    def reach(self, lo: float, hi: float) -> float:
-        """The largest |t| when every position lies in [lo, hi]."""
-        return hi - lo
-
-
-@dataclass(frozen=True)
-class Bloom(Press):
-    """BLOOM's ALiBi: ``m·j``, j the key's position, whatever the query.
-
-    HF ``models/bloom/modeling_bloom.py``: ``build_alibi_tensor`` multiplies
-    the slopes by ``(attention_mask.cumsum(-1) − 1) * attention_mask``, the
-    position of each key counting real tokens only (so a left-padded row
-    starts at 0 at its first token); shape ``[b·n_h, 1, k_len]``, broadcast
-    over the queries. It equals the paper's form under softmax, row by row.
-    Slopes: the paper's (``_get_alibi_slopes``).
-
-    >>> Bloom().slopes(2).tolist()
-    [0.0625, 0.00390625]
-    """
-
-    name: ClassVar[str] = "bloom"
-
-    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
-        return k_pos
-
-    def reach(self, lo: float, hi: float) -> float:
-        return max(abs(lo), abs(hi))
-
-
-@dataclass(frozen=True)
-class Mpt:
-    """MPT's ALiBi: ``m·(j − (k_len − 1))``, the key's position relative to the last key.
-
-    HF ``models/mpt/modeling_mpt.py``: ``build_mpt_alibi_tensor(num_heads,
-    sequence_length, alibi_bias_max=8)`` (copied from mosaicml/llm-foundry):
-    slopes ``1 / 2**(k·alibi_bias_max/P)``, k = 1 … P = 2**ceil(log2 n),
-    reordered ``concat(s[1::2], s[::2])[:n]`` when n < P. With explicit
-    positions, posenc measures from the last key's position.
-
-    >>> Mpt().slopes(2).tolist(), Mpt(alibi_bias_max=4).slopes(2).tolist()
-    ([0.0625, 0.00390625], [0.25, 0.0625])
-    """
-
-    name: ClassVar[str] = "mpt"
-    alibi_bias_max: float = 8.0  # the largest exponent: the last slope of a power-of-two head count is 2**-this
-
-    @outside_compile("bias.alibi.Mpt")
+    @outside_compile("bias.alibi.AlibiSpec")
     def __post_init__(self) -> None:
-        b = check_real(self.alibi_bias_max, "alibi_bias_max")
-        if not 0 < b <= 1000:
-            # past ~1074 the slopes underflow to zero in float64
-            raise PosEncError(f"alibi_bias_max must be > 0 and <= 1000, got {self.alibi_bias_max!r}")
-        set_fields(self, alibi_bias_max=b)
+        q = check_int(self.q_len, "q_len", minimum=1)
+        k = check_int(self.k_len, "k_len", minimum=1)
+        conv = alibi_convention(self.convention)
+        slopes = conv.slopes(self.n_heads)
+        off = check_int(self.offset, "offset")
+        if not isinstance(self.causal, (bool, np.bool_)):
+            raise PosEncError(f"causal must be True or False, got {self.causal!r}")
+        set_fields(self, q_len=q, k_len=k, n_heads=int(slopes.shape[0]), offset=off, convention=conv,
+                   causal=bool(self.causal), slopes=slopes)
 
-    def slopes(self, n_heads: int) -> np.ndarray:
-        """float64 ``[n_heads]``, head 0 first."""
-        return np.array(_mpt_slopes(_check_heads(n_heads), self.alibi_bias_max))
-
-    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
-        return k_pos - k_last
-
-    def reach(self, lo: float, hi: float) -> float:
-        return hi - lo
-
-
-AlibiConvention = Press | Bloom | Mpt
-
-#: The conventions by name; ``Mpt(alibi_bias_max=…)`` for other MPT settings.
-ALIBI_CONVENTIONS: Mapping[str, AlibiConvention] = {"press": Press(), "bloom": Bloom(), "mpt": Mpt()}
-
-
-def alibi_convention(convention: Any) -> AlibiConvention:
-    """The convention named (``"press"``, ``"bloom"``, ``"mpt"``) or given as an instance."""
-    if isinstance(convention, (Press, Mpt)):
-        return convention
-    if isinstance(convention, str) and convention in ALIBI_CONVENTIONS:
-        return ALIBI_CONVENTIONS[convention]
-    names = ", ".join(repr(n) for n in ALIBI_CONVENTIONS)
-    raise PosEncError(f"convention must be one of {names} or a Press/Bloom/Mpt instance, got {convention!r}"[:200])
+    def check_positions(self, positions: Any) -> None:
+        """Query r is key ``offset + r``: it must exist under ``causal`` or with explicit positions."""
+        check_placement(self.q_len, self.k_len, self.offset, self.causal, positions)
 
 
 @outside_compile("alibi_slopes")
@@ -256,7 +143,7 @@ def alibi_slopes(n_heads: int, *, convention: Any = "press") -> np.ndarray:
     [0.707107, 0.353553, 0.176777, 0.088388]
     """
     conv = alibi_convention(convention)
-    return conv.slopes(n_heads)
+    return np.asarray(conv.slopes(n_heads), dtype=np.float64)
 
 
 _FLOAT64_MAX = float(np.finfo(np.float64).max)
@@ -375,15 +262,10 @@ def alibi_bias(
     >>> alibi_bias(1, 3, 1, offset=2, convention="bloom").tolist()   # decoding: m·j
     [[[0.0, 0.00390625, 0.0078125]]]
     """
-    q = check_int(q_len, "q_len", minimum=1)
-    k = check_int(k_len, "k_len", minimum=1)
-    slopes = alibi_slopes(n_heads, convention=convention)
-    conv = alibi_convention(convention)
-    off = check_int(offset, "offset")
-    if not isinstance(causal, (bool, np.bool_)):
-        raise PosEncError(f"causal must be True or False, got {causal!r}")
+    spec = AlibiSpec(q_len, k_len, n_heads, offset, convention, causal)
+    q, k, off, conv, slopes, causal = spec.q_len, spec.k_len, spec.offset, spec.convention, spec.slopes, spec.causal
     dt = check_dtype(dtype)
-    check_placement(q, k, off, bool(causal), positions)
+    spec.check_positions(positions)
     # before any position is listed; the distance terms t (float64 [q, k]), their product and the mask are work
     check_size((slopes.shape[0], q, k), dt, "ALiBi bias", work=3 * q * k * 8)
     if positions is None:

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import set_fields
+from ..arguments import is_default, set_fields
 from ..errors import PosEncError, as_array, check_int, show_value
 from ..exact.power import log_float32, nearest_log
 from ..memory import allocate, check_size, shape_of
@@ -150,9 +150,22 @@ def _denominator(cfg: T5Buckets) -> np.float32:
     return np.float32(nearest_log(Fraction(cfg.max_distance / cfg.max_exact), np.float64))
 
 
-def t5_buckets(bidirectional: Any = True, num_buckets: Any = 32, max_distance: Any = 128) -> T5Buckets:
-    """A :class:`T5Buckets`, validated (the argument checks shared by every entry point)."""
-    return T5Buckets(bidirectional, num_buckets, max_distance)
+def t5_buckets(bidirectional: Any = True, num_buckets: Any = 32, max_distance: Any = 128,
+               spec: Any = None) -> T5Buckets:
+    """A :class:`T5Buckets`, validated (the argument checks shared by every entry point), or ``spec`` itself.
+
+    Beside a spec the three settings must stay at their defaults (one setting, one place).
+    """
+    if spec is None:
+        return T5Buckets(bidirectional, num_buckets, max_distance)
+    if not isinstance(spec, T5Buckets):
+        raise PosEncError(f"spec must be a posenc.bias.T5Buckets (or None), got {show_value(spec)}")
+    given = {"bidirectional": (bidirectional, True), "num_buckets": (num_buckets, 32),
+             "max_distance": (max_distance, 128)}
+    clash = [f"{k}={show_value(v)}" for k, (v, d) in given.items() if not (v is d or is_default(v, d))]
+    if clash:
+        raise PosEncError(f"{', '.join(clash)}: part of the spec, so leave them out beside spec=")
+    return spec
 
 
 def _offsets(relative_position: Any) -> np.ndarray:
@@ -177,7 +190,8 @@ def _offsets(relative_position: Any) -> np.ndarray:
 
 @outside_compile("t5_bucket")
 def t5_bucket(
-    relative_position: Any, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+    relative_position: Any, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128,
+    spec: T5Buckets | None = None,
 ) -> np.ndarray:
     """T5's bucket of each offset ``j − i`` (key position minus query position).
 
@@ -191,6 +205,8 @@ def t5_bucket(
             get bucket 0).
         num_buckets: >= 2 (>= 4 when bidirectional).
         max_distance: > num_buckets / 2.
+        spec: a :class:`T5Buckets` holding the three settings (checked once,
+            when it was built); leave them out beside it.
 
     Returns:
         int64 buckets, same shape, in ``[0, num_buckets)``.
@@ -202,8 +218,10 @@ def t5_bucket(
     [1, 0, 17, 8, 9, 10, 15, 15, 15]
     >>> t5_bucket([-20, 0, 5], bidirectional=False).tolist()
     [17, 0, 0]
+    >>> t5_bucket([-20, 0, 5], spec=T5Buckets(bidirectional=False)).tolist()
+    [17, 0, 0]
     """
-    cfg = t5_buckets(bidirectional, num_buckets, max_distance)
+    cfg = t5_buckets(bidirectional, num_buckets, max_distance, spec)
     shape = shape_of(relative_position)
     if shape is not None:  # before any offset is read: the output, an int64 copy, one chunk's temporaries
         check_size(shape, np.int64, "t5_bucket output", work=math.prod(shape) * 8 + _CHUNK * 8 * 12)

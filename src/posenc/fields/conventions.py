@@ -34,9 +34,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._registry import Registry
 from ..errors import PosEncError, check_int, check_real, show_value
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
+from ..registry import Registry
 
 __all__ = ["CONVENTIONS", "FieldConvention", "FieldPlan", "NeRF", "Nerfstudio", "TinyCudaNN", "get", "register"]
 
@@ -164,7 +164,7 @@ class TinyCudaNN(FieldConvention):
 
 
 #: name -> zero-argument factory of each preset; :func:`register` adds to it.
-CONVENTIONS: Registry[FieldConvention] = Registry(FieldConvention, "a posenc.fields preset",
+CONVENTIONS: Registry[FieldConvention] = Registry("a posenc.fields preset", FieldConvention,
     {c.name: c for c in (NeRF, Nerfstudio, TinyCudaNN)})
 
 
@@ -184,4 +184,4 @@ def get(convention: Any) -> FieldConvention:
     >>> get("nerfstudio")
     Nerfstudio(min_freq_exp=0.0, max_freq_exp=8.0)
     """
-    return CONVENTIONS.get(convention)
+    return CONVENTIONS.get(convention, "convention")

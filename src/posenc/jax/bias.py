@@ -10,8 +10,8 @@ import numpy as np
 import jax
 
 from ..bias import alibi_bias as np_alibi_bias
-from ..bias import alibi_slopes, t5_bucket_edges
-from ..bias.alibi import alibi_convention, check_placement
+from ..bias import t5_bucket_edges
+from ..bias.alibi import AlibiSpec, alibi_convention
 from ..bias.t5 import t5_buckets
 from ..errors import PosEncError, check_int
 from ..exact.fixed_product import times_int_f32
@@ -47,12 +47,9 @@ def alibi_bias(
     if positions is None:
         return jnp.asarray(np_alibi_bias(q_len, k_len, n_heads, offset=offset, convention=convention,
                                          causal=causal, dtype=np.float32)).astype(dt)
-    q = check_int(q_len, "q_len", minimum=1)
-    k = check_int(k_len, "k_len", minimum=1)
-    off = check_int(offset, "offset")
-    conv = alibi_convention(convention)
-    slopes = alibi_slopes(n_heads, convention=convention)
-    check_placement(q, k, off, bool(causal), positions)
+    spec = AlibiSpec(q_len, k_len, n_heads, offset, convention, causal)  # the NumPy form's checks, once
+    q, k, off, conv, slopes, causal = spec.q_len, spec.k_len, spec.offset, spec.convention, spec.slopes, spec.causal
+    spec.check_positions(positions)
     kp = check_traced_positions(positions)
     if kp.dtype != jnp.int32:
         raise PosEncError("positions for the in-graph ALiBi bias must be integers (int32)")
@@ -71,7 +68,8 @@ def alibi_bias(
 
 
 def t5_bucket(
-    relative_position: Any, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+    relative_position: Any, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128,
+    spec: Any = None,
 ) -> jax.Array:
     """T5's bucket of each traced offset ``j − i`` (:func:`posenc.t5_bucket`), int32, the same integers.
 
@@ -82,7 +80,7 @@ def t5_bucket(
     >>> t5_bucket(jnp.array([-1, 0, 1, -8, -12, -128])).tolist()
     [1, 0, 17, 8, 9, 15]
     """
-    cfg = t5_buckets(bidirectional, num_buckets, max_distance)
+    cfg = t5_buckets(bidirectional, num_buckets, max_distance, spec)  # spec: a posenc.bias.T5Buckets
     rel = check_traced_positions(relative_position, "relative_position")
     if rel.dtype != jnp.int32:
         raise PosEncError(f"relative_position must be integers (key − query), got dtype {rel.dtype}")

@@ -15,10 +15,11 @@ from flax import nnx
 
 import jax
 
-from ..errors import PosEncError, check_layout
-from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, check_dims
+from ..errors import PosEncError
+from ..rope.frequencies import RopeFrequencies
+from ..rope.spec import RopeConfig
 from ._rows import check_traced_positions, computed_once
-from .rope import cos_sin_rows, frequencies, rotate
+from .rope import cos_sin_rows, rotate, traced_frequencies
 from .sinusoidal import encode
 
 __all__ = ["RotaryEmbedding", "SinusoidalEmbedding"]
@@ -60,15 +61,17 @@ class RotaryEmbedding(nnx.Module):
         section_layout: str = "contiguous",
         ladder: str = "shared",
     ) -> None:
-        self.head_dim, self.rotary_dim = check_dims(head_dim, rotary_dim)
-        self.layout = check_layout(layout, ROPE_LAYOUTS)
-        self.settings = (base, scaling, seq_len, sections, section_layout, ladder)
-        self._frequencies()  # every static argument checked now, not at the first call
+        # every static argument checked now, once, by the spec the NumPy API builds; not at the first call
+        given: dict[str, Any] = {"rotary_dim": rotary_dim, "base": base, "scaling": scaling, "layout": layout,
+                                 "sections": sections, "section_layout": section_layout, "ladder": ladder}
+        self.spec = RopeConfig(head_dim, **given)
+        self.head_dim, self.rotary_dim = self.spec.head_dim, int(self.spec.rotary_dim or head_dim)
+        self.layout = self.spec.layout
+        self.seq_len = seq_len
+        self._frequencies()
 
     def _frequencies(self) -> RopeFrequencies:
-        base, scaling, seq_len, sections, section_layout, ladder = self.settings
-        return frequencies(self.head_dim, base=base, scaling=scaling, rotary_dim=self.rotary_dim,
-                           seq_len=seq_len, sections=sections, section_layout=section_layout, ladder=ladder)
+        return traced_frequencies(self.spec, self.seq_len)
 
     def __call__(self, q: jax.Array, k: jax.Array, positions: Any) -> tuple[jax.Array, jax.Array]:
         freqs = self._frequencies()

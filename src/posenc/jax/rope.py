@@ -15,9 +15,11 @@ import numpy as np
 
 import jax
 
-from ..errors import PosEncError, check_layout, check_seq_len
-from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, check_dims, check_scaling, rope_frequencies
-from ..rope.sections import check_sections
+from ..errors import PosEncError
+from ..rope.apply import check_broadcast
+from ..rope.cos_sin import check_axes
+from ..rope.frequencies import RopeFrequencies, spec_frequencies
+from ..rope.spec import RopeConfig, rope_spec, spec_of
 from ._rows import check_traced_positions, computed_once, sincos_rows
 
 __all__ = ["apply_rope", "frequencies", "rope_cos_sin", "rotate"]
@@ -26,7 +28,7 @@ _OUT_DTYPES = ("float32", "bfloat16", "float16")
 
 
 def frequencies(
-    head_dim: int,
+    head_dim: int | RopeConfig,
     *,
     base: float = 10000.0,
     scaling: Any = None,
@@ -36,23 +38,26 @@ def frequencies(
     section_layout: str = "contiguous",
     ladder: str = "shared",
 ) -> RopeFrequencies:
-    """The static frequencies (:func:`posenc.rope_frequencies`), with the length rule fixed for tracing.
+    """The static frequencies (:func:`posenc.rope_frequencies`, a spec too), with the length rule fixed for tracing.
 
     DynamicNTK and LongRoPE follow the sequence length; inside a traced
     program the NumPy default (max(positions) + 1) would be a traced value, so
     ``seq_len`` must be given.
     """
-    check_scaling(scaling)
-    if scaling is not None and scaling.cache_key(None) is not None and seq_len is None:
+    given = {"base": base, "scaling": scaling, "rotary_dim": rotary_dim, "sections": sections,
+             "section_layout": section_layout, "ladder": ladder}
+    spec = spec_of(head_dim, None, **given) if isinstance(head_dim, RopeConfig) else rope_spec(head_dim, **given)
+    return traced_frequencies(spec, seq_len)
+
+
+def traced_frequencies(spec: RopeConfig, seq_len: Any) -> RopeFrequencies:
+    """A checked spec's frequencies, refusing a length-following scaling without a static ``seq_len``."""
+    if spec.scaling is not None and spec.scaling.cache_key(None) is not None and seq_len is None:
         raise PosEncError(
-            f"{type(scaling).__name__} follows the sequence length: pass seq_len (a static int) to the JAX "
+            f"{type(spec.scaling).__name__} follows the sequence length: pass seq_len (a static int) to the JAX "
             "functions; max(positions) + 1 is a traced value"
         )
-    if seq_len is not None:
-        seq_len = check_seq_len(seq_len)
-    sec = check_sections(sections, section_layout, ladder)
-    return rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
-                            sections=sec)
+    return spec_frequencies(spec, seq_len)
 
 
 def _out_dtype(dtype: Any) -> Any:
@@ -65,19 +70,14 @@ def _out_dtype(dtype: Any) -> Any:
 def cos_sin_rows(positions: Any, freqs: RopeFrequencies) -> tuple[jax.Array, jax.Array]:
     """float32 (cos, sin) ``[..., r/2]`` of traced positions (``[..., n_axes]`` with sections)."""
     pos = check_traced_positions(positions)
-    sec = freqs.sections
-    if sec is not None and (pos.ndim == 0 or pos.shape[-1] != sec.n_axes):
-        raise PosEncError(
-            f"positions for sections {sec.sizes} must be [..., {sec.n_axes}] (one position per axis, last), "
-            f"got shape {tuple(pos.shape)}"
-        )
+    check_axes(pos, freqs.sections)
     sin, cos = sincos_rows(pos, freqs.ladder, freqs.attention_factor, pair_axes=freqs.pair_axes)
     return cos, sin
 
 
 def rope_cos_sin(
     positions: Any,
-    head_dim: int,
+    head_dim: int | RopeConfig,
     *,
     base: float = 10000.0,
     scaling: Any = None,
@@ -158,6 +158,7 @@ def apply_rope(
     sections: Any = None,
     section_layout: str = "contiguous",
     ladder: str = "shared",
+    spec: RopeConfig | None = None,
 ) -> jax.Array:
     """Rotate queries or keys by their positions, exact rows built in the graph (:func:`posenc.apply_rope`).
 
@@ -167,7 +168,8 @@ def apply_rope(
             ``[b, 1, s]`` for ``[b, n_h, s, h_d]``; ``[b, s, 1]`` for MaxText's
             ``[b, s, n_h, h_d]``), with a trailing ``n_axes`` with sections.
         base, scaling, layout, rotary_dim, seq_len, sections, section_layout,
-            ladder: as :func:`posenc.apply_rope` (static).
+            ladder, spec: as :func:`posenc.apply_rope` (static): the same
+            :class:`~posenc.RopeConfig`, built and checked by the same code.
 
     Returns:
         x rotated, same shape and dtype; float32 math, rounded once.
@@ -177,21 +179,12 @@ def apply_rope(
     [[-0.4161, 0.9093, 0.0, 0.0]]
     """
     arr = _check_x(x)
-    _, r = check_dims(arr.shape[-1], rotary_dim)
-    lay = check_layout(layout, ROPE_LAYOUTS)
-    freqs = frequencies(arr.shape[-1], base=base, scaling=scaling, rotary_dim=r, seq_len=seq_len,
-                        sections=sections, section_layout=section_layout, ladder=ladder)
+    given = {"base": base, "scaling": scaling, "layout": layout, "rotary_dim": rotary_dim, "sections": sections,
+             "section_layout": section_layout, "ladder": ladder}
+    cfg = spec_of(spec, arr.shape[-1], **given) if spec is not None else rope_spec(arr.shape[-1], **given)
+    freqs = traced_frequencies(cfg, seq_len)
     pos = check_traced_positions(positions)
-    lead = pos.shape if freqs.sections is None else pos.shape[:-1]
-    try:
-        ok = np.broadcast_shapes(tuple(lead), tuple(arr.shape[:-1])) == tuple(arr.shape[:-1])
-    except ValueError:
-        ok = False
-    if not ok:
-        raise PosEncError(
-            f"positions of shape {tuple(pos.shape)} must broadcast to x.shape[:-1] = {tuple(arr.shape[:-1])} "
-            "(x is [..., s, h_d]; use [s], [b, 1, s] for [b, n_h, s, h_d], [b, s, 1] for [b, s, n_h, h_d])"
-        )
+    check_broadcast(pos, freqs.sections, arr.shape)
     # the rows once per position, not once per head (XLA would fuse the builder into the rotation)
     cos, sin = computed_once(lambda p: cos_sin_rows(p, freqs), pos)
-    return rotate(arr, cos, sin, lay, r)
+    return rotate(arr, cos, sin, cfg.layout, freqs.rotary_dim)

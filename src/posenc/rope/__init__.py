@@ -16,13 +16,14 @@ from .apply import apply_rope
 from .context import RopeContextReport, rope_context_report, rope_grid_report
 from .cos_sin import rope_cos_sin, rope_table
 from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
-from .hf_config import RopeConfig, from_hf_config
+from .hf_config import from_hf_config
 from .multimodal import MROPE_ADVANCES, Text, VisionGrid, mrope_decode_positions, mrope_positions
 from .permute import permute_qk_weights, qk_permutation
 from .presets import dinov3_coords, eva02_coords, rope_preset
 from .registry import register_scaling
 from .scaling import NTK, SCALINGS, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from .sections import Sections
+from .spec import RopeConfig
 from .xpos import XPos, xpos_decay, xpos_scale
 
 __all__ = [

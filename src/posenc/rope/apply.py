@@ -8,23 +8,17 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..errors import (
-    PosEncError,
-    as_array,
-    check_d_model,
-    check_dtype,
-    check_positions,
-    check_seq_len,
-)
-from ..layout import check_pair_layout, sin_cos_views
+from ..errors import PosEncError, as_array, check_d_model, check_dtype, check_positions, check_seq_len
+from ..layout import sin_cos_views
 from ..memory import check_size, nbytes, shape_of
 from ..vocabulary import PairLayout
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len, tables_work
-from .frequencies import PAIR_LAYOUT, check_dims, check_scaling, rope_frequencies
-from .sections import Sections, check_sections
+from .frequencies import PAIR_LAYOUT, spec_frequencies
+from .sections import Sections
+from .spec import RopeConfig, rope_spec, spec_of
 from .xpos import check_xpos, xpos_cos_sin
 
-__all__ = ["apply_rope", "rotate"]
+__all__ = ["apply_rope", "check_broadcast", "rotate", "rotate_spec"]
 
 
 def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: PairLayout, rotary_dim: int) -> np.ndarray:
@@ -57,6 +51,7 @@ def apply_rope(
     ladder: str = "shared",
     xpos: Any = None,
     role: str | None = None,
+    spec: RopeConfig | None = None,
 ) -> np.ndarray:
     """Rotate queries or keys by their positions (and decay them, with xPos).
 
@@ -78,6 +73,11 @@ def apply_rope(
             (``seq_len`` default max(positions) + 1: pass the same one for q
             and k). See :mod:`posenc.rope.xpos`.
         role: with xpos, ``"q"`` (factor ζ^(+…)) or ``"k"`` (ζ^(−…)).
+        spec: a :class:`~posenc.RopeConfig` holding base, scaling, layout,
+            rotary_dim and the sections (built and checked once, e.g. by
+            :func:`posenc.from_hf_config`); leave those arguments out beside
+            it. Its head_dim must be ``x.shape[-1]``. The keyword arguments
+            build the same spec, so both forms give the same bits.
 
     Returns:
         Same shape and dtype as x. The math is float64 for float64 input and
@@ -90,32 +90,42 @@ def apply_rope(
     >>> q = np.array([[1.0, 0.0, 0.0, 0.0]])        # [s=1, h_d=4]
     >>> apply_rope(q, [2], base=100.0, layout="interleaved").round(4).tolist()
     [[-0.4161, 0.9093, 0.0, 0.0]]
+    >>> cfg = RopeConfig(4, base=100.0, layout="interleaved")
+    >>> apply_rope(q, [2], spec=cfg).round(4).tolist()
+    [[-0.4161, 0.9093, 0.0, 0.0]]
     """
     arr = _check_x(x)
-    h, r = check_dims(arr.shape[-1], rotary_dim)
+    given = {"base": base, "scaling": scaling, "layout": layout, "rotary_dim": rotary_dim, "sections": sections,
+             "section_layout": section_layout, "ladder": ladder}
+    cfg = spec_of(spec, arr.shape[-1], **given) if spec is not None else rope_spec(arr.shape[-1], **given)
+    return rotate_spec(arr, positions, cfg, seq_len, xpos, role)
+
+
+def rotate_spec(arr: np.ndarray, positions: Any, spec: RopeConfig, seq_len: Any, xpos: Any,
+                role: Any) -> np.ndarray:
+    """:func:`apply_rope` of a checked x and spec: only the positions, seq_len and xPos are checked here."""
+    r = int(spec.rotary_dim or spec.head_dim)
     ct = np.dtype(np.float64) if arr.dtype == np.float64 else np.dtype(np.float32)
     shape = shape_of(positions)
     if shape is not None:  # before the positions are read: the tables, x's halves in ct and their products
         xp_work = 0 if xpos is None else 2 * nbytes((math.prod(arr.shape[:-1]), r), np.float64)  # q, k factors
         check_size(arr.shape, arr.dtype, "apply_rope output",
                    work=tables_work(shape, r, ct) + 2 * nbytes(arr.shape, ct) + xp_work)
-    lay = check_pair_layout(layout)
     pos = check_positions(positions)
-    sec = check_sections(sections, section_layout, ladder)
+    sec = spec.multi_axis
     xp = check_xpos(xpos, role)
     if xp is not None and sec is not None:
         raise PosEncError("xpos with sections (multi-axis RoPE) is not defined: pass one or the other")
     length = None if seq_len is None else check_seq_len(seq_len)
-    _check_broadcast(pos, sec, arr.shape)
-    check_scaling(scaling)
+    check_broadcast(pos, sec, arr.shape)
     if seq_len is None:
-        seq_len = default_seq_len(scaling, pos)
-    freqs = rope_frequencies(h, base=base, scaling=scaling, rotary_dim=r, seq_len=seq_len, sections=sec)
+        seq_len = default_seq_len(spec.scaling, pos)
+    freqs = spec_frequencies(spec, seq_len)
     if xp is not None:
         cos, sin = xpos_cos_sin(pos, freqs, xp, str(role), length, ct, arr.dtype)
     else:
         cos, sin = cos_sin_tables(pos, freqs, ct)
-    return rotate(arr, cos, sin, lay, r)
+    return rotate(arr, cos, sin, spec.layout, r)
 
 
 def _check_x(x: Any) -> np.ndarray:
@@ -130,10 +140,12 @@ def _check_x(x: Any) -> np.ndarray:
     return arr
 
 
-def _check_broadcast(pos: np.ndarray, sec: Sections | None, x_shape: tuple[int, ...]) -> None:
-    """Positions (less their trailing axis with sections) must broadcast to ``x.shape[:-1]``."""
+def check_broadcast(pos: Any, sec: Sections | None, x_shape: tuple[int, ...]) -> None:
+    """Positions (less their trailing axis with sections) must broadcast to ``x.shape[:-1]`` (any array: the JAX
+    form checks its traced positions here too)."""
     check_axes(pos, sec)
-    lead = pos.shape if sec is None else pos.shape[:-1]
+    lead = tuple(pos.shape) if sec is None else tuple(pos.shape[:-1])
+    x_shape = tuple(x_shape)
     try:
         shape = np.broadcast_shapes(lead, x_shape[:-1])
     except ValueError:
@@ -141,6 +153,6 @@ def _check_broadcast(pos: np.ndarray, sec: Sections | None, x_shape: tuple[int, 
     if shape != x_shape[:-1]:
         axes = "" if sec is None else f" (after the trailing axis of {sec.n_axes})"
         raise PosEncError(
-            f"positions of shape {pos.shape} must broadcast to x.shape[:-1] = {x_shape[:-1]}{axes} "
-            f"(x is [..., s, h_d]; use [s] or e.g. [b, 1, s] for [b, n_h, s, h_d])"
+            f"positions of shape {tuple(pos.shape)} must broadcast to x.shape[:-1] = {x_shape[:-1]}{axes} "
+            f"(x is [..., s, h_d]; use [s], [b, 1, s] for [b, n_h, s, h_d], [b, s, 1] for [b, s, n_h, h_d])"
         )

@@ -13,13 +13,14 @@ from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, assemble
 from ..memory import allocate, check_size, nbytes, shape_of
-from .frequencies import RopeFrequencies, check_dims, check_scaling, rope_frequencies
-from .sections import Sections, check_sections
+from .frequencies import RopeFrequencies, spec_frequencies
+from .sections import Sections
+from .spec import RopeConfig, rope_spec, spec_of
 
-__all__ = ["check_axes", "cos_sin_tables", "default_seq_len", "rope_cos_sin", "rope_table"]
+__all__ = ["check_axes", "cos_sin_tables", "default_seq_len", "rope_cos_sin", "rope_table", "spec_cos_sin"]
 
 
-def check_axes(pos: np.ndarray, sections: Sections | None) -> None:
+def check_axes(pos: Any, sections: Sections | None) -> None:
     """Multi-axis positions carry a trailing axis of length ``n_axes``."""
     if sections is None:
         return
@@ -27,7 +28,7 @@ def check_axes(pos: np.ndarray, sections: Sections | None) -> None:
     if pos.ndim == 0 or pos.shape[-1] != n:
         raise PosEncError(
             f"positions for sections {sections.shown} must be [..., {n}] (one position per axis, last), got shape "
-            f"{pos.shape}; Hugging Face's position_ids [{n}, b, s] become np.moveaxis(position_ids, 0, -1)"
+            f"{tuple(pos.shape)}; Hugging Face's position_ids [{n}, b, s] become np.moveaxis(position_ids, 0, -1)"
         )
 
 
@@ -95,17 +96,20 @@ def cos_sin_tables(pos: np.ndarray, freqs: RopeFrequencies, dtype: np.dtype) -> 
 
 
 @outside_compile("rope_table")
-def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.float32) -> np.ndarray:
+def rope_table(freqs: RopeFrequencies | RopeConfig, start: int, length: int, dtype: Any = np.float32) -> np.ndarray:
     """Rows of cos and sin for positions ``start … start+length-1``: ``[length, 2, r/2]``.
 
     Row ``j`` holds ``(cos, sin)`` of ω·(start + j), times the attention
     factor: the values of :func:`rope_cos_sin`, bit for bit, whatever
     ``start`` is (the builder behind the torch caches, which grow in pieces),
-    built by the fast consecutive path.
+    built by the fast consecutive path. ``freqs`` may be a
+    :class:`~posenc.RopeConfig` (a spec whose scaling does not follow the length).
 
     >>> rope_table(rope_frequencies(4, base=100.0), 0, 2, np.float64).round(4).tolist()
     [[[1.0, 1.0], [0.0, 0.0]], [[0.5403, 0.995], [0.8415, 0.0998]]]
     """
+    if isinstance(freqs, RopeConfig):
+        freqs = spec_frequencies(freqs)
     if not isinstance(freqs, RopeFrequencies):
         raise PosEncError(f"freqs must be a RopeFrequencies (rope_frequencies(...)), got {type(freqs).__name__}")
     first, n = check_span(start, length)
@@ -122,7 +126,7 @@ def rope_table(freqs: RopeFrequencies, start: int, length: int, dtype: Any = np.
 @outside_compile("rope_cos_sin")
 def rope_cos_sin(
     positions: Any,
-    head_dim: int,
+    head_dim: int | RopeConfig,
     *,
     base: float = 10000.0,
     scaling: Any = None,
@@ -144,7 +148,9 @@ def rope_cos_sin(
         positions: integers or floats, any shape ``[...]`` (|p| < 2**53); with
             sections ``[..., n_axes]``, one position per axis (HF's
             ``position_ids`` ``[3, b, s]`` is ``np.moveaxis(position_ids, 0, -1)``).
-        head_dim, base, scaling, rotary_dim: as :func:`rope_frequencies`.
+        head_dim, base, scaling, rotary_dim: as :func:`rope_frequencies`
+            (``head_dim`` may be a :class:`~posenc.RopeConfig`, the spec,
+            holding them all and the sections).
         seq_len: for DynamicNTK/LongRoPE; default max(positions) + 1, as HF.
         dtype: float16, float32 or float64.
         sections, section_layout, ladder: multi-axis RoPE, as
@@ -163,18 +169,21 @@ def rope_cos_sin(
     >>> c.round(5).tolist()  # pairs 0, 1 turn with t = 3; pair 2 with h = 0; pair 3 with w = 5
     [[-0.98999, 0.95534, 1.0, 0.99999]]
     """
-    _, r = check_dims(head_dim, rotary_dim)
-    dt = check_dtype(dtype)
+    given = {"base": base, "scaling": scaling, "rotary_dim": rotary_dim, "sections": sections,
+             "section_layout": section_layout, "ladder": ladder}
+    spec = spec_of(head_dim, None, **given) if isinstance(head_dim, RopeConfig) else rope_spec(head_dim, **given)
+    return spec_cos_sin(positions, spec, seq_len, check_dtype(dtype))
+
+
+def spec_cos_sin(positions: Any, spec: RopeConfig, seq_len: Any, dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rope_cos_sin` of a checked spec: only the positions (and seq_len) are checked here."""
+    r = int(spec.rotary_dim or spec.head_dim)
     shape = shape_of(positions)
     if shape is not None:  # before the positions are read: the cos table named, the sin table and the rest work
         rows = (math.prod(shape), r // 2)
         check_size(rows, dt, "cos table", work=tables_work(shape, r, dt) - nbytes(rows, dt))
     pos = check_positions(positions)
-    check_scaling(scaling)
-    sec = check_sections(sections, section_layout, ladder)
-    check_axes(pos, sec)
+    check_axes(pos, spec.multi_axis)
     if seq_len is None:
-        seq_len = default_seq_len(scaling, pos)
-    freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
-                             sections=sec)
-    return cos_sin_tables(pos, freqs, dt)
+        seq_len = default_seq_len(spec.scaling, pos)
+    return cos_sin_tables(pos, spec_frequencies(spec, seq_len), dt)

@@ -37,13 +37,13 @@ import numpy as np
 
 from .._compile import outside_compile
 from .._concurrency import BoundedCache
-from ..errors import PosEncError, check_base, check_d_model, check_seq_len, show_value
+from ..errors import check_seq_len
 from ..exact import Ladder, decimal_context, decimal_pi
 from ..vocabulary import PAIR_CHANNELS, PAIR_LAYOUTS
-from .registry import is_scaling
 from .scaled import plain_ladder
-from .scaling import SCALINGS, Scaled
-from .sections import Sections, check_sections, per_axis_frequencies
+from .scaling import Scaled
+from .sections import Sections, per_axis_frequencies
+from .spec import RopeConfig, check_dims, check_multi_axis, check_scaling, rope_spec, spec_of
 
 __all__ = [
     "PAIR_LAYOUT",
@@ -53,6 +53,7 @@ __all__ = [
     "check_multi_axis",
     "check_scaling",
     "rope_frequencies",
+    "spec_frequencies",
 ]
 
 #: RoPE pair layouts (:data:`posenc.vocabulary.PairLayout`): ``"half"`` pairs (i, i + r/2),
@@ -94,26 +95,6 @@ class RopeFrequencies:
         return None if self.sections is None else self.sections.pair_axes()
 
 
-def check_scaling(scaling: Any) -> None:
-    """None, a built-in variant, or any hashable object with ``scale`` and ``cache_key`` (a registered one)."""
-    if scaling is not None and not isinstance(scaling, SCALINGS) and not is_scaling(scaling):
-        names = ", ".join(c.__name__ for c in SCALINGS)
-        raise PosEncError(
-            f"scaling must be None, one of {names} (posenc.rope.scaling), or a hashable object with "
-            f"scale() and cache_key() (posenc.register_scaling), got {scaling!r}"[:300]
-        )
-
-
-def check_dims(head_dim: Any, rotary_dim: Any) -> tuple[int, int]:
-    h = check_d_model(head_dim, "head_dim")
-    if rotary_dim is None:
-        return h, h
-    r = check_d_model(rotary_dim, "rotary_dim")
-    if r > h:
-        raise PosEncError(f"rotary_dim must be <= head_dim = {show_value(h)}, got {show_value(r)}")
-    return h, r
-
-
 _CACHE = BoundedCache["RopeFrequencies"](256)
 
 
@@ -144,24 +125,9 @@ def _build(
     )
 
 
-def check_multi_axis(sections: Sections | None, rotary_dim: int, scaling: Any) -> None:
-    """Sections must cover the rotary pairs exactly; per-axis ladders take no scaling."""
-    if sections is None:
-        return
-    if sections.pairs != rotary_dim // 2:
-        raise PosEncError(
-            f"sections {sections.shown} hold {sections.pairs} pairs; the rotary dimension {rotary_dim} has "
-            f"{rotary_dim // 2} (sections count pairs: they sum to rotary_dim / 2)"
-        )
-    if sections.ladder == "per_axis" and scaling is not None:
-        raise PosEncError(
-            f"ladder='per_axis' takes no scaling (each axis has its own ladder), got {scaling!r}"[:300]
-        )
-
-
 @outside_compile("rope_frequencies")
 def rope_frequencies(
-    head_dim: int,
+    head_dim: int | RopeConfig,
     *,
     base: float = 10000.0,
     scaling: Any = None,
@@ -174,7 +140,9 @@ def rope_frequencies(
     """The rotary frequencies ω_i (i < rotary_dim/2) and the attention factor.
 
     Args:
-        head_dim: channels per head, a positive even integer.
+        head_dim: channels per head, a positive even integer; or a
+            :class:`~posenc.RopeConfig` (the spec), which then holds every
+            setting but ``seq_len``.
         base: θ in ω_i = θ**(-2i/rotary_dim) (HF ``rope_theta``).
         scaling: None or a :mod:`posenc.rope.scaling` variant.
         rotary_dim: channels rotated (HF: head_dim·partial_rotary_factor);
@@ -203,12 +171,20 @@ def rope_frequencies(
     >>> axial.inv_freq.tolist(), axial.pair_axes.tolist()
     ([1.0, 0.1, 1.0, 0.1], [0, 0, 1, 1])
     """
-    h, r = check_dims(head_dim, rotary_dim)
-    b = check_base(base)
-    check_scaling(scaling)
+    if isinstance(head_dim, RopeConfig):
+        spec = spec_of(head_dim, None, base=base, scaling=scaling, rotary_dim=rotary_dim, sections=sections,
+                       section_layout=section_layout, ladder=ladder)
+    else:
+        spec = rope_spec(head_dim, rotary_dim=rotary_dim, base=base, scaling=scaling, sections=sections,
+                         section_layout=section_layout, ladder=ladder)
+    return spec_frequencies(spec, seq_len)
+
+
+def spec_frequencies(spec: RopeConfig, seq_len: Any = None) -> RopeFrequencies:
+    """The frequencies of a checked spec at ``seq_len`` (checked here): one cached object per rotation."""
     n = None if seq_len is None else check_seq_len(seq_len)
-    sec = check_sections(sections, section_layout, ladder)
-    check_multi_axis(sec, r, scaling)
+    h, r, b, scaling, sec = spec.head_dim, int(spec.rotary_dim or spec.head_dim), spec.base, spec.scaling, \
+        spec.multi_axis
     # Keyed on what of seq_len matters (the effective length or base), so one
     # entry never serves two rotations and equal rotations share one entry.
     key = (h, r, b, scaling, None if scaling is None else scaling.cache_key(n), sec)

@@ -21,15 +21,15 @@ as ``Qwen2VLTextConfig`` maps it), and ``"axial"``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from typing import Any
 
 from .._compile import outside_compile
 from ..errors import MAX_POSITION, PosEncError, check_base, check_channels, check_int, check_real, show_value
-from .frequencies import rope_frequencies
+from .frequencies import spec_frequencies
 from .hf_families import Plan, plan
 from .hf_scalings import register_builtins
 from .registry import is_scaling, registered_rope_types, scaling_factory
+from .spec import RopeConfig
 
 __all__ = ["RopeConfig", "from_hf_config", "rope_layer_plan"]
 
@@ -46,46 +46,6 @@ _MROPE_MODELS: dict[str, tuple[bool, tuple[int, ...]]] = {
 _AXIAL_MODELS = ("qwen2_vl_vision",)  # Qwen2VLVisionConfig.default_rope_type = "axial"
 
 register_builtins()
-
-
-@dataclass(frozen=True)
-class RopeConfig:
-    """A model's RoPE, as posenc's arguments.
-
-    Attributes:
-        head_dim: channels per head (``head_dim`` or hidden_size/num_attention_heads).
-        rotary_dim: channels rotated, int(head_dim·partial_rotary_factor).
-        base: ``rope_theta``.
-        scaling: a :mod:`posenc.rope.scaling` variant, or None.
-        max_position: ``max_position_embeddings`` (None if the config has none).
-        layout: the pairs the model's modeling code rotates: ``"half"``
-            (``rotate_half``, most families) or ``"interleaved"`` (GPT-J and
-            CodeGen's ``rotate_every_two``; GLM, Cohere, ERNIE 4.5, Helium;
-            the complex form of Llama 4 and DeepSeek-V2; DeepSeek-V3 with
-            ``rope_interleave``): see :data:`posenc.rope.hf_families.INTERLEAVED`.
-        sections: multi-axis RoPE: pairs per position axis (``mrope_section``;
-            ``(head_dim/4, head_dim/4)`` for axial), or None.
-        section_layout: ``"interleaved"`` when ``mrope_interleaved`` (Qwen3-VL),
-            else ``"contiguous"``.
-        ladder: ``"per_axis"`` for axial RoPE, else ``"shared"``.
-    """
-
-    head_dim: int
-    rotary_dim: int
-    base: float
-    scaling: Any
-    max_position: int | None
-    layout: str = "half"
-    sections: tuple[int, ...] | None = None
-    section_layout: str = "contiguous"
-    ladder: str = "shared"
-
-    def kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for :func:`posenc.rope.rope_frequencies` and friends."""
-        out: dict[str, Any] = {"base": self.base, "scaling": self.scaling, "rotary_dim": self.rotary_dim}
-        if self.sections is not None:
-            out.update(sections=self.sections, section_layout=self.section_layout, ladder=self.ladder)
-        return out
 
 
 def _as_dict(config: Any) -> Mapping[str, Any]:
@@ -188,13 +148,14 @@ def _one(p: Plan, rope: Mapping[str, Any]) -> RopeConfig:
         raise PosEncError(f"the factory registered for rope_type {rope_type!r} returned {show_value(scaling)}, "
                           "not a scaling (None or an object with scale() and cache_key())")
     sections, interleaved = _multi_axis(rope, cfg.get("model_type"), rope_type, head_dim, rotary_dim)
-    out = RopeConfig(head_dim, rotary_dim, base, scaling, max_pos, layout=p.layout)
+    multi: dict[str, Any] = {"layout": p.layout}  # the family's pair layout (hf_families), checked by the spec
     if sections is not None:
-        out = replace(out, sections=sections, section_layout="interleaved" if interleaved else "contiguous",
-                      ladder="per_axis" if rope_type == "axial" else "shared")
-    # everything must fit the rotary dimension: check now, naming the config keys
+        multi |= {"sections": sections, "section_layout": "interleaved" if interleaved else "contiguous",
+                 "ladder": "per_axis" if rope_type == "axial" else "shared"}
+    # everything must fit the rotary dimension: the spec checks it, and the message names the config keys
     try:
-        rope_frequencies(head_dim, **out.kwargs())
+        out = RopeConfig(head_dim, rotary_dim, base, scaling, max_pos, **multi)
+        spec_frequencies(out)  # a scaling's own lengths (LongRoPE's factors) meet the rotary dimension here
     except PosEncError as exc:
         what = f"mrope_section {list(sections)}" if sections is not None else f"the {rope_type!r} rope dict"
         raise PosEncError(f"{what} does not fit this config: {exc}") from None

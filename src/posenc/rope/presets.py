@@ -48,15 +48,16 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from .._registry import Registry
 from ..errors import MAX_D_MODEL, PosEncError, check_base, check_int, check_positions, show_value
 from ..memory import check_size
-from .hf_config import RopeConfig
+from ..registry import Registry
+from ..vocabulary import PairLayout
+from .spec import RopeConfig
 
 __all__ = ["ROPE_PRESETS", "dinov3_coords", "eva02_coords", "rope_preset"]
 
 
-def _axial(head_dim: int, pairs: tuple[int, ...], base: float, layout: str) -> RopeConfig:
+def _axial(head_dim: int, pairs: tuple[int, ...], base: float, layout: PairLayout) -> RopeConfig:
     if min(pairs) < 1:
         raise PosEncError(f"head_dim={head_dim} leaves an axis no rotary pair (pairs per axis {pairs}): "
                           "use a wider head")
@@ -107,7 +108,7 @@ def _qwen2_vl_vision(head_dim: Any = 80, base: Any = 10000.0) -> RopeConfig:
 
 #: name -> builder ``f(head_dim=..., base=...) -> RopeConfig``; :func:`rope_preset` resolves names.
 ROPE_PRESETS: Registry[Callable[..., RopeConfig]] = Registry(
-    type(_flux), "a RoPE preset builder",
+    "a RoPE preset builder", type(_flux),
     {"flux": lambda: _flux, "wan": lambda: _wan, "cogvideox": lambda: _cogvideox, "eva02": lambda: _eva02,
      "dinov3": lambda: _dinov3, "qwen2-vl-vision": lambda: _qwen2_vl_vision})
 

@@ -17,20 +17,27 @@ What any scaling must offer (the gate of :func:`posenc.rope_frequencies`) is
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from .._compile import outside_compile
 from ..errors import PosEncError, show_value
+from ..registry import Registry
 
-__all__ = ["ScalingFactory", "is_scaling", "register_scaling", "registered_rope_types", "scaling_factory"]
+__all__ = [
+    "SCALING_FACTORIES",
+    "ScalingFactory",
+    "is_scaling",
+    "register_scaling",
+    "registered_rope_types",
+    "scaling_factory",
+]
 
 #: ``factory(rope_dict, config_dict) -> scaling | None``
 ScalingFactory = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
 
-_LOCK = threading.Lock()
-_FACTORIES: dict[str, ScalingFactory] = {}
+#: rope type -> (a zero-argument factory of) its scaling factory: posenc's one :class:`~posenc.registry.Registry`
+SCALING_FACTORIES: Registry[ScalingFactory] = Registry("rope_type")
 
 
 @outside_compile("register_scaling")
@@ -57,22 +64,22 @@ def register_scaling(rope_type: str, factory: ScalingFactory, *, replace: bool =
         raise PosEncError(f"factory must be callable as factory(rope_dict, config_dict), got {show_value(factory)}")
     if not isinstance(replace, bool):
         raise PosEncError(f"replace must be True or False, got {show_value(replace)}")
-    with _LOCK:
-        if rope_type in _FACTORIES and not replace:
-            raise PosEncError(f"rope_type {rope_type!r} is already registered; pass replace=True to replace it")
-        _FACTORIES[rope_type] = factory
+    try:
+        SCALING_FACTORIES.add(rope_type, lambda: factory, key=factory, replace=replace)
+    except PosEncError as exc:
+        raise PosEncError(f"{exc}; pass replace=True to replace it") from None
 
 
 def scaling_factory(rope_type: str) -> ScalingFactory | None:
     """The factory registered for ``rope_type``, or None."""
-    with _LOCK:
-        return _FACTORIES.get(rope_type)
+    if not isinstance(rope_type, str) or rope_type not in SCALING_FACTORIES:
+        return None
+    return SCALING_FACTORIES[rope_type]()
 
 
 def registered_rope_types() -> tuple[str, ...]:
     """Every registered rope type, in registration order."""
-    with _LOCK:
-        return tuple(_FACTORIES)
+    return tuple(SCALING_FACTORIES)
 
 
 def is_scaling(obj: Any) -> bool:

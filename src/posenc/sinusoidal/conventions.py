@@ -64,7 +64,6 @@ __all__ = [
     "Tensor2Tensor",
     "Vaswani",
     "get",
-    "pick_preset",
     "register_convention",
     "resolve",
 ]
@@ -358,4 +357,4 @@ class PositionalEncodings(Convention):
 
 
 # the lookup by name lives beside the presets' classes: posenc.conventions.get, NAMES, resolve, register_convention
-from .presets import NAMES, get, pick_preset, register_convention, resolve  # noqa: E402
+from .presets import NAMES, get, register_convention, resolve  # noqa: E402

@@ -37,7 +37,6 @@ from ..arguments import is_default, set_fields
 from ..errors import PosEncError, check_base, check_channels, check_int, show_value
 from ..exact import Ladder, geometric_ladder
 from ..registry import Registry
-from .conventions import pick_preset
 
 __all__ = [
     "MAE",
@@ -49,6 +48,7 @@ __all__ = [
     "NdPlan",
     "PositionalEncodingsND",
     "get",
+    "register_nd",
     "resolve",
 ]
 
@@ -258,9 +258,8 @@ class PositionalEncodingsND(NdConvention):
         )
 
 
-_PRESETS = Registry[NdConvention]("n-D convention")
-for _c in (Axial, MAE, BigVision, PositionalEncodingsND):
-    _PRESETS.add(_c.name, _c)
+_PRESETS = Registry[NdConvention]("an n-D preset (posenc.sinusoidal.conventions_nd)", NdConvention,
+                                  {c.name: c for c in (Axial, MAE, BigVision, PositionalEncodingsND)})
 
 #: The n-D preset names :func:`get` knows.
 NAMES = tuple(_PRESETS)
@@ -273,7 +272,15 @@ def get(convention: Any) -> NdConvention:
     >>> get("big_vision")
     BigVision(temperature=10000.0)
     """
-    return pick_preset(convention, NdConvention, _PRESETS, "an n-D preset (posenc.sinusoidal.conventions_nd)")
+    return _PRESETS.get(convention, "convention")
+
+
+def register_nd(name: str, preset: Any) -> None:
+    """Make ``encode_nd(..., convention=name)`` (and ``grid``) use ``preset``, an n-D preset or a factory of one.
+
+    What :func:`posenc.register_convention` does with an n-D preset.
+    """
+    _PRESETS.register(name, preset)
 
 
 def resolve(convention: Any = None, *, base: Any = 10000.0) -> NdConvention:

@@ -7,8 +7,7 @@ registered preset works wherever a built-in does (``encode``, ``table``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from .._compile import outside_compile
 from ..arguments import is_default
@@ -16,44 +15,39 @@ from ..errors import PosEncError, show_value
 from ..registry import Registry
 from .conventions import Convention, Fairseq, HFMarian, Keras, PositionalEncodings, Tensor2Tensor, Vaswani
 
-__all__ = ["NAMES", "get", "pick_preset", "register_convention", "resolve"]
+__all__ = ["NAMES", "get", "register_convention", "resolve"]
 
 #: The presets :func:`get` knows by name: the built-ins, then any :func:`register_convention` adds.
-_PRESETS = Registry[Convention]("convention")
-for _c in (Vaswani, Tensor2Tensor, Fairseq, HFMarian, Keras, PositionalEncodings):
-    _PRESETS.add(_c.name, _c)
+_PRESETS = Registry[Convention]("a posenc.conventions preset", Convention,
+                                {c.name: c for c in (Vaswani, Tensor2Tensor, Fairseq, HFMarian, Keras,
+                                                     PositionalEncodings)})
 
 #: The built-in preset names (:func:`get` also knows those registered since).
 NAMES = tuple(_PRESETS)
 
 
 @outside_compile("register_convention")
-def register_convention(name: str, preset: Convention | Callable[[], Convention]) -> None:
+def register_convention(name: str, preset: Any) -> None:
     """Make ``encode(..., convention=name)`` (and every entry point taking a convention) use ``preset``.
 
     Args:
         name: the new name; a name is registered once (the built-ins' included).
         preset: a :class:`Convention` (frozen, so one instance serves every
-            call), or a callable returning one (a preset class at its defaults).
+            call), or a callable returning one (a preset class at its
+            defaults); or an n-D preset
+            (:class:`~posenc.sinusoidal.conventions_nd.NdConvention`, or its
+            class), which ``encode_nd`` and ``grid`` then find by ``name``.
 
     >>> register_convention("doc-base-100", Vaswani(base=100.0))
     >>> get("doc-base-100")
     Vaswani(base=100.0, layout='interleaved')
     """
-    if isinstance(preset, Convention):
-        _PRESETS.add(name, lambda: preset, key=preset)
+    from .conventions_nd import NdConvention, register_nd  # the n-D family sits above this one
+
+    if isinstance(preset, NdConvention) or (isinstance(preset, type) and issubclass(preset, NdConvention)):
+        register_nd(name, preset)
         return
-    if not callable(preset):
-        raise PosEncError(f"preset must be a posenc.conventions preset or a callable returning one, "
-                          f"got {show_value(preset)}")
-
-    def made() -> Convention:
-        conv = preset()
-        if not isinstance(conv, Convention):
-            raise PosEncError(f"convention {name!r} made {show_value(conv)}, not a posenc.conventions preset")
-        return conv
-
-    _PRESETS.add(name, made, key=preset)
+    _PRESETS.register(name, preset)
 
 
 @outside_compile("conventions.get")
@@ -65,20 +59,7 @@ def get(convention: Any) -> Convention:
     >>> get(Fairseq(padding_idx=0)).padding_idx
     0
     """
-    return pick_preset(convention, Convention, _PRESETS, "a posenc.conventions preset")
-
-
-T = TypeVar("T")
-
-
-def pick_preset(value: Any, kind: type[T], presets: Mapping[str, Callable[[], T]], what: str) -> T:
-    """``value`` itself when it is a ``kind``, else the preset named ``value`` at its defaults."""
-    if isinstance(value, kind):
-        return value
-    if isinstance(value, str) and value in presets:
-        return presets[value]()
-    names = ", ".join(repr(n) for n in presets)
-    raise PosEncError(f"convention must be {what} or one of {names}, got {show_value(value)}")
+    return _PRESETS.get(convention, "convention")
 
 
 def resolve(convention: Any = None, *, base: Any = 10000.0, layout: Any = "interleaved") -> Convention:

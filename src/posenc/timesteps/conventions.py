@@ -50,10 +50,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._registry import Registry
 from ..errors import MAX_BASE, PosEncError, check_base, check_channels, check_real, show_value
 from ..exact import Ladder, geometric_ladder
 from ..exact.core import split, two_prod
+from ..registry import Registry
 
 __all__ = [
     "CONVENTIONS",
@@ -293,7 +293,7 @@ class Flux(TimestepConvention):
 
 
 #: name -> zero-argument factory of each preset; :func:`register` adds to it.
-CONVENTIONS: Registry[TimestepConvention] = Registry(TimestepConvention, "a posenc.timesteps preset",
+CONVENTIONS: Registry[TimestepConvention] = Registry("a posenc.timesteps preset", TimestepConvention,
     {c.name: c for c in (Diffusers, DDPM, GuidedDiffusion, Flux)})
 
 
@@ -313,4 +313,4 @@ def get(convention: Any) -> TimestepConvention:
     >>> get("guided-diffusion")
     GuidedDiffusion(max_period=10000.0)
     """
-    return CONVENTIONS.get(convention)
+    return CONVENTIONS.get(convention, "convention")

@@ -1,0 +1,221 @@
+"""The ALiBi variants (the paper's, BLOOM's, MPT's), their slopes, and the registry of variants by name.
+
+Each variant is a frozen dataclass; :func:`register_alibi` adds one by name
+(:data:`ALIBI_VARIANTS`, posenc's one :class:`~posenc.registry.Registry`), so
+every ALiBi entry point finds a user's variant as it finds a built-in. What
+each variant means, and where its slopes come from: :mod:`posenc.bias.alibi`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._compile import outside_compile
+from ..arguments import set_fields
+from ..errors import MAX_D_MODEL, PosEncError, check_int, check_real
+from ..exact import decimal_context
+from ..registry import Registry
+
+__all__ = [
+    "ALIBI_CONVENTIONS",
+    "ALIBI_VARIANTS",
+    "AlibiConvention",
+    "Bloom",
+    "Mpt",
+    "Press",
+    "alibi_convention",
+    "is_variant",
+    "register_alibi",
+]
+
+
+with decimal_context(60):
+    _LN2 = Decimal(2).ln()
+
+
+@lru_cache(maxsize=8192)
+def _pow2(exponent: Fraction) -> float:
+    """2**(-exponent), correctly rounded to float64 (50 digits, then one rounding)."""
+    if exponent.denominator == 1:
+        return math.ldexp(1.0, -exponent.numerator)  # a power of two: exact
+    with decimal_context(50):
+        x = Decimal(exponent.numerator) / Decimal(exponent.denominator)
+        return float((-x * _LN2).exp())
+
+
+def _geometric(n: int) -> list[Fraction]:
+    """Exponents of the paper's power-of-two rule: 8k/n, k = 1 … n."""
+    return [Fraction(8 * k, n) for k in range(1, n + 1)]
+
+
+@lru_cache(maxsize=256)
+def _press_slopes(n_heads: int) -> tuple[float, ...]:
+    p = 1 << (n_heads.bit_length() - 1)  # 2**floor(log2 n)
+    exps = _geometric(p)
+    if p != n_heads:
+        exps += _geometric(2 * p)[0::2][: n_heads - p]  # k = 1, 3, 5, … of the 2p rule
+    return tuple(_pow2(e) for e in exps)
+
+
+@lru_cache(maxsize=256)
+def _mpt_slopes(n_heads: int, bias_max: float) -> tuple[float, ...]:
+    big = 1 << (n_heads - 1).bit_length()  # 2**ceil(log2 n)
+    step = Fraction(bias_max) / big  # a float is a dyadic rational: exact
+    exps = [step * k for k in range(1, big + 1)]
+    if big != n_heads:
+        exps = (exps[1::2] + exps[0::2])[:n_heads]
+    return tuple(_pow2(e) for e in exps)
+
+
+def _check_heads(n_heads: Any) -> int:
+    # each head has at least one channel: no model has more heads than the widest encoding has channels
+    return check_int(n_heads, "n_heads", minimum=1, maximum=MAX_D_MODEL)
+
+
+@dataclass(frozen=True)
+class Press:
+    """The paper's ALiBi: ``−m·(i − j)`` for the keys j ≤ i of query i.
+
+    Slopes from the paper's ``get_slopes`` (ofirpress/attention_with_linear_biases,
+    ``fairseq/models/transformer.py``). Without ``causal`` the bias is the
+    symmetric ``−m·|i − j|``, as x-transformers' ``AlibiPositionalBias``
+    and bidirectional encoders using ALiBi (MosaicBERT) apply it.
+
+    >>> Press().slopes(4).tolist()
+    [0.25, 0.0625, 0.015625, 0.00390625]
+    """
+
+    name: ClassVar[str] = "press"
+
+    def slopes(self, n_heads: int) -> np.ndarray:
+        """float64 ``[n_heads]``, head 0 first."""
+        return np.array(_press_slopes(_check_heads(n_heads)))
+
+    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
+        """t with bias = m·t, broadcastable to ``[..., q, k]``.
+
+        Query positions ``[..., q, 1]``, key positions ``[..., 1, k]``, the last
+        key's ``[..., 1, 1]``: NumPy arrays or torch tensors (operators only).
+        """
+        diff = k_pos - q_pos
+        return diff if causal else -abs(diff)
+
+    def reach(self, lo: float, hi: float) -> float:
+        """The largest |t| when every position lies in [lo, hi]."""
+        return hi - lo
+
+
+@dataclass(frozen=True)
+class Bloom(Press):
+    """BLOOM's ALiBi: ``m·j``, j the key's position, whatever the query.
+
+    HF ``models/bloom/modeling_bloom.py``: ``build_alibi_tensor`` multiplies
+    the slopes by ``(attention_mask.cumsum(-1) − 1) * attention_mask``, the
+    position of each key counting real tokens only (so a left-padded row
+    starts at 0 at its first token); shape ``[b·n_h, 1, k_len]``, broadcast
+    over the queries. It equals the paper's form under softmax, row by row.
+    Slopes: the paper's (``_get_alibi_slopes``).
+
+    >>> Bloom().slopes(2).tolist()
+    [0.0625, 0.00390625]
+    """
+
+    name: ClassVar[str] = "bloom"
+
+    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
+        return k_pos
+
+    def reach(self, lo: float, hi: float) -> float:
+        return max(abs(lo), abs(hi))
+
+
+@dataclass(frozen=True)
+class Mpt:
+    """MPT's ALiBi: ``m·(j − (k_len − 1))``, the key's position relative to the last key.
+
+    HF ``models/mpt/modeling_mpt.py``: ``build_mpt_alibi_tensor(num_heads,
+    sequence_length, alibi_bias_max=8)`` (copied from mosaicml/llm-foundry):
+    slopes ``1 / 2**(k·alibi_bias_max/P)``, k = 1 … P = 2**ceil(log2 n),
+    reordered ``concat(s[1::2], s[::2])[:n]`` when n < P. With explicit
+    positions, posenc measures from the last key's position.
+
+    >>> Mpt().slopes(2).tolist(), Mpt(alibi_bias_max=4).slopes(2).tolist()
+    ([0.0625, 0.00390625], [0.25, 0.0625])
+    """
+
+    name: ClassVar[str] = "mpt"
+    alibi_bias_max: float = 8.0  # the largest exponent: the last slope of a power-of-two head count is 2**-this
+
+    @outside_compile("bias.alibi.Mpt")
+    def __post_init__(self) -> None:
+        b = check_real(self.alibi_bias_max, "alibi_bias_max")
+        if not 0 < b <= 1000:
+            # past ~1074 the slopes underflow to zero in float64
+            raise PosEncError(f"alibi_bias_max must be > 0 and <= 1000, got {self.alibi_bias_max!r}")
+        set_fields(self, alibi_bias_max=b)
+
+    def slopes(self, n_heads: int) -> np.ndarray:
+        """float64 ``[n_heads]``, head 0 first."""
+        return np.array(_mpt_slopes(_check_heads(n_heads), self.alibi_bias_max))
+
+    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
+        return k_pos - k_last
+
+    def reach(self, lo: float, hi: float) -> float:
+        return hi - lo
+
+
+#: An ALiBi variant: a built-in, or any object with ``slopes``, ``coefficient`` and ``reach`` (registered ones).
+AlibiConvention = Press | Bloom | Mpt | Any
+
+
+def is_variant(obj: Any) -> bool:
+    """An ALiBi variant: an instance (not a class) with ``slopes(n_heads)``, ``coefficient(...)`` and ``reach``."""
+    if isinstance(obj, (Press, Mpt)):
+        return True
+    return not isinstance(obj, type) and all(callable(getattr(obj, m, None)) for m in ("slopes", "coefficient",
+                                                                                         "reach"))
+
+
+#: Every ALiBi variant by name: the built-ins and those :func:`register_alibi` adds.
+ALIBI_VARIANTS: Registry[AlibiConvention] = Registry(
+    "a Press/Bloom/Mpt instance (or a variant with slopes, coefficient and reach)", is_variant)
+for _v in (Press(), Bloom(), Mpt()):
+    ALIBI_VARIANTS.register(_v.name, _v)
+
+#: The built-in conventions by name; ``Mpt(alibi_bias_max=…)`` for other MPT settings
+#: (:data:`ALIBI_VARIANTS` holds those registered since).
+ALIBI_CONVENTIONS: Mapping[str, AlibiConvention] = MappingProxyType({n: ALIBI_VARIANTS.get(n) for n in ALIBI_VARIANTS})
+
+
+@outside_compile("register_alibi")
+def register_alibi(name: str, variant: Any) -> None:
+    """Make ``alibi_bias(..., convention=name)`` (and every ALiBi entry point) use ``variant``.
+
+    Args:
+        name: the new name; a name is registered once (the built-ins' included).
+        variant: a frozen instance with ``slopes(n_heads)`` (float64
+            ``[n_heads]``), ``coefficient(q_pos, k_pos, k_last, causal)`` (t
+            with bias = m·t, from array operators only, so the torch and JAX
+            forms run it too) and ``reach(lo, hi)`` (the largest |t|), such as a
+            :class:`Press` subclass; or a zero-argument factory of one.
+
+    >>> register_alibi("doc-mpt-16", Mpt(alibi_bias_max=16))
+    >>> alibi_convention("doc-mpt-16").slopes(2).tolist()
+    [0.00390625, 1.52587890625e-05]
+    """
+    ALIBI_VARIANTS.register(name, variant)
+
+
+def alibi_convention(convention: Any) -> AlibiConvention:
+    """The variant named (``"press"``, ``"bloom"``, ``"mpt"``, or one registered) or given as an instance."""
+    return ALIBI_VARIANTS.get(convention, "convention")

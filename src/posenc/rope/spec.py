@@ -1,0 +1,181 @@
+"""The RoPE spec: one frozen :class:`RopeConfig` holds a rotation's frequencies and pair layout, checked once.
+
+Every RoPE entry point (:func:`posenc.rope_frequencies`, :func:`posenc.rope_cos_sin`,
+:func:`posenc.apply_rope`, the JAX and torch forms) builds one of these from
+its keyword arguments, or takes one a caller built (from
+:func:`posenc.from_hf_config`, :func:`posenc.rope_preset` or by hand), and then
+checks only what the call adds: x and the positions. So a setting is
+validated in one place, here, whatever the entry point.
+
+>>> cfg = RopeConfig(64, base=500000.0)
+>>> cfg.rotary_dim, cfg.layout, cfg.multi_axis
+(64, 'half', None)
+>>> RopeConfig(8, sections=(2, 2), ladder="per_axis").multi_axis
+Sections(sizes=(2, 2), layout='contiguous', ladder='per_axis')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._compile import outside_compile
+from .._concurrency import BoundedCache
+from ..arguments import is_default, set_fields
+from ..errors import MAX_POSITION, PosEncError, check_base, check_d_model, check_int, show_value
+from ..layout import check_pair_layout
+from ..vocabulary import LadderSharing, PairLayout, SectionLayout
+from .registry import is_scaling
+from .scaling import SCALINGS
+from .sections import Sections, check_sections
+
+__all__ = ["RopeConfig", "check_dims", "check_multi_axis", "check_scaling", "rope_spec", "spec_of"]
+
+
+def check_scaling(scaling: Any) -> None:
+    """None, a built-in variant, or any hashable object with ``scale`` and ``cache_key`` (a registered one)."""
+    if scaling is not None and not isinstance(scaling, SCALINGS) and not is_scaling(scaling):
+        names = ", ".join(c.__name__ for c in SCALINGS)
+        raise PosEncError(
+            f"scaling must be None, one of {names} (posenc.rope.scaling), or a hashable object with "
+            f"scale() and cache_key() (posenc.register_scaling), got {scaling!r}"[:300]
+        )
+
+
+def check_dims(head_dim: Any, rotary_dim: Any) -> tuple[int, int]:
+    """(head_dim, rotary_dim): positive even integers, rotary_dim <= head_dim (default head_dim)."""
+    h = check_d_model(head_dim, "head_dim")
+    if rotary_dim is None:
+        return h, h
+    r = check_d_model(rotary_dim, "rotary_dim")
+    if r > h:
+        raise PosEncError(f"rotary_dim must be <= head_dim = {show_value(h)}, got {show_value(r)}")
+    return h, r
+
+
+def check_multi_axis(sections: Sections | None, rotary_dim: int, scaling: Any) -> None:
+    """Sections must cover the rotary pairs exactly; per-axis ladders take no scaling."""
+    if sections is None:
+        return
+    if sections.pairs != rotary_dim // 2:
+        raise PosEncError(
+            f"sections {sections.shown} hold {sections.pairs} pairs; the rotary dimension {rotary_dim} has "
+            f"{rotary_dim // 2} (sections count pairs: they sum to rotary_dim / 2)"
+        )
+    if sections.ladder == "per_axis" and scaling is not None:
+        raise PosEncError(
+            f"ladder='per_axis' takes no scaling (each axis has its own ladder), got {scaling!r}"[:300]
+        )
+
+
+@dataclass(frozen=True)
+class RopeConfig:
+    """A RoPE: its frequencies and its pair layout, validated once when built (the RoPE spec).
+
+    Pass it whole (``apply_rope(x, positions, spec=cfg)``,
+    ``rope_cos_sin(positions, cfg)``, ``rope_frequencies(cfg)``) or spread
+    (``apply_rope(x, positions, layout=cfg.layout, **cfg.kwargs())``): the same bits.
+
+    Attributes:
+        head_dim: channels per head (``head_dim`` or hidden_size/num_attention_heads).
+        rotary_dim: channels rotated, int(head_dim·partial_rotary_factor); None
+            (the default) means head_dim.
+        base: θ, ``rope_theta``.
+        scaling: a :mod:`posenc.rope.scaling` variant, a registered scaling
+            (:func:`posenc.register_scaling`), or None.
+        max_position: ``max_position_embeddings`` (None if the config has none).
+        layout: the pairs the model's modeling code rotates: ``"half"``
+            (``rotate_half``, most families) or ``"interleaved"`` (GPT-J and
+            CodeGen's ``rotate_every_two``; GLM, Cohere, ERNIE 4.5, Helium;
+            the complex form of Llama 4 and DeepSeek-V2; DeepSeek-V3 with
+            ``rope_interleave``): see :data:`posenc.rope.hf_families.INTERLEAVED`.
+        sections: multi-axis RoPE: pairs per position axis (``mrope_section``;
+            ``(head_dim/4, head_dim/4)`` for axial), a
+            :class:`~posenc.rope.sections.Sections` (read into the three
+            fields), or None.
+        section_layout: ``"interleaved"`` when ``mrope_interleaved`` (Qwen3-VL),
+            else ``"contiguous"``.
+        ladder: ``"per_axis"`` for axial RoPE, else ``"shared"``.
+
+    Raises:
+        PosEncError: for any bad field or combination (sections that do not
+            cover the rotary pairs, per-axis ladders with a scaling).
+    """
+
+    head_dim: int
+    rotary_dim: int | None = None  # None: every channel rotates
+    base: float = 10000.0  # the paper's θ
+    scaling: Any = None  # plain RoPE
+    max_position: int | None = None  # unknown: no config said
+    layout: PairLayout = "half"  # HF's rotate_half
+    sections: tuple[int, ...] | None = None  # 1-D RoPE
+    section_layout: SectionLayout = "contiguous"  # Qwen2-VL's
+    ladder: LadderSharing = "shared"  # M-RoPE's one ladder
+    #: the checked multi-axis split (None for 1-D): what the compute functions read
+    multi_axis: Sections | None = field(default=None, init=False, repr=False, compare=False)
+
+    @outside_compile("RopeConfig")
+    def __post_init__(self) -> None:
+        h, r = check_dims(self.head_dim, self.rotary_dim)
+        b = check_base(self.base)
+        check_scaling(self.scaling)
+        lay = check_pair_layout(self.layout)
+        sec = check_sections(self.sections, self.section_layout, self.ladder)
+        check_multi_axis(sec, r, self.scaling)
+        mp = self.max_position
+        if mp is not None:
+            mp = check_int(mp, "max_position", minimum=1, maximum=int(MAX_POSITION))
+        set_fields(self, head_dim=h, rotary_dim=r, base=b, max_position=mp, layout=lay, multi_axis=sec)
+        if sec is not None:
+            set_fields(self, sections=sec.sizes, section_layout=sec.layout, ladder=sec.ladder)
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`posenc.rope.rope_frequencies` and friends (all but layout)."""
+        out: dict[str, Any] = {"base": self.base, "scaling": self.scaling, "rotary_dim": self.rotary_dim}
+        if self.sections is not None:
+            out.update(sections=self.sections, section_layout=self.section_layout, ladder=self.ladder)
+        return out
+
+
+_SPECS = BoundedCache["RopeConfig"](256)
+
+
+def rope_spec(head_dim: Any, **given: Any) -> RopeConfig:
+    """``RopeConfig(head_dim, **given)``, shared between calls with the same arguments (the keyword forms' path).
+
+    Keyed on each argument's type and value, so ``True`` never stands for
+    ``1`` nor ``np.float64`` for ``float``; arguments that cannot be hashed
+    (a list of sections, an array) build a fresh spec. Either way the spec
+    was checked once, when it was built.
+    """
+    try:
+        key = (type(head_dim), head_dim, *((k, type(v), v) for k, v in sorted(given.items())))
+        hash(key)
+    except Exception:  # unhashable (a list, an array) or a hostile __hash__: no sharing
+        return RopeConfig(head_dim, **given)
+    return _SPECS.get(key, lambda: RopeConfig(head_dim, **given))
+
+
+#: the keyword arguments a spec replaces, at their defaults
+_SPEC_DEFAULTS: dict[str, Any] = {"base": 10000.0, "scaling": None, "layout": "half", "rotary_dim": None,
+                                  "sections": None, "section_layout": "contiguous", "ladder": "shared"}
+
+
+def spec_of(spec: RopeConfig | None, head_dim: Any, **given: Any) -> RopeConfig:
+    """``spec`` (its head_dim must be ``head_dim`` when that is given), or the spec the keyword arguments mean.
+
+    Beside a spec, the arguments it holds must stay at their defaults: one
+    setting, one place to read it.
+    """
+    if spec is None:
+        return rope_spec(head_dim, **given)
+    if not isinstance(spec, RopeConfig):
+        raise PosEncError(f"spec must be a posenc.RopeConfig (or None), got {show_value(spec)}")
+    clash = [k for k, v in given.items() if not is_default(v, _SPEC_DEFAULTS[k])]
+    if clash:
+        shown = ", ".join(f"{k}={show_value(given[k])}" for k in clash)
+        raise PosEncError(f"{shown}: part of the spec, so leave them out beside spec= "
+                          "(or use dataclasses.replace(spec, ...))")
+    if head_dim is not None and check_d_model(head_dim, "head_dim") != spec.head_dim:
+        raise PosEncError(f"x.shape[-1] (head_dim) is {head_dim}, but the spec's head_dim is {spec.head_dim}")
+    return spec
