@@ -12,7 +12,7 @@ tests/golden/fingerprints.json.
     python tools/fingerprint.py --write        # all three modes; write the file if they agree
 
 Outputs that pass through libm or the framework's own float arithmetic are not
-posenc's and are left out: see the README's "Guarantees". The page's twin of the
+posenc's and are left out: see docs/explanation/guarantees.md. The page's twin of the
 exact path (src/posenc/page/exact.js) runs under node; its bits must equal
 ``posenc.encode``'s (checked here) and the committed digest.
 """

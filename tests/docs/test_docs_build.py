@@ -153,7 +153,7 @@ def test_the_bench_table_is_the_commands_output() -> None:
     assert any("**posenc" in line for line in rows)
 
 
-SHOT_PAGES = ("index.html", "how-to/rope-checkpoint.html")
+SHOT_PAGES = ("index.html", "how-to/rope-checkpoint.html", "how-to/hf-patch.html")
 
 
 @pytest.mark.parametrize("width", [375, 1280])

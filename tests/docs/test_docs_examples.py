@@ -35,7 +35,7 @@ from posenc.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted(
-    [p for p in (ROOT / "README.md", ROOT / "README.short.md") if p.exists()]
+    [ROOT / "README.md"]
     + [p for p in (ROOT / "docs").rglob("*.md") if "generated" not in p.relative_to(ROOT / "docs").parts]
 )
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```", re.S | re.M)

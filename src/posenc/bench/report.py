@@ -119,7 +119,7 @@ def format_report(report: Report) -> str:
 
 
 def format_markdown(report: Report) -> str:
-    """The report as a Markdown table (the README's Speed section), posenc's ratios in bold.
+    """The report as a Markdown table (docs/generated/bench.md, the site's benchmarks page), posenc's ratios in bold.
 
     >>> rows = (Row("t", "floor: fill", 0.02, 1.0, floor_ms=0.02), Row("t", "posenc", 0.03, 1.5, 0.0, None, 0.0, 0.02))
     >>> print(format_markdown(Report("cpu", rows)))

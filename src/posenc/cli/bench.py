@@ -24,7 +24,8 @@ def _setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-scaling", action="store_true", help="skip the time-against-size curve")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the rows as JSON")
-    out.add_argument("--markdown", action="store_true", help="print the rows as a Markdown table (the README's)")
+    out.add_argument("--markdown", action="store_true",
+                     help="print the rows as a Markdown table (the docs' benchmarks page)")
 
 
 def _shape(text: str) -> tuple[int, int]:
