@@ -87,7 +87,7 @@ def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
 
 def _form(module: Any, ropes: dict[str | None, Any]) -> str:
     torch = _torch()
-    from .torch.hf_rotary import output_form, rotary_for
+    from .torch.hf_rotary import output_form, padded, rotary_for
 
     forms = set()
     for kind, rope in ropes.items():
@@ -96,7 +96,7 @@ def _form(module: Any, ropes: dict[str | None, Any]) -> str:
         with torch.no_grad():
             stock = module(x, positions) if kind is None else module(x, positions, layer_type=kind)
         rows = rotary_for(rope).cache.lookup(_PROBE, positions=positions, batch=1)
-        form = output_form(stock, rows[..., 0, :], rows[..., 1, :])
+        form = output_form(stock, *padded(rows[..., 0, :], rows[..., 1, :], rope))
         if form is None:
             raise PosEncError(f"{type(module).__name__} ({'all layers' if kind is None else kind}) computes rows "
                               f"posenc does not reproduce from its config (read as {rope}); not patched")

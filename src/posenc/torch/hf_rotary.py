@@ -31,7 +31,7 @@ from ..errors import PosEncError
 from ..rope.scaling import DynamicNTK
 from .rope import RotaryEmbedding
 
-__all__ = ["FORMS", "PatchedRotary", "PatchedSinCos", "output_form", "rotary_for"]
+__all__ = ["FORMS", "PatchedRotary", "PatchedSinCos", "output_form", "padded", "rotary_for"]
 
 #: the forms of a rotary module's output that posenc reproduces
 FORMS = ("cat", "repeat", "half", "complex")
@@ -62,6 +62,20 @@ def rotary_for(rope: Any, seq_len: int | None = None) -> RotaryEmbedding:
     """posenc's RotaryEmbedding for a :class:`~posenc.RopeConfig` (rows only: its layout is the model's business)."""
     return RotaryEmbedding(rope.head_dim, base=rope.base, scaling=rope.scaling, rotary_dim=rope.rotary_dim,
                            seq_len=seq_len, max_len=0)
+
+
+def padded(cos: torch.Tensor, sin: torch.Tensor, rope: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows ``[..., r/2]`` widened to ``[..., h_d/2]`` with angle 0 (cos 1, sin 0) for Gemma 4's ``"head_half"``.
+
+    transformers' proportional RoPE holds ``inv_freq`` 0 past the k turning
+    pairs and rotates the whole head (:mod:`posenc.rope.proportional`); the
+    padding is exact.
+    """
+    extra = rope.head_dim // 2 - cos.shape[-1]
+    if rope.layout != "head_half" or extra <= 0:
+        return cos, sin
+    ones = torch.ones((*cos.shape[:-1], extra), dtype=cos.dtype, device=cos.device)
+    return torch.cat((cos, ones), dim=-1), torch.cat((sin, torch.zeros_like(ones)), dim=-1)
 
 
 def _format(cos: torch.Tensor, sin: torch.Tensor, form: str) -> Any:
@@ -149,7 +163,8 @@ class PatchedRotary(nn.Module):
         follow(rope, positions, dtype)
         rows = rope.cache.lookup(positions.shape[-1], positions=positions, batch=int(positions.shape[0]),
                                  device=x.device, dtype=dtype, before=rope._follow_length)
-        out = _format(rows[..., 0, :], rows[..., 1, :], self.form)
+        cos_rows, sin_rows = padded(rows[..., 0, :], rows[..., 1, :], self.ropes[kind])
+        out = _format(cos_rows, sin_rows, self.form)
         if self.form == "complex":
             return out
         cos, sin = out
