@@ -21,6 +21,7 @@ from ..memory import check_size, nbytes, shape_of
 from ..vocabulary import PairLayout
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len, tables_work
 from .frequencies import PAIR_LAYOUT, check_dims, check_scaling, rope_frequencies
+from .proportional import HEAD_HALF, rotate_head_half
 from .sections import Sections, check_sections
 from .xpos import check_xpos, xpos_cos_sin
 
@@ -67,7 +68,9 @@ def apply_rope(
         positions: ``[s]``, or any shape that broadcasts to ``x.shape[:-1]``
             (``[b, 1, s]`` for per-row positions of ``[b, n_h, s, h_d]``).
         base, scaling, rotary_dim, seq_len: as :func:`rope_cos_sin`.
-        layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J).
+        layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J);
+            or ``"head_half"``: pairs (i, i + h_d/2), i < rotary_dim/2 (Gemma 4's
+            proportional RoPE, :mod:`posenc.rope.proportional`).
         sections, section_layout, ladder: multi-axis RoPE (M-RoPE, axial), as
             :func:`rope_cos_sin`; positions are then ``[..., n_axes]``, their
             leading shape broadcasting to ``x.shape[:-1]`` (``[s, 3]`` for
@@ -99,7 +102,7 @@ def apply_rope(
         xp_work = 0 if xpos is None else 2 * nbytes((math.prod(arr.shape[:-1]), r), np.float64)  # q, k factors
         check_size(arr.shape, arr.dtype, "apply_rope output",
                    work=tables_work(shape, r, ct) + 2 * nbytes(arr.shape, ct) + xp_work)
-    lay = check_pair_layout(layout)
+    lay = None if layout == HEAD_HALF else check_pair_layout(layout)
     pos = check_positions(positions)
     sec = check_sections(sections, section_layout, ladder)
     xp = check_xpos(xpos, role)
@@ -115,7 +118,7 @@ def apply_rope(
         cos, sin = xpos_cos_sin(pos, freqs, xp, str(role), length, ct, arr.dtype)
     else:
         cos, sin = cos_sin_tables(pos, freqs, ct)
-    return rotate(arr, cos, sin, lay, r)
+    return rotate_head_half(arr, cos, sin, r) if lay is None else rotate(arr, cos, sin, lay, r)
 
 
 def _check_x(x: Any) -> np.ndarray:
