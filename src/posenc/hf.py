@@ -9,7 +9,12 @@ each from its config (:func:`posenc.from_hf_config`, per layer type where the
 layers differ), checks at small positions that posenc's rows reproduce the
 module's output (the form its modeling code reads: see
 :mod:`posenc.torch.hf_rotary`), and swaps it for a module that returns
-posenc's exact rows. :func:`unpatch` puts the originals back.
+posenc's exact rows. :func:`unpatch` puts the originals back. Multi-axis
+RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, GLM-4V: ``position_ids`` ``[3, b, s]``)
+gets each axis's rows, each pair from its section's axis
+(:func:`posenc.torch.hf_rotary.multi_axis_rows`); Gemma 4's proportional
+layers get rows widened with angle 0 (:func:`posenc.torch.hf_rotary.padded`).
+A vision tower's 2-D RoPE is left as it is.
 
 What keeps working: ``generate`` with the KV cache, left padding
 (``position_ids`` from the attention mask are read as given), ``torch.compile``,
