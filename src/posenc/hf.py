@@ -9,7 +9,12 @@ each from its config (:func:`posenc.from_hf_config`, per layer type where the
 layers differ), checks at small positions that posenc's rows reproduce the
 module's output (the form its modeling code reads: see
 :mod:`posenc.torch.hf_rotary`), and swaps it for a module that returns
-posenc's exact rows. :func:`unpatch` puts the originals back.
+posenc's exact rows. :func:`unpatch` puts the originals back. Multi-axis
+RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, GLM-4V: ``position_ids`` ``[3, b, s]``)
+gets each axis's rows, each pair from its section's axis
+(:func:`posenc.torch.hf_rotary.multi_axis_rows`); Gemma 4's proportional
+layers get rows widened with angle 0 (:func:`posenc.torch.hf_rotary.padded`).
+A vision tower's 2-D RoPE is left as it is.
 
 What keeps working: ``generate`` with the KV cache, left padding
 (``position_ids`` from the attention mask are read as given), ``torch.compile``,
@@ -58,7 +63,8 @@ def _rotary_modules(model: Any) -> list[tuple[Any, str, Any]]:
     out = []
     for parent in model.modules():
         for name, child in parent.named_children():
-            if type(child).__name__.endswith("RotaryEmbedding") and any(
+            # a vision tower's 2-D RoPE (Qwen2-VL's VisionRotaryEmbedding …) is left as it is: not read
+            if type(child).__name__.endswith("RotaryEmbedding") and "Vision" not in type(child).__name__ and any(
                     b.endswith("inv_freq") for b, _ in child.named_buffers(recurse=False)):
                 out.append((parent, name, child))
     return out
@@ -78,25 +84,26 @@ def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
     if len(distinct) != 1:
         raise PosEncError(f"{type(module).__name__} serves layers with different RoPE ({sorted(map(str, used))}) "
                           "but takes no layer_type; posenc cannot tell them apart")
-    rope = next(iter(distinct))
-    if rope.sections is not None:
-        raise PosEncError(f"{type(module).__name__}: multi-axis RoPE (mrope_section) is not patched; use "
-                          "posenc.torch.RotaryEmbedding(sections=...) directly")
-    return {None: rope}
+    return {None: next(iter(distinct))}
 
 
 def _form(module: Any, ropes: dict[str | None, Any]) -> str:
     torch = _torch()
-    from .torch.hf_rotary import output_form, rotary_for
+    from .torch.hf_rotary import multi_axis_rows, output_form, padded, rotary_for
 
     forms = set()
     for kind, rope in ropes.items():
         positions = torch.arange(_PROBE).reshape(1, _PROBE)
+        if rope.sections is not None:  # M-RoPE: axes that differ, so that each pair's axis is checked
+            positions = torch.stack([positions * (a + 1) % _PROBE for a in range(len(rope.sections))])
         x = torch.zeros(1, _PROBE, 1, dtype=torch.float32)
         with torch.no_grad():
             stock = module(x, positions) if kind is None else module(x, positions, layer_type=kind)
-        rows = rotary_for(rope).cache.lookup(_PROBE, positions=positions, batch=1)
-        form = output_form(stock, rows[..., 0, :], rows[..., 1, :])
+        flat = positions.reshape(-1, _PROBE)
+        rows = rotary_for(rope).cache.lookup(_PROBE, positions=flat, batch=int(flat.shape[0]))
+        if rope.sections is not None:
+            rows = multi_axis_rows(rows, rope)
+        form = output_form(stock, *padded(rows[..., 0, :], rows[..., 1, :], rope))
         if form is None:
             raise PosEncError(f"{type(module).__name__} ({'all layers' if kind is None else kind}) computes rows "
                               f"posenc does not reproduce from its config (read as {rope}); not patched")

@@ -84,6 +84,15 @@ FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "cohere2": ("Cohere2Config", "Cohere2ForCausalLM", {
         **TINY, "num_hidden_layers": 2, "layer_types": ["sliding_attention", "full_attention"],
         "sliding_window": 512, "rope_theta": 50000.0, "max_position_embeddings": 131072}),
+    # Gemma 4: sliding layers default RoPE over head_dim; full layers proportional RoPE over global_head_dim
+    # (a quarter of its pairs turn, the rest pass through), as google/gemma-4's config.json
+    "gemma4": ("Gemma4TextConfig", "Gemma4ForCausalLM", {
+        **TINY, "num_hidden_layers": 2, "head_dim": 16, "global_head_dim": 32, "hidden_size_per_layer_input": 8,
+        "vocab_size_per_layer_input": 96, "layer_types": ["sliding_attention", "full_attention"],
+        "sliding_window": 512, "max_position_embeddings": 131072,
+        "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                            "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                               "rope_theta": 1000000.0}}}),
 }
 
 

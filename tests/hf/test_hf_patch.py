@@ -116,9 +116,15 @@ def test_from_hf_config_per_layer_is_what_the_modeling_code_uses(name):
             continue
         inv = _stock_inv_freq(model, (getattr(model.config, "layer_types", None) or [None] * n)[i])
         mine = posenc.rope_frequencies(rope.head_dim, **rope.kwargs()).inv_freq
+        if rope.layout == "head_half":  # Gemma 4's proportional RoPE: inv_freq 0 past the pairs that turn
+            assert len(inv) == rope.head_dim // 2 and not inv[len(mine):].any(), (i, inv)
+            inv = inv[:len(mine)]
         # float32 frequencies (Llama 3's blend in float32 steps): a few float32 ulps
         assert mine.shape == inv.shape and np.allclose(mine, inv, rtol=2e-6, atol=0), (i, mine, inv)
-        assert rope.layout == _stock_layout(model, rope.rotary_dim), i
+        if rope.layout == "head_half":  # rotate_half over the whole head: channel 0's partner is h_d/2
+            assert _stock_layout(model, rope.head_dim) == "half", i
+        else:
+            assert rope.layout == _stock_layout(model, rope.rotary_dim), i
     if len({(r is None, r) for r in layers}) > 1:
         with pytest.raises(posenc.PosEncError, match="layer="):
             posenc.from_hf_config(model.config)

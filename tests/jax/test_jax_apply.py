@@ -99,3 +99,13 @@ def test_shapes_are_checked_statically():
         pj.apply_rope(jnp.ones((8, 32), jnp.int32), jnp.arange(8))
     with pytest.raises(posenc.PosEncError, match="layout"):
         pj.apply_rope(jnp.ones((8, 32)), jnp.arange(8), layout="neox")
+
+
+def test_gemma4_head_half_pairs_rotate_like_numpy():
+    """layout="head_half": pairs (i, i + h_d/2) for i < rotary_dim/2 turn, the rest pass through (Gemma 4)."""
+    x = RNG.standard_normal((2, 4, 16, 64)).astype(np.float32)
+    pos = RNG.integers(0, 2**31 - 1, size=(2, 1, 16)).astype(np.int32)
+    got = np.asarray(jax.jit(lambda x, p: pj.apply_rope(x, p, layout="head_half", rotary_dim=16))(x, pos))
+    close(got, posenc.apply_rope(x, pos.astype(np.int64), layout="head_half", rotary_dim=16))
+    kept = np.r_[8:32, 40:64]
+    assert np.array_equal(got[..., kept], x[..., kept]) and not np.array_equal(got[..., :8], x[..., :8])

@@ -123,6 +123,11 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
     ``rotary_dim`` are passed through untouched.
     """
     n = rotary_dim // 2
+    if layout == "head_half":  # Gemma 4's proportional pairs (i, i + h_d/2): posenc.rope.proportional
+        hh = x.shape[-1] // 2
+        a, b = x[..., :n].astype(jnp.float32), x[..., hh:hh + n].astype(jnp.float32)
+        o1, o2 = (a * cos - b * sin).astype(x.dtype), (b * cos + a * sin).astype(x.dtype)
+        return jnp.concatenate([o1, x[..., n:hh], o2, x[..., hh + n:]], axis=-1)
     xr = x[..., :rotary_dim].astype(jnp.float32)
     if layout == "half":
         x1, x2 = xr[..., :n], xr[..., n:]

@@ -14,6 +14,7 @@ from ..memory import check_size, nbytes, shape_of
 from ..vocabulary import PairLayout
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len, tables_work
 from .frequencies import PAIR_LAYOUT, spec_frequencies
+from .proportional import rotate_head_half
 from .sections import Sections
 from .spec import RopeConfig, rope_spec, spec_of
 from .xpos import check_xpos, xpos_cos_sin
@@ -62,7 +63,9 @@ def apply_rope(
         positions: ``[s]``, or any shape that broadcasts to ``x.shape[:-1]``
             (``[b, 1, s]`` for per-row positions of ``[b, n_h, s, h_d]``).
         base, scaling, rotary_dim, seq_len: as :func:`rope_cos_sin`.
-        layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J).
+        layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J);
+            or ``"head_half"``: pairs (i, i + h_d/2), i < rotary_dim/2 (Gemma 4's
+            proportional RoPE, :mod:`posenc.rope.proportional`).
         sections, section_layout, ladder: multi-axis RoPE (M-RoPE, axial), as
             :func:`rope_cos_sin`; positions are then ``[..., n_axes]``, their
             leading shape broadcasting to ``x.shape[:-1]`` (``[s, 3]`` for
@@ -125,7 +128,10 @@ def rotate_spec(arr: np.ndarray, positions: Any, spec: RopeConfig, seq_len: Any,
         cos, sin = xpos_cos_sin(pos, freqs, xp, str(role), length, ct, arr.dtype)
     else:
         cos, sin = cos_sin_tables(pos, freqs, ct)
-    return rotate(arr, cos, sin, spec.layout, r)
+    lay = spec.layout
+    if lay == "head_half":  # HEAD_HALF, spelled so the Literal narrows
+        return rotate_head_half(arr, cos, sin, r)
+    return rotate(arr, cos, sin, lay, r)
 
 
 def _check_x(x: Any) -> np.ndarray:

@@ -28,6 +28,7 @@ from ..errors import MAX_POSITION, PosEncError, check_base, check_channels, chec
 from .frequencies import spec_frequencies
 from .hf_families import Plan, plan
 from .hf_scalings import register_builtins
+from .proportional import HEAD_HALF, proportional_rotary_dim
 from .registry import is_scaling, registered_rope_types, scaling_factory
 from .spec import RopeConfig
 
@@ -125,18 +126,25 @@ def rope_layer_plan(config: Any) -> tuple[dict[str, RopeConfig | None], tuple[st
     What :func:`from_hf_config` and :func:`posenc.hf.patch` read; each kind once.
     """
     p = plan(_as_dict(config))
-    kinds = {k: (None if rope is None else _one(p, rope)) for k, rope in p.kinds.items()}
+    kinds = {k: (None if rope is None else _one(p, rope, k)) for k, rope in p.kinds.items()}
     return kinds, p.layers
 
 
-def _one(p: Plan, rope: Mapping[str, Any]) -> RopeConfig:
-    """One layer kind's RoPE from its rope dict."""
-    cfg = p.cfg
+def _one(p: Plan, rope: Mapping[str, Any], kind: str) -> RopeConfig:
+    """One layer kind's RoPE from its rope dict (and the kind's per-layer overrides, e.g. Gemma 4's head_dim)."""
+    cfg = {**p.cfg, **p.overrides.get(kind, {})}
     rope_type = _rope_type(cfg, rope)
     theta = rope.get("rope_theta")
     base = check_base(cfg.get("rope_theta", 10000.0) if theta is None else theta, "rope_theta")
     head_dim, source = _head_dim(cfg, rope_type)
-    rotary_dim = _rotary_dim(cfg, rope, head_dim, source)
+    layout = p.layout
+    if rope_type == "proportional":  # pairs (i, i + head_dim/2) of the first k (posenc.rope.proportional)
+        prf = rope.get("partial_rotary_factor")
+        rotary_dim = proportional_rotary_dim(head_dim, 1.0 if prf is None else check_real(prf, "partial_rotary_factor"))
+        if rotary_dim < head_dim and layout == "half":
+            layout = HEAD_HALF
+    else:
+        rotary_dim = _rotary_dim(cfg, rope, head_dim, source)
     max_pos = cfg.get("max_position_embeddings")
     max_pos = None if max_pos is None else check_int(max_pos, "max_position_embeddings", minimum=1,
                                                      maximum=int(MAX_POSITION))
@@ -148,7 +156,7 @@ def _one(p: Plan, rope: Mapping[str, Any]) -> RopeConfig:
         raise PosEncError(f"the factory registered for rope_type {rope_type!r} returned {show_value(scaling)}, "
                           "not a scaling (None or an object with scale() and cache_key())")
     sections, interleaved = _multi_axis(rope, cfg.get("model_type"), rope_type, head_dim, rotary_dim)
-    multi: dict[str, Any] = {"layout": p.layout}  # the family's pair layout (hf_families), checked by the spec
+    multi: dict[str, Any] = {"layout": layout}  # the family's pair layout (hf_families), checked by the spec
     if sections is not None:
         multi |= {"sections": sections, "section_layout": "interleaved" if interleaved else "contiguous",
                  "ladder": "per_axis" if rope_type == "axial" else "shared"}

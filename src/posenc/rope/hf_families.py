@@ -12,7 +12,7 @@ lists one row per family.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import PosEncError, check_int, show_value
@@ -68,6 +68,15 @@ _MROPE_DEFAULT = {"glm4v": [8, 12, 12], "glm4v_text": [8, 12, 12], "glm4v_moe": 
 # default_theta of config classes whose layers have two bases: (full, sliding)
 _TWO_THETAS = {"gemma3_text": (1_000_000.0, 10_000.0), "modernbert": (160_000.0, 10_000.0),
                "modernbert-decoder": (160_000.0, 10_000.0)}
+# Gemma 4's config classes: full-attention layers get head_dim = global_head_dim (default 512) unless
+# per_layer_config is given; with no rope dict, sliding layers are default RoPE at 1e4, full layers
+# proportional RoPE (a quarter of the head) at 1e6
+_GLOBAL_HEAD = ("gemma4_text", "gemma4_unified_text", "diffusion_gemma_text")
+_GEMMA4_ROPE = {"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+                "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                   "rope_theta": 1_000_000.0}}
+# config keys that decide the head width (per_layer_config may set only head_dim of them)
+_HEAD_KEYS = ("hidden_size", "num_attention_heads", "partial_rotary_factor", "rotary_dim", "qk_rope_head_dim")
 # legacy top-level names -> today's (GPT-NeoX: rotary_pct, rotary_emb_base; Falcon/GPT-J files: n_head, n_embd)
 _RENAMES = {"rotary_pct": "partial_rotary_factor", "rotary_emb_base": "rope_theta", "n_head": "num_attention_heads",
             "n_embd": "hidden_size", "n_embed": "hidden_size", "n_layer": "num_hidden_layers"}
@@ -88,6 +97,7 @@ class Plan:
     kinds: Mapping[str, Mapping[str, Any] | None]
     layers: tuple[str, ...] | None  # None: every layer is kind "all"
     layout: str
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # kind -> its layers' config keys
 
 
 def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -172,6 +182,17 @@ def _layer_types(cfg: Mapping[str, Any], model_type: Any, kinds: Mapping[str, An
     return tuple(raw)
 
 
+def _gemma4_layer_types(cfg: Mapping[str, Any]) -> Any:
+    """Gemma4TextConfig.__post_init__: every 6th layer full by default, and the last layer always full."""
+    raw = cfg.get("layer_types")
+    if raw is None and cfg.get("num_hidden_layers") is not None:
+        n = check_int(cfg["num_hidden_layers"], "num_hidden_layers", minimum=1)
+        raw = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(n)]
+    if isinstance(raw, (list, tuple)) and raw:
+        raw = [*raw[:-1], "full_attention"]
+    return raw
+
+
 def _kinds(cfg: Mapping[str, Any], model_type: Any) -> tuple[dict[str, Any], tuple[str, ...] | None]:
     rope = _rope_dict(cfg)
     nested = [k for k, v in rope.items() if isinstance(v, Mapping)]
@@ -251,9 +272,55 @@ def plan(config: Mapping[str, Any]) -> Plan:
             raise PosEncError(f"model_type {model_type!r} needs 'rotary_dim' (null rotates embed_dim channels "
                               "of each head, which the modeling code supports only with one head)")
         cfg.setdefault("rope_theta", 10000.0)
+    if model_type in _GLOBAL_HEAD:
+        if cfg.get("rope_parameters") is None and cfg.get("rope_scaling") is None:
+            cfg["rope_parameters"] = {k: dict(v) for k, v in _GEMMA4_ROPE.items()}
+        cfg["layer_types"] = _gemma4_layer_types(cfg)
     kinds, layers = _kinds(cfg, model_type)
     if model_type in _MROPE_DEFAULT:
         kinds = {k: (v if v is None or "mrope_section" in v else {**v, "mrope_section": _MROPE_DEFAULT[model_type]})
                  for k, v in kinds.items()}
     kinds, layers = _no_rope(cfg, model_type, kinds, layers)
-    return Plan(cfg, kinds, layers, _layout(cfg, model_type))
+    return Plan(cfg, kinds, layers, _layout(cfg, model_type), _overrides(cfg, model_type, layers))
+
+
+def _overrides(cfg: Mapping[str, Any], model_type: Any, layers: tuple[str, ...] | None) -> dict[str, dict[str, Any]]:
+    """Per-layer config keys (``per_layer_config``; Gemma 4's ``global_head_dim``), as one set per layer kind.
+
+    transformers' ``HeterogeneousConfigMixin`` gives layers their own keys;
+    Gemma4TextConfig (and its Unified / Diffusion copies) fills it, when not
+    given, with ``{"head_dim": global_head_dim}`` (default 512) for every
+    full-attention layer. Of the keys, only ``head_dim`` touches RoPE; a
+    rope-related one, or two values within one layer kind, is refused.
+    """
+    raw = cfg.get("per_layer_config")
+    if raw is None and model_type in _GLOBAL_HEAD and layers is not None:
+        head = check_int(cfg.get("global_head_dim", 512), "global_head_dim", minimum=1)
+        raw = {i: {"head_dim": head} for i, kind in enumerate(layers) if kind == "full_attention"}
+    if not raw:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise PosEncError(f"per_layer_config must be a dict of layer index -> config keys, got {show_value(raw)}")
+    if layers is None:
+        n = check_int(cfg.get("num_hidden_layers"), "num_hidden_layers (with per_layer_config)", minimum=1)
+        layers = ("all",) * n
+    found: dict[str, set[Any]] = {}
+    for i, kind in enumerate(layers):
+        entry = raw.get(i, raw.get(str(i), raw.get(f"{i:02d}", {})))
+        if not isinstance(entry, Mapping):
+            raise PosEncError(f"per_layer_config[{i}] must be a dict of config keys, got {show_value(entry)}")
+        bad = sorted(k for k in entry if isinstance(k, str) and k != "head_dim" and (
+            k in _HEAD_KEYS or any(w in k.lower() for w in _ROPE_WORDS)))
+        if bad:
+            raise PosEncError(f"per_layer_config[{i}] sets {bad}, which posenc does not read per layer")
+        found.setdefault(kind, set()).add(entry.get("head_dim"))
+    out = {}
+    for kind, heads in found.items():
+        if len(heads) > 1:
+            shown = sorted(map(str, heads))
+            raise PosEncError(f"per_layer_config gives the {kind!r} layers different head_dim ({shown}); "
+                              "posenc reads one RoPE per layer kind")
+        head = heads.pop()
+        if head is not None:
+            out[kind] = {"head_dim": head}
+    return out

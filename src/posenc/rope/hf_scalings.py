@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import MAX_POSITION, PosEncError, check_int
+from .proportional import proportional_factory
 from .registry import ScalingFactory, register_scaling
 from .scaling import DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 
@@ -141,6 +142,7 @@ _BUILTINS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Any]] = {
     "yarn": _yarn,
     "longrope": _longrope,
     "llama3": _llama3,
+    "proportional": proportional_factory,  # Gemma 4 (posenc.rope.proportional)
 }
 
 

@@ -17,7 +17,7 @@ Sections(sizes=(2, 2), layout='contiguous', ladder='per_axis')
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .._compile import outside_compile
 from .._concurrency import BoundedCache
@@ -25,6 +25,7 @@ from ..arguments import is_default, set_fields
 from ..errors import MAX_POSITION, PosEncError, check_base, check_d_model, check_int, show_value
 from ..layout import check_pair_layout
 from ..vocabulary import LadderSharing, PairLayout, SectionLayout
+from .proportional import HEAD_HALF
 from .registry import is_scaling
 from .scaling import SCALINGS
 from .sections import Sections, check_sections
@@ -88,7 +89,10 @@ class RopeConfig:
             (``rotate_half``, most families) or ``"interleaved"`` (GPT-J and
             CodeGen's ``rotate_every_two``; GLM, Cohere, ERNIE 4.5, Helium;
             the complex form of Llama 4 and DeepSeek-V2; DeepSeek-V3 with
-            ``rope_interleave``): see :data:`posenc.rope.hf_families.INTERLEAVED`.
+            ``rope_interleave``): see :data:`posenc.rope.hf_families.INTERLEAVED`;
+            or ``"head_half"`` (Gemma 4's proportional RoPE: pairs
+            (i, i + head_dim/2) for i < rotary_dim/2, the rest passed
+            through; :mod:`posenc.rope.proportional`).
         sections: multi-axis RoPE: pairs per position axis (``mrope_section``;
             ``(head_dim/4, head_dim/4)`` for axial), a
             :class:`~posenc.rope.sections.Sections` (read into the three
@@ -107,7 +111,7 @@ class RopeConfig:
     base: float = 10000.0  # the paper's θ
     scaling: Any = None  # plain RoPE
     max_position: int | None = None  # unknown: no config said
-    layout: PairLayout = "half"  # HF's rotate_half
+    layout: PairLayout | Literal["head_half"] = "half"  # HF's rotate_half
     sections: tuple[int, ...] | None = None  # 1-D RoPE
     section_layout: SectionLayout = "contiguous"  # Qwen2-VL's
     ladder: LadderSharing = "shared"  # M-RoPE's one ladder
@@ -119,7 +123,7 @@ class RopeConfig:
         h, r = check_dims(self.head_dim, self.rotary_dim)
         b = check_base(self.base)
         check_scaling(self.scaling)
-        lay = check_pair_layout(self.layout)
+        lay = HEAD_HALF if self.layout == HEAD_HALF else check_pair_layout(self.layout)
         sec = check_sections(self.sections, self.section_layout, self.ladder)
         check_multi_axis(sec, r, self.scaling)
         mp = self.max_position

@@ -32,7 +32,7 @@ from ..rope.scaling import DynamicNTK
 from ..rows.window import following
 from .rope import RotaryEmbedding
 
-__all__ = ["FORMS", "PatchedRotary", "PatchedSinCos", "output_form", "rotary_for"]
+__all__ = ["FORMS", "PatchedRotary", "PatchedSinCos", "multi_axis_rows", "output_form", "padded", "rotary_for"]
 
 #: the forms of a rotary module's output that posenc reproduces
 FORMS = ("cat", "repeat", "half", "complex")
@@ -58,6 +58,37 @@ def rotary_for(rope: Any, seq_len: int | None = None) -> RotaryEmbedding:
     """posenc's RotaryEmbedding for a :class:`~posenc.RopeConfig` (rows only: its layout is the model's business)."""
     return RotaryEmbedding(rope.head_dim, base=rope.base, scaling=rope.scaling, rotary_dim=rope.rotary_dim,
                            seq_len=seq_len, max_len=0)
+
+
+def multi_axis_rows(rows: torch.Tensor, rope: Any) -> torch.Tensor:
+    """M-RoPE: 1-D rows ``[n_axes·b, s, 2, r/2]`` of each axis's positions -> ``[b, s, 2, r/2]``, pair i from its axis.
+
+    The ladder is shared (ω_i = θ^(-2i/r) for every pair, as Qwen2-VL's,
+    Qwen3-VL's and GLM-4V's ``inv_freq``); which axis turns pair i is
+    :attr:`~posenc.rope.frequencies.RopeFrequencies.pair_axes` (contiguous
+    sections for Qwen2-VL / GLM-4V, interleaved for Qwen3-VL).
+    """
+    from ..rope.frequencies import rope_frequencies
+
+    pair_axes = rope_frequencies(rope.head_dim, **rope.kwargs()).pair_axes
+    n = len(rope.sections)
+    per_axis = rows.reshape(n, -1, *rows.shape[1:])  # [n, b, s, 2, r/2]
+    index = torch.as_tensor(pair_axes, device=rows.device).reshape(1, 1, 1, 1, -1)
+    return per_axis.gather(0, index.expand(1, *per_axis.shape[1:])).squeeze(0)
+
+
+def padded(cos: torch.Tensor, sin: torch.Tensor, rope: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows ``[..., r/2]`` widened to ``[..., h_d/2]`` with angle 0 (cos 1, sin 0) for Gemma 4's ``"head_half"``.
+
+    transformers' proportional RoPE holds ``inv_freq`` 0 past the k turning
+    pairs and rotates the whole head (:mod:`posenc.rope.proportional`); the
+    padding is exact.
+    """
+    extra = rope.head_dim // 2 - cos.shape[-1]
+    if rope.layout != "head_half" or extra <= 0:
+        return cos, sin
+    ones = torch.ones((*cos.shape[:-1], extra), dtype=cos.dtype, device=cos.device)
+    return torch.cat((cos, ones), dim=-1), torch.cat((sin, torch.zeros_like(ones)), dim=-1)
 
 
 def _format(cos: torch.Tensor, sin: torch.Tensor, form: str) -> Any:
@@ -137,6 +168,9 @@ class PatchedRotary(nn.Module):
         if kind not in self.ropes:
             raise PosEncError(f"layer_type {layer_type!r} is not one this rotary embedding serves "
                               f"({sorted(map(str, self.ropes))})")
+        axes = self.ropes[kind].sections
+        if axes is not None:  # M-RoPE: rows per position axis, then each pair's own axis (below)
+            position_ids = position_ids.expand(len(axes), -1, -1).reshape(-1, position_ids.shape[-1])
         rope = self._module(kind, position_ids)
         positions = position_ids if position_ids.dim() == 2 else position_ids.reshape(1, -1)
         dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
@@ -145,7 +179,10 @@ class PatchedRotary(nn.Module):
         follow(rope, positions, dtype)
         rows = rope.cache.lookup(positions.shape[-1], positions=positions, batch=int(positions.shape[0]),
                                  device=x.device, dtype=dtype, before=rope._follow_length)
-        out = _format(rows[..., 0, :], rows[..., 1, :], self.form)
+        if axes is not None:
+            rows = multi_axis_rows(rows, self.ropes[kind])
+        cos_rows, sin_rows = padded(rows[..., 0, :], rows[..., 1, :], self.ropes[kind])
+        out = _format(cos_rows, sin_rows, self.form)
         if self.form == "complex":
             return out
         cos, sin = out
