@@ -161,3 +161,17 @@ def test_a_length_dependent_scaling_needs_seq_len_for_real_positions():
     got = fixed.cos_sin(3, positions=torch.tensor([0.0, 0.5, 1.0]))[0]
     want = posenc.rope_cos_sin([0.0, 0.5, 1.0], 64, scaling=DynamicNTK(2.0, 16), seq_len=64)[0]
     assert np.array_equal(got.numpy(), want)
+
+
+def test_meta_init_then_to_empty_rewrites_the_ladder_words():
+    cfg = rope_preset("dinov3")
+    with torch.device("meta"):
+        meta = RotaryEmbedding(cfg.head_dim, layout=cfg.layout, **cfg.kwargs())
+    meta.to_empty(device="cpu")  # uninitialised memory, but for the words LadderBuffers writes again
+    ref, _ = _module("dinov3")
+    for name in ("w0", "w1", "w2", "w0h", "w0l", "w1h", "w1l"):
+        assert torch.equal(getattr(meta.angles, name), getattr(ref.angles, name))
+    c = torch.tensor(dinov3_coords(4, 4))
+    x = torch.randn(1, 2, 16, cfg.head_dim, generator=torch.Generator().manual_seed(4))
+    compiled = torch.compile(lambda q, p: meta(q, q, positions=p)[0], fullgraph=True)  # the twin reads the words
+    assert torch.equal(compiled(x, c), ref(x, x, positions=c)[0])

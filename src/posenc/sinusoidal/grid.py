@@ -137,7 +137,9 @@ def encode_nd(
         rows = (math.prod(shape[:-1]) + extra * math.prod(shape[:-2]), check_int(d_model, "d_model", minimum=1))
         dt0 = check_dtype(dtype)
         # the coordinates in float64 (and flattened), and the rows assemble() gathers: about one output
-        check_size(rows, dt0, "encode_nd output", work=3 * math.prod(shape) * 8 + nbytes(rows, dt0))
+        # (with cls_token the points' table is rendered, then copied below the zero rows: one more)
+        work = 3 * math.prod(shape) * 8 + nbytes(rows, dt0) * (2 if extra else 1)
+        check_size(rows, dt0, "encode_nd output", work=work)
     c = check_positions(coords, "coords")
     if c.ndim == 0:
         raise PosEncError(f"coords must be [..., n] (one coordinate per axis), got the scalar {coords!r}")
