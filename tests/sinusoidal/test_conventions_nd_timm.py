@@ -180,3 +180,15 @@ def test_bad_cls_token_is_refused(kw, match):
 def test_cls_token_needs_a_points_axis():
     with pytest.raises(PosEncError, match=r"cls_token needs coords \[\.\.\., m, n\]"):
         posenc.encode_nd([3, 4], 8, cls_token=True)
+
+
+@pytest.mark.parametrize("extra", [1, 2])
+def test_cls_token_count_is_diffusers_extra_tokens(extra):
+    """diffusers' get_2d_sincos_pos_embed(cls_token=True, extra_tokens=k): k zero rows, then MAE's table."""
+    from diffusers.models.embeddings import get_2d_sincos_pos_embed
+
+    ref = get_2d_sincos_pos_embed(64, 16, cls_token=True, extra_tokens=extra, base_size=16, output_type="pt").numpy()
+    got = posenc.encode_nd(posenc.grid(16, 16), 64, convention="mae", cls_token=extra, dtype=np.float64)
+    assert got.shape == ref.shape == (extra + 256, 64)
+    assert not ref[:extra].any() and not got[:extra].any()
+    assert np.max(np.abs(got - ref)) <= 2**-44  # diffusers' float64 libm and ω

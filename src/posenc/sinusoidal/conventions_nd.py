@@ -282,7 +282,7 @@ class Timm(NdConvention):
 
     ``interleave_sin_cos=True`` stacks on dim 2 instead: ``[sin(h·ω) |
     cos(h·ω) | sin(w·ω) | cos(w·ω)]`` (each axis's ``[sin | cos]`` halves,
-    not channel-interleaved; timm's MAE-style models use it).
+    not channel-interleaved).
     ``reverse_coord=True`` reverses ``feat_shape``, so the column
     (``coords[..., 1]``) comes first in the channels — and, in timm, in the
     rows too: timm's table for ``[H, W]`` is then

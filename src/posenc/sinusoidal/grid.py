@@ -106,7 +106,7 @@ def encode_nd(
         cls_token: True to prepend a zero row before the points, the slot
             of the class token (MAE's ``get_2d_sincos_pos_embed(...,
             cls_token=True)``); an integer k >= 0 prepends k (diffusers'
-            ``extra_tokens``, timm's prefix tokens). Needs ``coords
+            ``cls_token=True, extra_tokens=k``). Needs ``coords
             [..., m, n]``: the rows go before the m points.
 
     Returns:
