@@ -143,6 +143,11 @@ def grid(dt: str) -> Iterator[Any]:
     yield posenc.grid(3, 4, 5)
     big = posenc.grid(64, 64).reshape(-1, 2)  # 4096 points × 64: the compiled placement's size
     yield posenc.encode_nd(big, 64, dtype=dt)
+    from posenc.sinusoidal.conventions_nd import Timm
+
+    for flags in ((True, False), (False, True), (True, True)):  # the default Timm() is in convention()
+        yield posenc.encode_nd(big[::7] * 3 + 1, 64, convention=Timm(333.0, *flags), dtype=dt)
+    yield posenc.encode_nd(big[:200].reshape(2, 100, 2), 32, convention="mae", cls_token=True, dtype=dt)
 
 
 def alibi(dt: str) -> Iterator[Any]:
@@ -210,6 +215,10 @@ def torch_family(dt: str) -> Iterator[Any]:
     for seq_len in (None, 2048):
         rot = pt.RotaryEmbedding(64, xpos=posenc.XPos(), seq_len=seq_len, max_len=2048)
         yield from (_torch_array(t) for t in rot(q, k, offset=17))
+    for name, coords in (("eva02", posenc.eva02_coords((8, 12), (7, 7))), ("dinov3", posenc.dinov3_coords(8, 12))):
+        cfg = posenc.rope_preset(name)  # real-valued positions: the torch twin's rows, no table
+        rot = pt.RotaryEmbedding(cfg.head_dim, layout=cfg.layout, **cfg.kwargs())
+        yield from (_torch_array(t) for t in rot(q, k, positions=torch.from_numpy(coords)))
     yield _torch_array(pt.encode(positions(), 32, dtype=tdt))
     yield _torch_array(pt.AlibiBias(12)(5, 9, offset=4, dtype=tdt))
     if dt == "float32":

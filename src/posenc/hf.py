@@ -1,7 +1,17 @@
 """posenc's exact RoPE in a Hugging Face transformers model, in one line (extra ``posenc[hf]``).
 
->>> import posenc.hf                                    # doctest: +SKIP
->>> model = posenc.hf.patch(AutoModelForCausalLM.from_pretrained(name))   # doctest: +SKIP
+``posenc.hf.patch(AutoModelForCausalLM.from_pretrained(name))``; here on a
+tiny model built from its config (no download):
+
+>>> import posenc.hf
+>>> from transformers import LlamaConfig, LlamaForCausalLM
+>>> config = LlamaConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+...                      num_key_value_heads=1, vocab_size=32)
+>>> model = posenc.hf.patch(LlamaForCausalLM(config))
+>>> type(model.model.rotary_emb).__name__
+'PatchedRotary'
+>>> type(posenc.hf.unpatch(model).model.rotary_emb).__name__
+'LlamaRotaryEmbedding'
 
 :func:`patch` finds every rotary embedding of the model (the ``*RotaryEmbedding``
 modules, and GPT-J / CodeGen's ``embed_positions`` tables), reads the RoPE of

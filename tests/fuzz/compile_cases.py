@@ -74,6 +74,8 @@ def _torch_cases() -> dict[str, Call]:
     """posenc.torch: modules built once, eagerly (as a model is), their forward compiled."""
     alibi, t5 = pt.AlibiBias(4), pt.T5RelativeBias(4)
     rope = pt.RotaryEmbedding(8, base=100.0, scaling=posenc.YaRN(4.0, 16))
+    eva = posenc.rope_preset("eva02", head_dim=8)
+    rope_real = pt.RotaryEmbedding(8, layout=eva.layout, **eva.kwargs())
     pe = pt.SinusoidalPositionalEncoding(8, convention="fairseq")
     cache = pt.TableCache(_Ramp(), (2,), stop=16)
     steps, nerf = pt.Timesteps(9, True, 0), pt.NeRFEncoding(4, convention="nerfstudio", include_input=True)
@@ -82,6 +84,9 @@ def _torch_cases() -> dict[str, Call]:
         "AlibiBias": Call(lambda: alibi(3, 5, offset=2), tuple),
         "T5RelativeBias": Call(lambda: t5(3, 5, offset=2), tuple),
         "RotaryEmbedding": Call(lambda x: rope(x, x.float(), offset=3), _x),
+        "RotaryEmbedding.real_positions": Call(lambda x, c: rope_real(x, x, positions=c), lambda: (
+            torch.randn(1, 2, 4, 8, generator=torch.Generator().manual_seed(0)),
+            torch.tensor(posenc.eva02_coords((2, 2), (3, 3))))),
         "SinusoidalPositionalEncoding": Call(lambda x: pe(x[0].float(), offset=5), _x),
         "TableCache": Call(lambda i: cache.lookup(3, positions=i), lambda: (torch.tensor([4, 0, 15]),)),
         "apply_rope": Call(lambda x, t: pt.apply_rope(x, t, base=100.0), lambda: (*_x(), _pos()[0])),
@@ -129,7 +134,7 @@ def _numpy_cases() -> dict[str, Call]:
         "xpos_scale": _on_pos(lambda a: p.xpos_scale(a, 8, role="k", dtype=np.float32)),
         "XPos": Call(lambda: p.XPos(gamma=0.3, scale_base=64.0), tuple),
         "grid": Call(lambda: p.grid(2, 3), tuple),
-        "encode_nd": Call(lambda c: p.encode_nd(c.numpy(), 8, convention="mae"),
+        "encode_nd": Call(lambda c: p.encode_nd(c.numpy(), 8, convention="mae", cls_token=True),
                           lambda: (torch.tensor([[0.0, 1.0], [3.0, 2.0]]),)),
         "grid_report": Call(lambda: p.grid_report((4, 6), 8), tuple),
         "grid_similarity": Call(lambda: p.grid_similarity((3, 4), 8, (1, 2)), tuple),
@@ -144,6 +149,7 @@ def _numpy_cases() -> dict[str, Call]:
         "conventions_nd.Axial": Call(lambda: conventions_nd.Axial(base=100.0), tuple),
         "conventions_nd.MAE": Call(lambda: conventions_nd.MAE(base=100.0), tuple),
         "conventions_nd.BigVision": Call(lambda: conventions_nd.BigVision(temperature=100.0), tuple),
+        "conventions_nd.Timm": Call(lambda: conventions_nd.Timm(temperature=100.0, reverse_coord=True), tuple),
         "conventions.get": Call(lambda: conventions.get("keras").table(3, 8), tuple),
         "conventions.Vaswani": _on_pos(lambda a: conventions.Vaswani(base=100.0).encode(a, 8)),
         "conventions.Tensor2Tensor": _on_pos(lambda a: conventions.Tensor2Tensor(max_timescale=100.0).encode(a, 8)),

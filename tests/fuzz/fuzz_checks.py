@@ -349,8 +349,12 @@ def _check_grid(g: np.ndarray, kw: dict[str, Any]) -> None:
 def _check_encode_nd(out: np.ndarray, kw: dict[str, Any]) -> None:
     c = np.asarray(kw["coords"], dtype=np.float64)
     d = int(kw["d_model"])
-    assert out.shape == (*c.shape[:-1], d) and out.dtype == _dt(kw)
+    extra = int(kw.get("cls_token", False))  # zero rows before the points
+    shape = (*c.shape[:-1], d) if not extra else (*c.shape[:-2], extra + c.shape[-2], d)
+    assert out.shape == shape and out.dtype == _dt(kw)
     assert np.isfinite(out).all() and (np.abs(out) <= 1).all()
+    if extra:
+        assert not out[..., :extra, :].any()
 
 
 def _check_grid_report(r: Any, kw: dict[str, Any]) -> None:

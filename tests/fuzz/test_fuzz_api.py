@@ -307,7 +307,8 @@ CASES: dict[str, Case] = {
     "grid": Case(_grid_call, _kw(SIZE=_SIZES), _check_grid),
     "encode_nd": Case(posenc.encode_nd, _kw(
         COORDS=positions(), D_MODEL=d_models(), base=bases(), dtype=dtypes(),
-        convention=st.one_of(st.none(), st.sampled_from(posenc.conventions_nd.NAMES), junk)), _check_encode_nd),
+        convention=st.one_of(st.none(), st.sampled_from(posenc.conventions_nd.NAMES), junk),
+        cls_token=st.one_of(st.booleans(), small_ints(0, 3), junk)), _check_encode_nd),
     "grid_report": Case(posenc.grid_report, _kw(
         SIZES=_SIZES, D_MODEL=d_models(), base=bases(),
         convention=st.one_of(st.none(), st.sampled_from(posenc.conventions_nd.NAMES), junk)), _check_grid_report),
@@ -339,7 +340,9 @@ CASES: dict[str, Case] = {
         posenc.encode_nd([[0, 1], [3, 2]], 8, convention=obj, dtype=np.float64), {"coords": [[0, 1], [3, 2]],
                                                                                   "d_model": 8, "dtype": np.float64}))
        for c, args in ((posenc.conventions_nd.Axial, _kw(base=bases())), (posenc.conventions_nd.MAE, _kw(base=bases())),
-                       (posenc.conventions_nd.BigVision, _kw(temperature=bases())))},
+                       (posenc.conventions_nd.BigVision, _kw(temperature=bases())),
+                       (posenc.conventions_nd.Timm, _kw(temperature=bases(), reverse_coord=_B_OR_JUNK,
+                                                        interleave_sin_cos=_B_OR_JUNK)))},
     "conventions.get": Case(conventions.get, _kw(CONVENTION=st.one_of(st.sampled_from(conventions.NAMES), junk,
                                                                      st.text(max_size=8))), _check_get),
     "conventions.Vaswani": Case(conventions.Vaswani, _kw(base=bases(), layout=layouts(("interleaved", "split"))),

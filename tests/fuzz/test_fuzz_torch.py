@@ -58,6 +58,13 @@ def _check_rotary(m: Any, kw: dict[str, Any]) -> None:
     wc, ws = posenc.rope_cos_sin(_rope_positions(kw, m.sections), h, sections=m.sections, **opts)
     np.testing.assert_array_equal(cos.numpy(), wc)
     np.testing.assert_array_equal(sin.numpy(), ws)
+    if m._follows_length:  # real positions need seq_len then (refused, tested in test_torch_rope_real.py)
+        return
+    real = _rope_positions(kw, m.sections) + 0.375  # real-valued positions: computed, not looked up
+    cos, sin = m.cos_sin(_S, positions=torch.tensor(real))
+    wc, ws = posenc.rope_cos_sin(real, h, sections=m.sections, **opts)
+    np.testing.assert_array_equal(cos.numpy(), wc)
+    np.testing.assert_array_equal(sin.numpy(), ws)
 
 
 def _check_alibi(m: Any, kw: dict[str, Any]) -> None:

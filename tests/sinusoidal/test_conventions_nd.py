@@ -242,7 +242,7 @@ def test_axial_one_axis_is_the_seed_encoding():
 
 
 def test_names_and_lookup():
-    assert conventions_nd.NAMES == ("axial", "mae", "big_vision", "positional-encodings")
+    assert conventions_nd.NAMES == ("axial", "mae", "big_vision", "positional-encodings", "timm")
     for name in conventions_nd.NAMES:
         assert conventions_nd.get(name).name == name
     c = MAE()

@@ -231,7 +231,7 @@ def test_rope_gradients_pass_gradcheck_and_keep_bf16():
         (lambda: RotaryEmbedding(64)(torch.zeros(1, 1, 2, 64), torch.zeros(1, 1, 2, 64),
                                      positions=torch.arange(2), offset=torch.tensor(0)), "either"),
         (lambda: RotaryEmbedding(64)(torch.zeros(1, 1, 2, 64), torch.zeros(1, 1, 2, 64),
-                                     positions=torch.tensor([0.0, 0.5])), "integers"),
+                                     positions=torch.tensor([0.0, float("nan")])), "finite"),
         (lambda: RotaryEmbedding(64)(torch.zeros(1, 1, 2, 64), torch.zeros(1, 1, 2, 64), offset=2**53), "2**53"),
         (lambda: RotaryEmbedding(64)(torch.zeros(2, 1, 5, 64), torch.zeros(2, 1, 5, 64),
                                      positions=torch.arange(3)), "[s] = [5] or [b, s] = [2, 5], got [3]"),

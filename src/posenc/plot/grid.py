@@ -27,12 +27,17 @@ if TYPE_CHECKING:
 
 __all__ = ["plot_grid"]
 
+#: the panels drawn by default: each a different similarity map (timm's is MAE's, channels reordered)
+_DEFAULT = tuple(n for n in NAMES if n != "timm")
+
 
 def _describe(conv: Any, d: int) -> str:
     """Which axis comes first and how each axis's channels are laid out, in a few words."""
     plan = conv.plan(d, 2)
     first = "column (w) first" if plan.blocks[0].axis == 1 else "row (h) first"
     layout = "sin, cos interleaved" if plan.blocks[0].layout == "interleaved" else "[sin | cos] halves"
+    if plan.order is not None:
+        layout = "[sin | sin | cos | cos]"
     return f"{first}, {layout}"
 
 
@@ -59,8 +64,10 @@ def plot_grid(
         d_model: channels.
         patch: the reference patch ``(i, j)``; default the centre.
         base: the base of the default (axial) convention; the presets carry their own.
-        conventions: n-D conventions or names to draw (default: axial and every
-            preset, see :data:`posenc.sinusoidal.conventions_nd.NAMES`).
+        conventions: n-D conventions or names to draw (default: axial, mae,
+            big_vision and positional-encodings; timm's table is MAE's ladder
+            with the channels reordered, so its map is MAE's and is drawn
+            only when named).
         ax: draw one convention into these axes instead of a new figure.
     """
     ns = check_sizes((16, 16) if sizes is None else sizes)
@@ -68,7 +75,7 @@ def plot_grid(
         shown = ", ".join(show_value(n) for n in ns)
         raise PosEncError(f"sizes must be (h, w) with each 2 … 128 to draw, got ({shown})")
     p = (ns[0] // 2, ns[1] // 2) if patch is None else tuple(patch)
-    convs = [resolve(None, base=base) if c in (None, "axial") else get(c) for c in (conventions or NAMES)]
+    convs = [resolve(None, base=base) if c in (None, "axial") else get(c) for c in (conventions or _DEFAULT)]
     if not convs or (ax is not None and len(convs) != 1):
         raise PosEncError("conventions must name at least one convention, and exactly one when ax is given")
     if len(convs) * ns[0] * ns[1] > MAX_CELLS:

@@ -20,7 +20,7 @@ column).
 
 >>> from posenc.sinusoidal import conventions_nd
 >>> conventions_nd.NAMES
-('axial', 'mae', 'big_vision', 'positional-encodings')
+('axial', 'mae', 'big_vision', 'positional-encodings', 'timm')
 >>> [(b.axis, b.start, b.width) for b in conventions_nd.get("mae").plan(16, 2).blocks]
 [(1, 0, 8), (0, 8, 8)]
 """
@@ -47,6 +47,7 @@ __all__ = [
     "NdConvention",
     "NdPlan",
     "PositionalEncodingsND",
+    "Timm",
     "get",
     "register_nd",
     "resolve",
@@ -88,17 +89,21 @@ class Block:
 class NdPlan:
     """What an n-D convention resolves to for one ``d_model`` and number of axes.
 
-    Channels no block covers are zero.
+    Channels no block covers are zero. A plan whose framework mixes the
+    axes' channels (timm's ``[sin_h, sin_w, cos_h, cos_w]``) lays its blocks
+    out contiguously and names the permutation that makes its order.
 
     Attributes:
         d_model: output channels.
         n_axes: coordinates per point.
-        blocks: the axes' sinusoids, in channel order.
+        blocks: the axes' sinusoids, in channel order (before ``order``).
+        order: None, or output channel j holds the blocks' channel ``order[j]``.
     """
 
     d_model: int
     n_axes: int
     blocks: tuple[Block, ...]
+    order: tuple[int, ...] | None = None
 
 
 class NdConvention:
@@ -118,10 +123,13 @@ class NdConvention:
                 f"the {self.name!r} convention defines {allowed}-axis grids only, got {n} axes "
                 f"(coords.shape[-1] = {n})"
             )
-        return NdPlan(d, n, self._blocks(d, n))
+        return NdPlan(d, n, self._blocks(d, n), self._order(d))
 
     def _blocks(self, d: int, n: int) -> tuple[Block, ...]:
         raise NotImplementedError
+
+    def _order(self, d: int) -> tuple[int, ...] | None:
+        return None
 
 
 def _quarter(name: str, d: int, minimum: int) -> int:
@@ -182,7 +190,8 @@ class MAE(NdConvention):
     ``d_model`` must be divisible by 4 (MAE asserts evenness of both halves).
     MAE computes in float64 (``np.float`` in the original; a later edit makes
     ω float32) and the model casts to float32; this preset is the formula
-    exact. ``cls_token=True`` prepends a zero row: prepend it yourself.
+    exact. MAE's ``cls_token=True`` (a zero row first) is
+    ``encode_nd(..., cls_token=True)``.
     """
 
     name: ClassVar[str] = "mae"
@@ -258,8 +267,61 @@ class PositionalEncodingsND(NdConvention):
         )
 
 
+@dataclass(frozen=True)
+class Timm(NdConvention):
+    """timm's ``build_sincos2d_pos_embed``: ``[sin_h, sin_w, cos_h, cos_w]``.
+
+    Source: huggingface/pytorch-image-models ``timm/layers/pos_embed_sincos.py``
+    (``freq_bands``, ``build_sincos2d_pos_embed``; read at 0647e28).
+    ``pos_dim = dim // 4`` bands ``freq_bands(pos_dim, temperature, step=1)``
+    = 1/temperature^(k/pos_dim), k < d/4 — MAE's ladder —; the grid is
+    ``ndgrid(arange(H), arange(W))`` stacked (h, w) and flattened, the angles
+    ``[HW, 2, d/4]``, and ``stack([sin, cos], dim=1).flatten(1)`` orders the
+    channels ``[sin(h·ω) | sin(w·ω) | cos(h·ω) | cos(w·ω)]``, the row
+    (``coords[..., 0]``) first. timm computes in float32; exact here.
+
+    ``interleave_sin_cos=True`` stacks on dim 2 instead: ``[sin(h·ω) |
+    cos(h·ω) | sin(w·ω) | cos(w·ω)]`` (each axis's ``[sin | cos]`` halves,
+    not channel-interleaved).
+    ``reverse_coord=True`` reverses ``feat_shape``, so the column
+    (``coords[..., 1]``) comes first in the channels — and, in timm, in the
+    rows too: timm's table for ``[H, W]`` is then
+    ``encode_nd(grid(W, H)[:, ::-1], d, convention=Timm(reverse_coord=True))``.
+    ``d_model`` must be divisible by 4 (timm asserts it).
+
+    >>> Timm().plan(8, 2).order
+    (0, 1, 4, 5, 2, 3, 6, 7)
+    """
+
+    name: ClassVar[str] = "timm"
+    axes: ClassVar[tuple[int, ...] | None] = (2,)
+
+    temperature: float = 10000.0  # ω_k = 1/temperature^(k/(d/4)), timm's freq_bands(d // 4, step=1)
+    reverse_coord: bool = False  # timm's: the column (w) first
+    interleave_sin_cos: bool = False  # timm's: [sin_h | cos_h | sin_w | cos_w] instead
+
+    @outside_compile("conventions_nd.Timm")
+    def __post_init__(self) -> None:
+        set_fields(self, temperature=check_base(self.temperature, "temperature"))
+        for name in ("reverse_coord", "interleave_sin_cos"):
+            if not isinstance(getattr(self, name), bool):
+                raise PosEncError(f"{name} must be True or False, got {show_value(getattr(self, name))}")
+
+    def _blocks(self, d: int, n: int) -> tuple[Block, ...]:
+        q = _quarter(self.name, d, 4)
+        lad = geometric_ladder(q, self.temperature, Fraction(q))
+        first, second = (1, 0) if self.reverse_coord else (0, 1)
+        return (Block(first, 0, lad, "split", d // 2), Block(second, d // 2, lad, "split", d // 2))
+
+    def _order(self, d: int) -> tuple[int, ...] | None:
+        if self.interleave_sin_cos:
+            return None  # the blocks' own order
+        q = d // 4  # blocks [sin_a | cos_a | sin_b | cos_b] -> [sin_a | sin_b | cos_a | cos_b]
+        return (*range(0, q), *range(2 * q, 3 * q), *range(q, 2 * q), *range(3 * q, 4 * q))
+
+
 _PRESETS = Registry[NdConvention]("an n-D preset (posenc.sinusoidal.conventions_nd)", NdConvention,
-                                  {c.name: c for c in (Axial, MAE, BigVision, PositionalEncodingsND)})
+                                  {c.name: c for c in (Axial, MAE, BigVision, PositionalEncodingsND, Timm)})
 
 #: The n-D preset names :func:`get` knows.
 NAMES = tuple(_PRESETS)

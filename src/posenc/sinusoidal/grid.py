@@ -86,6 +86,7 @@ def encode_nd(
     base: float = 10000.0,
     convention: Any = None,
     dtype: Any = np.float32,
+    cls_token: Any = False,
 ) -> np.ndarray:
     """The n-D sinusoidal encoding of each point.
 
@@ -98,13 +99,20 @@ def encode_nd(
         convention: None for :class:`~posenc.sinusoidal.conventions_nd.Axial`
             (each axis d_model/n channels of the seed's interleaved encoding
             on its own ladder, axis 0 first), or an n-D preset or its name:
-            ``"mae"``, ``"big_vision"``, ``"positional-encodings"``; a preset
-            carries its own base, so leave ``base`` at its default.
+            ``"mae"``, ``"big_vision"``, ``"positional-encodings"``,
+            ``"timm"``; a preset carries its own base, so leave ``base`` at
+            its default.
         dtype: float16, float32 or float64.
+        cls_token: True to prepend a zero row before the points, the slot
+            of the class token (MAE's ``get_2d_sincos_pos_embed(...,
+            cls_token=True)``); an integer k >= 0 prepends k (diffusers'
+            ``cls_token=True, extra_tokens=k``). Needs ``coords
+            [..., m, n]``: the rows go before the m points.
 
     Returns:
-        ``[..., d_model]`` in ``dtype``, each value within 1 ulp of the
-        convention's formula evaluated exactly (float32, float16).
+        ``[..., d_model]`` in ``dtype`` (``[..., k + m, d_model]`` with
+        ``cls_token``), each value within 1 ulp of the convention's formula
+        evaluated exactly (float32, float16).
 
     Raises:
         PosEncError: for bad coordinates, a ``d_model`` or number of axes the
@@ -117,21 +125,43 @@ def encode_nd(
     [0.8415, 0.5403, 0.8415, 0.5403]
     >>> encode_nd([[0, 1]], 8, convention="mae", dtype=np.float64).round(4).tolist()  # the column comes first
     [[0.8415, 0.01, 0.5403, 1.0, 0.0, 0.0, 1.0, 1.0]]
+    >>> encode_nd([[0, 1]], 8, convention="timm", dtype=np.float64).round(4).tolist()  # sin h, sin w, cos h, cos w
+    [[0.0, 0.0, 0.8415, 0.01, 1.0, 1.0, 0.5403, 1.0]]
+    >>> encode_nd(grid(1, 2), 4, convention="mae", cls_token=True).shape
+    (3, 4)
     """
     conv = resolve(convention, base=base)
+    extra = check_cls_token(cls_token)
     shape = shape_of(coords)
     if shape:  # sized before any coordinate is read
-        rows = (math.prod(shape[:-1]), check_int(d_model, "d_model", minimum=1))
+        rows = (math.prod(shape[:-1]) + extra * math.prod(shape[:-2]), check_int(d_model, "d_model", minimum=1))
         dt0 = check_dtype(dtype)
         # the coordinates in float64 (and flattened), and the rows assemble() gathers: about one output
-        check_size(rows, dt0, "encode_nd output", work=3 * math.prod(shape) * 8 + nbytes(rows, dt0))
+        # (with cls_token the points' table is rendered, then copied below the zero rows: one more)
+        work = 3 * math.prod(shape) * 8 + nbytes(rows, dt0) * (2 if extra else 1)
+        check_size(rows, dt0, "encode_nd output", work=work)
     c = check_positions(coords, "coords")
     if c.ndim == 0:
         raise PosEncError(f"coords must be [..., n] (one coordinate per axis), got the scalar {coords!r}")
+    if extra and c.ndim < 2:
+        raise PosEncError(f"cls_token needs coords [..., m, n] (the zero rows go before the m points), got shape "
+                          f"{c.shape}")
     plan = conv.plan(d_model, c.shape[-1])
     dt = check_dtype(dtype)
-    out = render_nd(plan, c.reshape(-1, plan.n_axes), dt)
-    return out.reshape((*c.shape[:-1], plan.d_model))
+    out = render_nd(plan, c.reshape(-1, plan.n_axes), dt).reshape((*c.shape[:-1], plan.d_model))
+    if not extra:
+        return out
+    lead = c.shape[:-2]
+    full = allocate((*lead, extra + c.shape[-2], plan.d_model), dt, "encode_nd output", zeros=True)
+    full[..., extra:, :] = out
+    return full
+
+
+def check_cls_token(cls_token: Any) -> int:
+    """The zero rows ``cls_token`` asks for: False 0, True 1, or an integer k in 0 … 2**16."""
+    if isinstance(cls_token, (bool, np.bool_)):
+        return int(cls_token)
+    return check_int(cls_token, "cls_token (True, False or a number of zero rows)", minimum=0, maximum=2**16)
 
 
 def render_nd(plan: NdPlan, coords: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -149,6 +179,11 @@ def render_nd(plan: NdPlan, coords: np.ndarray, dtype: np.dtype) -> np.ndarray:
     for b in plan.blocks:
         axes[b.channels.start : b.channels.stop] = b.axis
     assemble(coords, axes, out, lambda rows, dest: diagonal_rows(plan, rows, dest))
+    if plan.order is not None:  # the framework's channel order, a block of rows at a time (no second table)
+        order = np.array(plan.order)
+        step = max(1, 2**20 // max(plan.d_model, 1))
+        for i in range(0, m, step):
+            out[i : i + step] = out[i : i + step][:, order]
     return out
 
 

@@ -128,14 +128,14 @@ def _name(conv: NdConvention) -> str:
     return f"{conv.name}: {conv!r}"
 
 
-def _block_pairs(b: Block) -> list[tuple[int, ...]]:
-    """Each frequency's (sin, cos) output channels within the block's kept width."""
+def _block_pairs(b: Block, where: np.ndarray) -> list[tuple[int, ...]]:
+    """Each frequency's (sin, cos) output channels within the block's kept width (``where``: block -> output)."""
     n = len(b.ladder)
     idx = np.arange(2 * n)
     s, c = sin_cos_views(idx, n, b.layout)
     out = []
     for k in range(n):
-        kept = tuple(b.start + int(j) for j in (s[k], c[k]) if j < b.width)
+        kept = tuple(int(where[b.start + int(j)]) for j in (s[k], c[k]) if j < b.width)
         if kept:
             out.append(kept)
     return out
@@ -161,8 +161,10 @@ def grid_report(sizes: Sequence[int], d_model: int, *, base: float = 10000.0, co
     conv = resolve(convention, base=base)
     plan = conv.plan(d_model, len(ns))
     axes = []
+    # the blocks' channel c is output channel where[c] (a plan's order permutes them: timm's)
+    where = np.arange(plan.d_model) if plan.order is None else np.argsort(np.array(plan.order))
     for b in plan.blocks:
-        pairs = _block_pairs(b)
+        pairs = _block_pairs(b, where)
         k = len(pairs)  # the frequencies with a channel kept (a cut never skips one)
         axes.append(axis_ladder(b.axis, ns[b.axis], pairs, b.ladder.w0[:k], wavelengths_of(b.ladder, k)))
     return GridReport(ns, plan.d_model, _name(conv), tuple(sorted(axes, key=lambda a: a.axis)))

@@ -124,11 +124,23 @@ class LadderBuffers(nn.Module):
     def __init__(self, ladder: Ladder) -> None:
         super().__init__()
         w0h, w0l, w1h, w1l = ladder.splits
-        for name, arr in zip(_WORDS, (ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l), strict=True):
-            bits = np.ascontiguousarray(arr, dtype=np.float64).view(np.int64)
+        self._bits = tuple(np.ascontiguousarray(arr, dtype=np.float64).view(np.int64).copy()
+                           for arr in (ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l))
+        for name, bits in zip(_WORDS, self._bits, strict=True):
             self.register_buffer(name, torch.from_numpy(bits.copy()), persistent=False)
         self.size = len(ladder)
         self.ladder = ladder
+
+    def _apply(self, fn: Any, recurse: bool = True) -> LadderBuffers:
+        super()._apply(fn, recurse)
+        # to_empty() after a meta-device init leaves the buffers uninitialised: the words are written again
+        # from the ladder wherever they now are (7·n int64s; a move or a cast leaves them as they were)
+        with torch.no_grad():
+            for name, bits in zip(_WORDS, self._bits, strict=True):
+                buf = getattr(self, name)
+                if not buf.is_meta and buf.dtype == torch.int64:
+                    buf.copy_(torch.from_numpy(bits))
+        return self
 
     def words(self) -> tuple[torch.Tensor, ...]:
         """The seven float64 words ``[n]`` (views of the int64 buffers, on their device)."""

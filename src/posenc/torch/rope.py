@@ -40,6 +40,9 @@ from ..rope.sections import Sections, check_sections
 from ..rope.xpos import check_xpos
 from . import _fused
 from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
+from ._exact import LadderBuffers
+from ._positions import _is_zero
+from ._real_rows import check_real_positions, real_rows
 from ._rotation import batch_size, broadcast_rows, check_qk, check_sequence_dim, rotate_pairs, table_dtype
 from .rope_functional import apply_rope, positions_from_cu_seqlens
 from .xpos import XPosTable
@@ -100,7 +103,12 @@ class RotaryEmbedding(nn.Module):
             carry a trailing axis, ``[s, n_axes]`` or ``[b, s, n_axes]``
             (HF's ``position_ids`` ``[3, b, s]`` is
             ``position_ids.permute(1, 2, 0)``); an ``offset`` gives text
-            tokens, every axis at the same position.
+            tokens, every axis at the same position. Floating positions are
+            real-valued coordinates: with :func:`posenc.rope_preset`'s
+            ``"eva02"`` or ``"dinov3"`` (``RotaryEmbedding(cfg.head_dim, **cfg.kwargs(),
+            layout=cfg.layout)``) and :func:`posenc.eva02_coords` /
+            :func:`posenc.dinov3_coords`, exact on the device, also under
+            ``torch.compile(fullgraph=True)``.
         xpos: None, or a :class:`posenc.XPos`: q is also scaled by
             ζ^((p − c)/scale_base) and k by its inverse, as
             :func:`posenc.apply_rope` with ``xpos=``, bit for bit (1-D
@@ -160,6 +168,8 @@ class RotaryEmbedding(nn.Module):
         # buffer: nothing to save, and nothing a meta-device init could leave uninitialised
         self._pair_axes = None if self.sections is None else torch.tensor(
             self.sections.pair_axes(), dtype=torch.long, device="cpu")
+        # real-valued positions (EVA-02, DINOv3): the ladder's float64 words as non-persistent buffers
+        self.angles = LadderBuffers(freqs.ladder)
 
     @property
     def attention_factor(self) -> float:
@@ -191,6 +201,8 @@ class RotaryEmbedding(nn.Module):
         self, s: Any, positions: Any, offset: Any, device: Any, batch: int | None, dtype: torch.dtype
     ) -> torch.Tensor:
         """``[s, 2, r/2]`` or ``[b, s, 2, r/2]``: cos and sin side by side, read-only."""
+        if isinstance(positions, torch.Tensor) and positions.is_floating_point():
+            return self._real_rows(s, positions, offset, device, batch, dtype)
         if self._follows_length and compiling():  # the regime is chosen from the real length, eagerly
             return _rows_on_host(self, s, positions, offset, device, batch, dtype)
         if self.sections is not None and positions is not None:
@@ -198,6 +210,20 @@ class RotaryEmbedding(nn.Module):
         return self.cache.lookup(
             s, positions=positions, offset=offset, batch=batch, device=device, dtype=dtype, before=self._follow_length
         )
+
+    def _real_rows(
+        self, s: Any, positions: torch.Tensor, offset: Any, device: Any, batch: int | None, dtype: torch.dtype
+    ) -> torch.Tensor:
+        """Floating positions: no table lookup, the exact sin/cos of each p·ω_i (:mod:`posenc.torch._real_rows`)."""
+        if isinstance(offset, torch.Tensor) or not (offset is None or _is_zero(offset)):
+            raise PosEncError(f"pass either positions or offset, not both (got offset={offset!r})")
+        if self._follows_length:
+            raise PosEncError(
+                f"real-valued positions with a length-dependent scaling ({self.scaling!r}) need seq_len=N "
+                "(one set of frequencies): the length max(position) + 1 is not defined by fractional positions")
+        check_real_positions(positions, int(s), batch, None if self.sections is None else self.sections.n_axes)
+        dev = torch.device(device) if device is not None else positions.device
+        return real_rows(positions, self.freqs, self.angles, self._pair_axes, dev, dtype)
 
     def _axis_rows(
         self, sections: Sections, s: Any, positions: Any, device: Any, batch: int | None, dtype: torch.dtype
@@ -268,9 +294,13 @@ class RotaryEmbedding(nn.Module):
         Args:
             q: ``[b, n_h, s, h_d]`` (or per ``sequence_dim``).
             k: ``[b, n_kv, s, h_d]``, the same s (n_kv may differ: GQA).
-            positions: integer ``[s]`` or ``[b, s]``: per-row positions
-                (left padding: ``cumsum(mask) - 1``; packed sequences:
-                :func:`positions_from_cu_seqlens`). Default offset … offset+s-1.
+            positions: ``[s]`` or ``[b, s]``: per-row positions (left padding:
+                ``cumsum(mask) - 1``; packed sequences:
+                :func:`positions_from_cu_seqlens`). Integer tensors read the
+                cached table; floating tensors are real-valued positions
+                (EVA-02's and DINOv3's fractional coordinates), computed
+                exactly on their device at each call (no table), the bits of
+                :func:`posenc.rope_cos_sin`. Default offset … offset+s-1.
             offset: first position when ``positions`` is None: an int (KV-cache
                 length; NumPy integers too), or an integer tensor ``[]`` or ``[b]``.
 
