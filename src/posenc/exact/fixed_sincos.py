@@ -132,6 +132,9 @@ def sincos_bits(o: Ops, f: tuple[Any, Any, Any, Any]) -> tuple[Pair, Any, Pair, 
     ym, lz = _normalise(o, y)
     # t = (2y)**2 from y's top 64 bits (y < 1/2, so 2y fits); saturate the one value y = 1/2
     two_y = ((y[0] << 1) | (y[1] >> 31), (y[1] << 1) | (y[2] >> 31))
+    at_half = (y[0] >> 31) == 1  # y = 1/2 exactly (a phase of 1/8 + k/4): 2y = 1 does not fit Q0.64
+    ones = o.xp.asarray(0xFFFFFFFF, dtype=o.xp.uint32)
+    two_y = (o.xp.where(at_half, ones, two_y[0]), o.xp.where(at_half, ones, two_y[1]))
     sq = mulhi(two_y, two_y)
     d_s = _horner(sq, SIN_COEFFS, o)
     d_c = _horner(sq, COS_COEFFS, o)
@@ -197,6 +200,7 @@ def sincos_f32(o: Ops, phase: tuple[Any, Any, Any, Any], factor: tuple[int, int,
     cb = round_f32(o, *scale(cos_m, cos_e, factor, o))
     sw = swap == 1
     s_mag, c_mag = o.xp.where(sw, cb, sb), o.xp.where(sw, sb, cb)
-    sin = s_mag | (o.u32(q >= 2) << 31)
-    cos = c_mag | (o.u32((q == 1) | (q == 2)) << 31)
+    # an exact zero (sin kπ, cos of an odd multiple of π/2: dyadic bands) is +0, whatever the quadrant
+    sin = s_mag | (o.u32((q >= 2) & (s_mag != 0)) << 31)
+    cos = c_mag | (o.u32(((q == 1) | (q == 2)) & (c_mag != 0)) << 31)
     return o.to_f32(sin), o.to_f32(cos)

@@ -85,7 +85,29 @@ def sincos_rows(
     """
     fixed_ladder(ladder)  # the frequency range checked here, outside any trace
     axes = None if pair_axes is None else tuple(int(a) for a in np.asarray(pair_axes).tolist())
+    if np.dtype(positions.dtype).kind == "f":  # differentiable in a real position: the bit path has no derivative
+        return _real_rows(positions, ladder, float(factor), int(origin), axes)
     return _rows(positions, ladder, float(factor), int(origin), axes)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
+def _real_rows(
+    positions: jax.Array, ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None
+) -> tuple[jax.Array, jax.Array]:
+    return _rows(positions, ladder, factor, origin, axes)
+
+
+@_real_rows.defjvp
+def _real_rows_jvp(
+    ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None, primals: Any, tangents: Any
+) -> tuple[Any, Any]:
+    # d/dp factor·(sin, cos)(ω p) = ω·(cos, −sin) rows: the exact rows times ω rounded to float32 (the
+    # integer bit path itself has no derivative; jax would give 0 silently)
+    (p,), (dp,) = primals, tangents
+    sin, cos = _rows(p, ladder, factor, origin, axes)
+    w = jnp.asarray(np.asarray(ladder.w0, dtype=np.float32))
+    dp = dp[..., None] if axes is None else jnp.take(dp, jnp.asarray(np.asarray(axes, dtype=np.int32)), axis=-1)
+    return (sin, cos), (cos * (w * dp), -sin * (w * dp))
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
