@@ -95,9 +95,9 @@ def rope_cos_sin(
             with sections). Every int32 is exact; float32 positions are exact
             where |p·ω_i| >= 2**-60 (below, within 2**-90 absolute) and give
             NaN at |p| >= 2**31.
-        head_dim, base, scaling, rotary_dim, seq_len, sections, section_layout,
-            ladder: as :func:`posenc.rope_cos_sin` (static); ``seq_len`` is
-            required for DynamicNTK and LongRoPE.
+        head_dim, base, scaling, rotary_dim, seq_len, sections, section_layout, ladder: as
+            :func:`posenc.rope_cos_sin` (static); ``seq_len`` is required for
+            DynamicNTK and LongRoPE.
         dtype: float32 (the NumPy core's float32 bits), bfloat16 or float16
             (those bits rounded once more: within 1 ulp).
 
@@ -166,8 +166,8 @@ def apply_rope(
         positions: int32/float32, broadcasting to ``x.shape[:-1]`` (``[s]``;
             ``[b, 1, s]`` for ``[b, n_h, s, h_d]``; ``[b, s, 1]`` for MaxText's
             ``[b, s, n_h, h_d]``), with a trailing ``n_axes`` with sections.
-        base, scaling, layout, rotary_dim, seq_len, sections, section_layout,
-            ladder: as :func:`posenc.apply_rope` (static).
+        base, scaling, layout, rotary_dim, seq_len, sections, section_layout, ladder: as
+            :func:`posenc.apply_rope` (static).
 
     Returns:
         x rotated, same shape and dtype; float32 math, rounded once.
