@@ -95,7 +95,8 @@ def test_flux_time_dtype_rounds_as_the_core_does(time_dtype):
 def test_flux_time_dtype_input_follows_t_and_refuses_what_float32_cannot_round():
     t = jnp.asarray(RNG.uniform(0, 1, 500), jnp.bfloat16)
     got = pj.timestep_embedding(t, 32, convention=Flux(time_dtype="input"))
-    assert mismatches(got, pj.timestep_embedding(t.astype(jnp.float32), 32, convention=Flux(time_dtype="bfloat16"))) == 0
+    want = pj.timestep_embedding(t.astype(jnp.float32), 32, convention=Flux(time_dtype="bfloat16"))
+    assert mismatches(got, want) == 0
     with pytest.raises(posenc.PosEncError, match="time_factor"):
         pj.timestep_embedding(jnp.ones(2), 8, convention=Flux(time_factor=0.1, time_dtype="float32"))
     with pytest.raises(posenc.PosEncError, match="time_factor"):
@@ -132,9 +133,9 @@ def test_vmap_grad_and_traced_nan():
 def test_bad_static_arguments_raise_before_any_work():
     with pytest.raises(posenc.PosEncError, match="dim"):
         pj.timestep_embedding(jnp.arange(3), 0)
-    with pytest.raises(posenc.PosEncError, match="convention|preset"):
+    with pytest.raises(posenc.PosEncError, match="no-such"):
         pj.timestep_embedding(jnp.arange(3), 8, convention="no-such")
-    with pytest.raises(posenc.PosEncError, match="t"):
+    with pytest.raises(posenc.PosEncError, match="t must be finite"):
         pj.timestep_embedding(np.array([np.nan]), 8)
     with pytest.raises(posenc.PosEncError, match="dtype"):
         pj.timestep_embedding(jnp.arange(3), 8, dtype="float64")

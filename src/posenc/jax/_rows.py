@@ -134,7 +134,7 @@ def _rows(
 
 
 def computed_once(build: Any, positions: jax.Array) -> Any:
-    """``build(positions)``, computed once and kept, for a program that reads the rows many times.
+    """``build(positions)`` (two float32 arrays), computed once and kept, for a program that reads them often.
 
     XLA fuses an elementwise producer into each of its consumers: the row
     builder (a few hundred integer operations per value) would be recomputed
@@ -146,6 +146,15 @@ def computed_once(build: Any, positions: jax.Array) -> Any:
     """
     if positions.size == 0:
         return build(positions)
+
+    def packed(p: jax.Array) -> jax.Array:
+        # one complex64 output: inside one fusion the pair's shared work (phase, fold, t, the Horner sums)
+        # is done once per value; two float32 outputs are two loop fusions that each redo all of it (XLA's
+        # CPU backend has no multi-output loop fusion). Packing and unpacking move bits, never round.
+        a, b = build(p)
+        return jax.lax.complex(a, b)
+
     flat = positions.reshape(-1)
     pred = flat[0] == flat[0]  # a runtime predicate (False only for a NaN position, and then the same rows)
-    return jax.lax.cond(pred, build, build, positions)
+    both = jax.lax.cond(pred, packed, packed, positions)
+    return jnp.real(both), jnp.imag(both)

@@ -73,7 +73,7 @@ def _plan(preset: FieldConvention, n_freqs: Any) -> FieldPlan:
 
 
 def arrange(plan: FieldPlan, s: jax.Array, c: jax.Array) -> jax.Array:
-    """The preset's channel order from sin/cos ``[m, d, n]``: ``[m, 2·n·d]`` (as :func:`posenc.fields.encoding.arrange`)."""
+    """The preset's channel order from sin/cos ``[m, d, n]``: ``[m, 2·n·d]``, as in the NumPy API."""
     m, d, n = s.shape
     if plan.order == "nerf":  # per band: sin of every coordinate, then cos
         out = jnp.stack((s, c), 1).transpose(0, 3, 1, 2)
