@@ -15,7 +15,7 @@ import numpy as np
 
 import jax
 
-from ..errors import PosEncError
+from ..errors import PosEncError, show_value
 from ..exact.fixed import FixedLadder, fixed_ladder, scale_words
 from ..exact.fixed_phase import phase_of_floats, phase_of_integers
 from ..exact.fixed_sincos import Ops, sincos_f32
@@ -45,7 +45,12 @@ def check_traced_positions(positions: Any, name: str = "positions") -> jax.Array
     if isinstance(positions, jax.Array):
         arr = positions
     else:
-        host = np.asarray(positions)
+        try:
+            host = np.asarray(positions)
+        except (ValueError, TypeError, OverflowError) as exc:  # ragged lists, huge Python ints
+            raise PosEncError(f"{name} must be an array of integers or floats, got {show_value(positions)}") from exc
+        if host.dtype.kind not in "iuf":
+            raise PosEncError(f"{name} must be integers or floats, got dtype {host.dtype} ({show_value(positions)})")
         if host.dtype.kind in "iu" and host.size and (host.min() < -(2**31) or host.max() >= 2**31):
             raise PosEncError(f"{name} must fit int32 (JAX without x64), got values up to {host.max()}")
         if host.dtype.kind == "f":

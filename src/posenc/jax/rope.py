@@ -15,7 +15,7 @@ import numpy as np
 
 import jax
 
-from ..errors import PosEncError, check_layout, check_seq_len
+from ..errors import PosEncError, check_int, check_layout, check_seq_len, show_value
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, check_dims, check_scaling, rope_frequencies
 from ..rope.sections import check_sections
 from ._rows import check_traced_positions, computed_once, sincos_rows
@@ -56,7 +56,10 @@ def frequencies(
 
 
 def _out_dtype(dtype: Any) -> Any:
-    name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+    try:
+        name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+    except (TypeError, ValueError):
+        name = None
     if name not in _OUT_DTYPES:
         raise PosEncError(f"dtype must be one of {_OUT_DTYPES} (float64 needs jax_enable_x64), got {dtype!r}")
     return jnp.dtype(name)
@@ -121,8 +124,31 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
 
     The math is float32 and rounded once into x's dtype; channels past
     ``rotary_dim`` are passed through untouched.
+
+    Raises:
+        PosEncError: for an x that is no float array, a layout or rotary_dim
+            that does not fit it, or rows that do not broadcast to
+            ``x.shape[:-1] + (rotary_dim // 2,)``.
+
+    >>> rotate(jnp.ones((2, 4)), jnp.ones(2), jnp.zeros(2), "half", 4).tolist()
+    [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
     """
+    x = float_array(x, "x", min_ndim=1)
+    layout = check_layout(layout, ROPE_LAYOUTS)
+    rotary_dim = check_int(rotary_dim, "rotary_dim", minimum=2)
+    if rotary_dim % 2 or rotary_dim > x.shape[-1]:
+        raise PosEncError(f"rotary_dim must be even and <= x.shape[-1] = {x.shape[-1]}, got {rotary_dim}")
     n = rotary_dim // 2
+    cos, sin = float_array(cos, "cos"), float_array(sin, "sin")
+    want = (*x.shape[:-1], n)
+    for name, rows in (("cos", cos), ("sin", sin)):
+        try:
+            ok = np.broadcast_shapes(rows.shape, want) == want
+        except ValueError:
+            ok = False
+        if not ok:
+            raise PosEncError(f"{name} must broadcast to {want} (x's leading axes, rotary_dim // 2), "
+                              f"got shape {tuple(rows.shape)}")
     xr = x[..., :rotary_dim].astype(jnp.float32)
     if layout == "half":
         x1, x2 = xr[..., :n], xr[..., n:]
@@ -137,10 +163,27 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
     return jnp.concatenate([out, x[..., rotary_dim:]], axis=-1)
 
 
-def _check_x(x: Any) -> jax.Array:
-    arr = x if isinstance(x, jax.Array) else jnp.asarray(x)
+def float_array(value: Any, name: str, min_ndim: int = 0) -> jax.Array:
+    """value as a float JAX array (traced or not), or a PosEncError naming it."""
+    if isinstance(value, jax.Array):
+        arr = value
+    else:
+        try:
+            host = np.asarray(value)
+        except (TypeError, ValueError, OverflowError):
+            host = None
+        if host is None or (host.dtype.kind not in "iuf" and host.dtype.name != "bfloat16"):
+            raise PosEncError(f"{name} must be an array of floats, got {show_value(value)}")
+        arr = jnp.asarray(host)
     if not jnp.issubdtype(arr.dtype, jnp.floating):
-        raise PosEncError(f"x must be a float array, got dtype {arr.dtype}")
+        raise PosEncError(f"{name} must be a float array, got dtype {arr.dtype}")
+    if arr.ndim < min_ndim:
+        raise PosEncError(f"{name} must have at least {min_ndim} dimensions, got shape {tuple(arr.shape)}")
+    return arr
+
+
+def _check_x(x: Any) -> jax.Array:
+    arr = float_array(x, "x")
     if arr.ndim < 2:
         raise PosEncError(f"x must be [..., s, h_d] (at least 2 dimensions), got shape {tuple(arr.shape)}")
     return arr
