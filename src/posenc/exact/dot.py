@@ -20,6 +20,10 @@ __all__ = ["dot2"]
 def dot2(b: Any, x: Any) -> tuple[Any, Any]:
     """``Σ_j b[..., j] · x[..., j]`` (last axis) as float64 ``(hi, lo)``, for arrays or tensors that broadcast.
 
+    The pair is the sum to 106 bits relative to ``Σ|b·x|``, plus an absolute
+    error of at most a few 2**-1074 per term once a product falls below
+    2**-969, where its rounding error is no longer representable.
+
     Written with IEEE additions and multiplications only, so the torch twin
     (:mod:`posenc.torch._exact`) runs this very function on tensors.
 
