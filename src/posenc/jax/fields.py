@@ -11,6 +11,7 @@ import numpy as np
 import jax
 
 from ..errors import PosEncError, show_value
+from ..exact.fixed import fixed_ladder
 from ..fields.conventions import FieldConvention, FieldPlan, get
 from ._rows import check_traced_positions, sincos_rows
 from .rope import _out_dtype
@@ -39,7 +40,7 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
         battery. Differentiable in x: the derivative is ω_k·cos and −ω_k·sin
         of the exact rows (ω_k rounded to float32).
 
-    >>> np.asarray(nerf_encoding(jnp.array([0.5]), 1)).round(4).tolist()
+    >>> np.asarray(nerf_encoding(jnp.array([0.5]), 1), np.float64).round(4).tolist()
     [0.5, 0.4794, 0.8776]
     >>> jax.jit(lambda x: nerf_encoding(x, 4, convention="nerfstudio"))(jnp.ones((2, 3))).shape
     (2, 24)
@@ -69,7 +70,12 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
 @functools.lru_cache(maxsize=64)
 def _plan(preset: FieldConvention, n_freqs: Any) -> FieldPlan:
     # cached: one ladder object per preset and band count, so jit compiles the rows once
-    return preset.plan(n_freqs)
+    plan = preset.plan(n_freqs)
+    try:
+        fixed_ladder(plan.ladder)
+    except PosEncError as exc:
+        raise PosEncError(f"n_freqs = {n_freqs} with {preset!r}: {exc}") from None
+    return plan
 
 
 def arrange(plan: FieldPlan, s: jax.Array, c: jax.Array) -> jax.Array:

@@ -16,6 +16,7 @@ import numpy as np
 import jax
 
 from ..errors import PosEncError
+from ..exact.fixed import fixed_ladder
 from ..timesteps.conventions import Flux, TimestepConvention, TimestepPlan, get
 from ._rows import check_traced_positions, sincos_rows
 from .rope import _out_dtype
@@ -55,10 +56,10 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
             outside the 32-bit exact range, or (for a concrete t) a NaN or
             infinite t, before any work.
 
-    >>> np.asarray(timestep_embedding(jnp.array([0, 1]), 4)).round(4).tolist()
+    >>> np.asarray(timestep_embedding(jnp.array([0, 1]), 4), np.float64).round(4).tolist()
     [[0.0, 0.0, 1.0, 1.0], [0.8415, 0.0001, 0.5403, 1.0]]
     >>> f = jax.jit(lambda t: timestep_embedding(t, 3, convention="flux"))
-    >>> np.asarray(f(jnp.float32(0.5))).round(4).tolist()
+    >>> np.asarray(f(jnp.float32(0.5)), np.float64).round(4).tolist()
     [-0.8838, -0.4678, 0.0]
     """
     preset = get(convention)
@@ -82,6 +83,15 @@ def _given_dtype(t: Any) -> str:
 @functools.lru_cache(maxsize=128)
 def _plan(preset: TimestepConvention, dim: Any, given: str) -> tuple[TimestepPlan, tuple[str, float] | None]:
     """The plan, and the (dtype, factor) the product is rounded to first, if any (cached: one ladder per preset)."""
+    plan, rounding = _resolve(preset, dim, given)
+    try:
+        fixed_ladder(plan.ladder)
+    except PosEncError as exc:
+        raise PosEncError(f"convention {preset!r} at dim = {dim}: {exc}") from None
+    return plan, rounding
+
+
+def _resolve(preset: TimestepConvention, dim: Any, given: str) -> tuple[TimestepPlan, tuple[str, float] | None]:
     if not isinstance(preset, Flux) or preset.time_dtype is None:
         return preset.plan(dim), None
     name = preset.time_dtype
