@@ -28,13 +28,15 @@ CSS_LOADS = re.compile(r"(?:url\(\s*[\"']?\s*(?:https?:)?//"
 
 
 def _public_names() -> dict[str, object]:
-    """Every public name a user imports: posenc, posenc.torch, posenc.plot, posenc.page, as reference ids."""
+    """Every public name a user imports: posenc, posenc.torch, posenc.jax, posenc.hf, posenc.plot, posenc.page."""
+    import posenc.hf
+    import posenc.jax
     import posenc.page
     import posenc.plot
     import posenc.torch
 
     names: dict[str, object] = {}
-    for module in (posenc, posenc.torch, posenc.plot, posenc.page):
+    for module in (posenc, posenc.torch, posenc.jax, posenc.hf, posenc.plot, posenc.page):
         for name in module.__all__:
             if name != "__version__":
                 names[f"{module.__name__}.{name}"] = getattr(module, name)

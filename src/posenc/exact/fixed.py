@@ -6,9 +6,12 @@ value, with integers only, which no compiler rewrites (no FMA contraction,
 no bf16 passes through a dot):
 
 1. **Phase.** For an integer position p, p·ω/2π mod 1 depends only on
-   F = frac(ω/2π). F is held as four uint32 words (128 bits, from the
-   ladder's ~160-bit ω); p·F mod 1 is formed exactly from 16-bit limb
-   products, so the phase f is known to |p|·2**-128 + 2**-128 < 2**-96.
+   F = frac(ω/2π). F is held as four uint32 words (128 bits, rounded to
+   nearest from the ladder's ~160-bit ω); p·F mod 1 is formed exactly from
+   16-bit limb products (a negative p as p + 2**32, less 2**32·F cut from the
+   same words), so the phase f is known to |p|·2**-129 + 2**-128 < 2**-97. A
+   dyadic ω/2π (the π·2**k and 2π·2**e bands of neural fields) is held
+   exactly, so sin(kπ) is 0, not a tiny angle.
 2. **Reduction.** The top two bits of f are the quadrant; the rest, folded
    about 1/2, give y in [0, 1/2] and the angle x = (π/2)·y in [0, π/4].
 3. **Kernel, in fixed point.** sin x = x·(1 − D_s(t)), cos x = 1 − D_c(t) with
@@ -115,10 +118,18 @@ def _turns(omega: Fraction) -> Fraction:
         return Fraction(w / (2 * Decimal(PI_DIGITS)))
 
 
-def _words(turns: Fraction) -> list[int]:
-    """frac(turns) as four uint32 words, Q0.128, most significant first (truncated)."""
-    bits = math.floor((turns - math.floor(turns)) * (1 << 128))
+def _q128(turns: Fraction) -> int:
+    """turns·2**128 rounded to nearest: an ω/2π that is a dyadic rational (π·2**k, 2π·2**e bands) is then exact."""
+    return round(turns * (1 << 128))
+
+
+def _split(bits: int) -> list[int]:
     return [(bits >> (32 * (3 - j))) & 0xFFFFFFFF for j in range(4)]
+
+
+def _words(turns: Fraction) -> list[int]:
+    """frac(turns) as four uint32 words, Q0.128, most significant first (rounded to nearest)."""
+    return _split(_q128(turns) & ((1 << 128) - 1))
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,9 +137,9 @@ class FixedLadder:
     """A ladder as 32-bit words, per frequency ω_i (each an array ``[4, n]`` or ``[n]`` of uint32).
 
     Attributes:
-        frac_words: frac(ω_i/2π) in Q0.128, most significant word first.
-        wrap_words: frac(2**32·ω_i/2π): what a negative int32 p, read as
-            p + 2**32, has too much.
+        frac_words: frac(ω_i/2π) in Q0.128 (rounded), most significant word first.
+        wrap_words: frac(2**32·ω_i/2π) of the same rounded value: what a
+            negative int32 p, read as p + 2**32, has too much.
         int_words: floor(ω_i/2π) mod 2**32 (real-valued positions need it).
         turns: ω_i/2π exactly, for :meth:`offset_words`.
     """
@@ -170,9 +181,12 @@ def fixed_ladder(ladder: Ladder) -> FixedLadder:
                 "exact path (posenc.jax) holds to full precision"
             )
         turns.append(_turns(omega))
-    frac = np.array([_words(t) for t in turns], dtype=np.uint32).T.reshape(4, n)
-    wrap = np.array([_words(t * (1 << 32)) for t in turns], dtype=np.uint32).T.reshape(4, n)
-    whole = np.array([math.floor(t) % (1 << 32) for t in turns], dtype=np.uint32)
+    q = [_q128(t) for t in turns]  # ω/2π in Q96.128, rounded once; every word below is cut from it exactly
+    full = (1 << 128) - 1
+    frac = np.array([_split(v & full) for v in q], dtype=np.uint32).T.reshape(4, n)
+    # 2**32·(ω/2π) mod 1 of the same rounded value: a negative p (read as p + 2**32) then gets p·q exactly
+    wrap = np.array([_split((v << 32) & full) for v in q], dtype=np.uint32).T.reshape(4, n)
+    whole = np.array([(v >> 128) % (1 << 32) for v in q], dtype=np.uint32)
     arrays = [np.ascontiguousarray(a) for a in (frac, wrap)]
     for a in (*arrays, whole):
         a.setflags(write=False)

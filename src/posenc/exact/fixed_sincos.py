@@ -71,6 +71,41 @@ def mulhi(a: Pair, b: Pair) -> Pair:
     return ((c7 & M16) << 16) | (c6 & M16), ((c5 & M16) << 16) | (c4 & M16)
 
 
+def mulhi_narrow(a: Pair, b: Pair, b_limbs: int) -> Pair:
+    """:func:`mulhi` for a b whose top 16-bit limbs are known zero (b < 2**(16·b_limbs)), less at most 7 units.
+
+    Horner's inner brackets are small (acc_k <= c_k, the Taylor coefficients):
+    b_limbs = 2 (b < 2**32) takes the one product a_hi·b_lo; b_limbs = 3
+    leaves out the products of b's zero limb. Only the limb products below
+    2**48 are dropped, as in :func:`mulhi`.
+    """
+    if b_limbs <= 2:
+        ah, bl = a[0], b[1]
+        x0, x1, y0, y1 = ah & M16, ah >> 16, bl & M16, bl >> 16
+        # the high word of ah·bl, from its four 16-bit products (a_lo·b_lo < 2**64 units drops out: < 1)
+        ll, lh, hl = x0 * y0, x0 * y1, x1 * y0
+        mid = (ll >> 16) + (lh & M16) + (hl & M16)
+        return 0 * ah, x1 * y1 + (lh >> 16) + (hl >> 16) + (mid >> 16)
+    x = (a[1] & M16, a[1] >> 16, a[0] & M16, a[0] >> 16)
+    y = (b[1] & M16, b[1] >> 16, b[0] & M16)
+    col = [0, 0, 0, 0, 0]
+    for i in range(4):
+        for j in range(max(0, 3 - i), 3):
+            p = x[i] * y[j]
+            col[i + j - 3] = col[i + j - 3] + (p & M16)
+            col[i + j - 2] = col[i + j - 2] + (p >> 16)
+    c4 = col[1] + (col[0] >> 16)
+    c5 = col[2] + (c4 >> 16)
+    c6 = col[3] + (c5 >> 16)
+    c7 = col[4] + (c6 >> 16)
+    return ((c7 & M16) << 16) | (c6 & M16), ((c5 & M16) << 16) | (c4 & M16)
+
+
+def _limbs(value: tuple[int, int]) -> int:
+    """How many 16-bit limbs a Q0.64 value at most ``value`` needs (2, 3 or 4): what bounds a Horner bracket."""
+    return 2 if value[0] == 0 else 3 if value[0] < 1 << 16 else 4
+
+
 def _const(o: Ops, value: tuple[int, int]) -> Pair:
     return o.xp.asarray(value[0], dtype=o.xp.uint32), o.xp.asarray(value[1], dtype=o.xp.uint32)
 
@@ -117,8 +152,11 @@ def _normalise(o: Ops, y: tuple[Any, Any, Any, Any]) -> tuple[Pair, Any]:
 def _horner(t: Pair, coeffs: tuple[tuple[int, int], ...], o: Ops) -> Pair:
     """t·(c1 − t·(c2 − … t·c_n)); every bracket is positive (the Taylor terms decrease)."""
     acc = _const(o, coeffs[-1])
+    bound = coeffs[-1]  # acc <= the coefficient it starts from (the bracket only shrinks it)
     for c in reversed(coeffs[:-1]):
-        acc = sub64(o, _const(o, c), mulhi(t, acc))
+        n = _limbs(bound)
+        acc = sub64(o, _const(o, c), mulhi(t, acc) if n == 4 else mulhi_narrow(t, acc, n))
+        bound = c
     return mulhi(t, acc)
 
 
@@ -132,6 +170,9 @@ def sincos_bits(o: Ops, f: tuple[Any, Any, Any, Any]) -> tuple[Pair, Any, Pair, 
     ym, lz = _normalise(o, y)
     # t = (2y)**2 from y's top 64 bits (y < 1/2, so 2y fits); saturate the one value y = 1/2
     two_y = ((y[0] << 1) | (y[1] >> 31), (y[1] << 1) | (y[2] >> 31))
+    at_half = (y[0] >> 31) == 1  # y = 1/2 exactly (a phase of 1/8 + k/4): 2y = 1 does not fit Q0.64
+    ones = o.xp.asarray(0xFFFFFFFF, dtype=o.xp.uint32)
+    two_y = (o.xp.where(at_half, ones, two_y[0]), o.xp.where(at_half, ones, two_y[1]))
     sq = mulhi(two_y, two_y)
     d_s = _horner(sq, SIN_COEFFS, o)
     d_c = _horner(sq, COS_COEFFS, o)
@@ -197,6 +238,7 @@ def sincos_f32(o: Ops, phase: tuple[Any, Any, Any, Any], factor: tuple[int, int,
     cb = round_f32(o, *scale(cos_m, cos_e, factor, o))
     sw = swap == 1
     s_mag, c_mag = o.xp.where(sw, cb, sb), o.xp.where(sw, sb, cb)
-    sin = s_mag | (o.u32(q >= 2) << 31)
-    cos = c_mag | (o.u32((q == 1) | (q == 2)) << 31)
+    # an exact zero (sin kπ, cos of an odd multiple of π/2: dyadic bands) is +0, whatever the quadrant
+    sin = s_mag | (o.u32((q >= 2) & (s_mag != 0)) << 31)
+    cos = c_mag | (o.u32(((q == 1) | (q == 2)) & (c_mag != 0)) << 31)
     return o.to_f32(sin), o.to_f32(cos)

@@ -18,8 +18,10 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
     raise ImportError("posenc.jax needs JAX, which is not installed: pip install 'posenc[jax]'") from exc
 
 from .bias import alibi_bias, t5_bias, t5_bucket
+from .fields import nerf_encoding
 from .rope import apply_rope, frequencies, rope_cos_sin, rotate
 from .sinusoidal import encode, table
+from .timesteps import timestep_embedding
 
 
 def __getattr__(name: str) -> object:
@@ -32,4 +34,4 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = ["RotaryEmbedding", "SinusoidalEmbedding", "alibi_bias", "apply_rope", "encode", "frequencies",
-           "rope_cos_sin", "rotate", "t5_bias", "t5_bucket", "table"]
+           "nerf_encoding", "rope_cos_sin", "rotate", "t5_bias", "t5_bucket", "table", "timestep_embedding"]

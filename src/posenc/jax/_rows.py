@@ -15,7 +15,7 @@ import numpy as np
 
 import jax
 
-from ..errors import PosEncError
+from ..errors import PosEncError, show_value
 from ..exact.fixed import FixedLadder, fixed_ladder, scale_words
 from ..exact.fixed_phase import phase_of_floats, phase_of_integers
 from ..exact.fixed_sincos import Ops, sincos_f32
@@ -45,7 +45,12 @@ def check_traced_positions(positions: Any, name: str = "positions") -> jax.Array
     if isinstance(positions, jax.Array):
         arr = positions
     else:
-        host = np.asarray(positions)
+        try:
+            host = np.asarray(positions)
+        except (ValueError, TypeError, OverflowError) as exc:  # ragged lists, huge Python ints
+            raise PosEncError(f"{name} must be an array of integers or floats, got {show_value(positions)}") from exc
+        if host.dtype.kind not in "iuf":
+            raise PosEncError(f"{name} must be integers or floats, got dtype {host.dtype} ({show_value(positions)})")
         if host.dtype.kind in "iu" and host.size and (host.min() < -(2**31) or host.max() >= 2**31):
             raise PosEncError(f"{name} must fit int32 (JAX without x64), got values up to {host.max()}")
         if host.dtype.kind == "f":
@@ -85,7 +90,29 @@ def sincos_rows(
     """
     fixed_ladder(ladder)  # the frequency range checked here, outside any trace
     axes = None if pair_axes is None else tuple(int(a) for a in np.asarray(pair_axes).tolist())
+    if np.dtype(positions.dtype).kind == "f":  # differentiable in a real position: the bit path has no derivative
+        return _real_rows(positions, ladder, float(factor), int(origin), axes)
     return _rows(positions, ladder, float(factor), int(origin), axes)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
+def _real_rows(
+    positions: jax.Array, ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None
+) -> tuple[jax.Array, jax.Array]:
+    return _rows(positions, ladder, factor, origin, axes)
+
+
+@_real_rows.defjvp
+def _real_rows_jvp(
+    ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None, primals: Any, tangents: Any
+) -> tuple[Any, Any]:
+    # d/dp factor·(sin, cos)(ω p) = ω·(cos, −sin) rows: the exact rows times ω rounded to float32 (the
+    # integer bit path itself has no derivative; jax would give 0 silently)
+    (p,), (dp,) = primals, tangents
+    sin, cos = _rows(p, ladder, factor, origin, axes)
+    w = jnp.asarray(np.asarray(ladder.w0, dtype=np.float32))
+    dp = dp[..., None] if axes is None else jnp.take(dp, jnp.asarray(np.asarray(axes, dtype=np.int32)), axis=-1)
+    return (sin, cos), (cos * (w * dp), -sin * (w * dp))
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
@@ -112,7 +139,7 @@ def _rows(
 
 
 def computed_once(build: Any, positions: jax.Array) -> Any:
-    """``build(positions)``, computed once and kept, for a program that reads the rows many times.
+    """``build(positions)`` (two float32 arrays), computed once and kept, for a program that reads them often.
 
     XLA fuses an elementwise producer into each of its consumers: the row
     builder (a few hundred integer operations per value) would be recomputed
@@ -124,6 +151,15 @@ def computed_once(build: Any, positions: jax.Array) -> Any:
     """
     if positions.size == 0:
         return build(positions)
+
+    def packed(p: jax.Array) -> jax.Array:
+        # one complex64 output: inside one fusion the pair's shared work (phase, fold, t, the Horner sums)
+        # is done once per value; two float32 outputs are two loop fusions that each redo all of it (XLA's
+        # CPU backend has no multi-output loop fusion). Packing and unpacking move bits, never round.
+        a, b = build(p)
+        return jax.lax.complex(a, b)
+
     flat = positions.reshape(-1)
     pred = flat[0] == flat[0]  # a runtime predicate (False only for a NaN position, and then the same rows)
-    return jax.lax.cond(pred, build, build, positions)
+    both = jax.lax.cond(pred, packed, packed, positions)
+    return jnp.real(both), jnp.imag(both)

@@ -15,8 +15,9 @@ from ..bias.alibi import AlibiSpec, alibi_convention
 from ..bias.t5 import t5_buckets
 from ..errors import PosEncError, check_int
 from ..exact.fixed_product import times_int_f32
+from ..memory import check_size
 from ._rows import JAX_OPS, check_traced_positions
-from .rope import _out_dtype
+from .rope import _out_dtype, float_array
 
 __all__ = ["alibi_bias", "t5_bias", "t5_bucket"]
 
@@ -122,11 +123,13 @@ def t5_bias(
     >>> t5_bias(jnp.arange(64.0).reshape(32, 2), 1, 3)[0].tolist()
     [[0.0, 34.0, 36.0]]
     """
-    w = jnp.asarray(weights)
-    if w.ndim != 2:
+    w = float_array(weights, "weights")
+    if w.ndim != 2 or 0 in w.shape:
         raise PosEncError(f"weights must be [num_buckets, n_heads], got shape {tuple(w.shape)}")
-    q = check_int(q_len, "q_len", minimum=1)
-    k = check_int(k_len, "k_len", minimum=1)
+    q = check_int(q_len, "q_len", minimum=1, maximum=2**31 - 1)
+    k = check_int(k_len, "k_len", minimum=1, maximum=2**31 - 1)
+    # the bias [n_heads, q, k] and its int32 buckets: refused at once if no machine could hold them
+    check_size((w.shape[1], q, k), np.float32, "T5 bias", work=q * k * 4)
     qp = jnp.arange(q, dtype=jnp.int32) + check_int(offset, "offset") if q_positions is None else q_positions
     kp = jnp.arange(k, dtype=jnp.int32) if k_positions is None else k_positions
     qp, kp = check_traced_positions(qp, "q_positions"), check_traced_positions(kp, "k_positions")

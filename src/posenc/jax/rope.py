@@ -15,10 +15,11 @@ import numpy as np
 
 import jax
 
-from ..errors import PosEncError
+from ..errors import PosEncError, check_int, check_layout, show_value
 from ..rope.apply import check_broadcast
 from ..rope.cos_sin import check_axes
-from ..rope.frequencies import RopeFrequencies, spec_frequencies
+from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, spec_frequencies
+from ..rope.proportional import HEAD_HALF
 from ..rope.spec import RopeConfig, rope_spec, spec_of
 from ._rows import check_traced_positions, computed_once, sincos_rows
 
@@ -61,7 +62,10 @@ def traced_frequencies(spec: RopeConfig, seq_len: Any) -> RopeFrequencies:
 
 
 def _out_dtype(dtype: Any) -> Any:
-    name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+    try:
+        name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+    except (TypeError, ValueError):
+        name = None
     if name not in _OUT_DTYPES:
         raise PosEncError(f"dtype must be one of {_OUT_DTYPES} (float64 needs jax_enable_x64), got {dtype!r}")
     return jnp.dtype(name)
@@ -95,9 +99,9 @@ def rope_cos_sin(
             with sections). Every int32 is exact; float32 positions are exact
             where |p·ω_i| >= 2**-60 (below, within 2**-90 absolute) and give
             NaN at |p| >= 2**31.
-        head_dim, base, scaling, rotary_dim, seq_len, sections, section_layout,
-            ladder: as :func:`posenc.rope_cos_sin` (static); ``seq_len`` is
-            required for DynamicNTK and LongRoPE.
+        head_dim, base, scaling, rotary_dim, seq_len, sections, section_layout, ladder: as
+            :func:`posenc.rope_cos_sin` (static); ``seq_len`` is required for
+            DynamicNTK and LongRoPE.
         dtype: float32 (the NumPy core's float32 bits), bfloat16 or float16
             (those bits rounded once more: within 1 ulp).
 
@@ -121,9 +125,32 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
 
     The math is float32 and rounded once into x's dtype; channels past
     ``rotary_dim`` are passed through untouched.
+
+    Raises:
+        PosEncError: for an x that is no float array, a layout or rotary_dim
+            that does not fit it, or rows that do not broadcast to
+            ``x.shape[:-1] + (rotary_dim // 2,)``.
+
+    >>> rotate(jnp.ones((2, 4)), jnp.ones(2), jnp.zeros(2), "half", 4).tolist()
+    [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
     """
+    x = float_array(x, "x", min_ndim=1)
+    layout = HEAD_HALF if layout == HEAD_HALF else check_layout(layout, ROPE_LAYOUTS)
+    rotary_dim = check_int(rotary_dim, "rotary_dim", minimum=2)
+    if rotary_dim % 2 or rotary_dim > x.shape[-1]:
+        raise PosEncError(f"rotary_dim must be even and <= x.shape[-1] = {x.shape[-1]}, got {rotary_dim}")
     n = rotary_dim // 2
-    if layout == "head_half":  # Gemma 4's proportional pairs (i, i + h_d/2): posenc.rope.proportional
+    cos, sin = float_array(cos, "cos"), float_array(sin, "sin")
+    want = (*x.shape[:-1], n)
+    for name, rows in (("cos", cos), ("sin", sin)):
+        try:
+            ok = np.broadcast_shapes(rows.shape, want) == want
+        except ValueError:
+            ok = False
+        if not ok:
+            raise PosEncError(f"{name} must broadcast to {want} (x's leading axes, rotary_dim // 2), "
+                              f"got shape {tuple(rows.shape)}")
+    if layout == HEAD_HALF:  # Gemma 4's proportional pairs (i, i + h_d/2): posenc.rope.proportional
         hh = x.shape[-1] // 2
         a, b = x[..., :n].astype(jnp.float32), x[..., hh:hh + n].astype(jnp.float32)
         o1, o2 = (a * cos - b * sin).astype(x.dtype), (b * cos + a * sin).astype(x.dtype)
@@ -142,10 +169,27 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
     return jnp.concatenate([out, x[..., rotary_dim:]], axis=-1)
 
 
-def _check_x(x: Any) -> jax.Array:
-    arr = x if isinstance(x, jax.Array) else jnp.asarray(x)
+def float_array(value: Any, name: str, min_ndim: int = 0) -> jax.Array:
+    """value as a float JAX array (traced or not), or a PosEncError naming it."""
+    if isinstance(value, jax.Array):
+        arr = value
+    else:
+        try:
+            host = np.asarray(value)
+        except (TypeError, ValueError, OverflowError):
+            host = None
+        if host is None or (host.dtype.kind not in "iuf" and host.dtype.name != "bfloat16"):
+            raise PosEncError(f"{name} must be an array of floats, got {show_value(value)}")
+        arr = jnp.asarray(host)
     if not jnp.issubdtype(arr.dtype, jnp.floating):
-        raise PosEncError(f"x must be a float array, got dtype {arr.dtype}")
+        raise PosEncError(f"{name} must be a float array, got dtype {arr.dtype}")
+    if arr.ndim < min_ndim:
+        raise PosEncError(f"{name} must have at least {min_ndim} dimensions, got shape {tuple(arr.shape)}")
+    return arr
+
+
+def _check_x(x: Any) -> jax.Array:
+    arr = float_array(x, "x")
     if arr.ndim < 2:
         raise PosEncError(f"x must be [..., s, h_d] (at least 2 dimensions), got shape {tuple(arr.shape)}")
     return arr
@@ -172,9 +216,10 @@ def apply_rope(
         positions: int32/float32, broadcasting to ``x.shape[:-1]`` (``[s]``;
             ``[b, 1, s]`` for ``[b, n_h, s, h_d]``; ``[b, s, 1]`` for MaxText's
             ``[b, s, n_h, h_d]``), with a trailing ``n_axes`` with sections.
-        base, scaling, layout, rotary_dim, seq_len, sections, section_layout,
-            ladder, spec: as :func:`posenc.apply_rope` (static): the same
-            :class:`~posenc.RopeConfig`, built and checked by the same code.
+        base, scaling, layout, rotary_dim, seq_len, sections, section_layout, ladder: as
+            :func:`posenc.apply_rope` (static), ``layout="head_half"`` included.
+        spec: a :class:`~posenc.RopeConfig` in their place, as :func:`posenc.apply_rope`:
+            the same spec, built and checked by the same code.
 
     Returns:
         x rotated, same shape and dtype; float32 math, rounded once.
