@@ -105,7 +105,7 @@ def rope_table(freqs: RopeFrequencies | RopeConfig, start: int, length: int, dty
     built by the fast consecutive path. ``freqs`` may be a
     :class:`~posenc.RopeConfig` (a spec whose scaling does not follow the length).
 
-    >>> rope_table(rope_frequencies(4, base=100.0), 0, 2, np.float64).round(4).tolist()
+    >>> rope_table(RopeConfig(4, base=100.0), 0, 2, np.float64).round(4).tolist()
     [[[1.0, 1.0], [0.0, 0.0]], [[0.5403, 0.995], [0.8415, 0.0998]]]
     """
     if isinstance(freqs, RopeConfig):
