@@ -56,11 +56,16 @@ def sub64(o: Ops, a: Pair, b: Pair) -> Pair:
 
 def mulhi(a: Pair, b: Pair) -> Pair:
     """floor(a·b / 2**64), less at most 6 units (the limb products below 2**48 are left out)."""
+    return _mulhi_limbs(a, b, 4)
+
+
+def _mulhi_limbs(a: Pair, b: Pair, b_limbs: int) -> Pair:
+    """The column sums of :func:`mulhi` over b's lowest ``b_limbs`` (3 or 4) 16-bit limbs."""
     x = (a[1] & M16, a[1] >> 16, a[0] & M16, a[0] >> 16)
-    y = (b[1] & M16, b[1] >> 16, b[0] & M16, b[0] >> 16)
+    y = (b[1] & M16, b[1] >> 16, b[0] & M16) + ((b[0] >> 16,) if b_limbs == 4 else ())
     col = [0, 0, 0, 0, 0]  # columns 3 … 7 of 16 bits, each sum < 2**19
     for i in range(4):
-        for j in range(max(0, 3 - i), 4):
+        for j in range(max(0, 3 - i), b_limbs):
             p = x[i] * y[j]
             col[i + j - 3] = col[i + j - 3] + (p & M16)
             col[i + j - 2] = col[i + j - 2] + (p >> 16)
@@ -86,19 +91,7 @@ def mulhi_narrow(a: Pair, b: Pair, b_limbs: int) -> Pair:
         ll, lh, hl = x0 * y0, x0 * y1, x1 * y0
         mid = (ll >> 16) + (lh & M16) + (hl & M16)
         return 0 * ah, x1 * y1 + (lh >> 16) + (hl >> 16) + (mid >> 16)
-    x = (a[1] & M16, a[1] >> 16, a[0] & M16, a[0] >> 16)
-    y = (b[1] & M16, b[1] >> 16, b[0] & M16)
-    col = [0, 0, 0, 0, 0]
-    for i in range(4):
-        for j in range(max(0, 3 - i), 3):
-            p = x[i] * y[j]
-            col[i + j - 3] = col[i + j - 3] + (p & M16)
-            col[i + j - 2] = col[i + j - 2] + (p >> 16)
-    c4 = col[1] + (col[0] >> 16)
-    c5 = col[2] + (c4 >> 16)
-    c6 = col[3] + (c5 >> 16)
-    c7 = col[4] + (c6 >> 16)
-    return ((c7 & M16) << 16) | (c6 & M16), ((c5 & M16) << 16) | (c4 & M16)
+    return _mulhi_limbs(a, b, 3)
 
 
 def _limbs(value: tuple[int, int]) -> int:

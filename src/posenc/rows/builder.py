@@ -8,13 +8,16 @@ same bits. Every backend checks the builder and its answers here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import PosEncError, show_value
+from ..arguments import check_items
+from ..errors import MAX_D_MODEL, PosEncError, check_int, show_value
+from .window import check_positions_held
 
-__all__ = ["ROW_DTYPES", "RowBuilder", "build_rows", "check_builder", "checked_rows"]
+__all__ = ["ROW_DTYPES", "RowBuilder", "build_rows", "cache_arguments", "check_builder", "checked_rows"]
 
 #: The dtypes a builder computes rows in.
 ROW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -60,3 +63,19 @@ def build_rows(
     """``build.rows(start, shape[0])`` (or ``build.at(positions)``), checked: ``shape`` in ``dtype``."""
     rows = build.rows(start, shape[0], dtype) if positions is None else build.at(positions, dtype)
     return checked_rows(rows, shape, dtype)
+
+
+def cache_arguments(build: Any, row_shape: Sequence[int], stop: Any, start: Any) -> tuple[RowBuilder, tuple[int, ...],
+                                                                                         int, int]:
+    """A row cache's constructor arguments, checked: ``(build, row_shape, first, count)`` for any backend's cache.
+
+    ``first`` is ``start``; ``count`` the rows ``start … stop-1`` to hold at
+    once (0 when ``stop <= start``), every one a position a cache may hold.
+    """
+    fn = check_builder(build)
+    shape = tuple(check_int(n, f"row_shape[{k}]", minimum=0, maximum=MAX_D_MODEL) for k, n in
+                  enumerate(check_items(row_shape, "row_shape", "the shape of one row, e.g. (64,)")))
+    first = check_int(start, "start")
+    count = max(check_int(stop, "stop") - first, 0)
+    check_positions_held(first, first + count)
+    return fn, shape, first, count

@@ -31,10 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from ..arguments import check_items
-from ..errors import MAX_D_MODEL, PosEncError, check_int, check_span, show_value
+from ..errors import PosEncError, check_int, check_span, show_value
 from ..memory import check_size
-from .builder import ROW_DTYPES, RowBuilder, build_rows, check_builder
+from .builder import ROW_DTYPES, RowBuilder, build_rows, cache_arguments, check_builder
 from .window import DEFAULT_ROWS, Span, check_positions_held, distinct, for_lookup, for_reserve, grown
 
 __all__ = ["RowCache"]
@@ -53,12 +52,7 @@ class RowCache:
 
     def __init__(self, build: RowBuilder, row_shape: Sequence[int], *, stop: int = DEFAULT_ROWS,
                  start: int = 0) -> None:
-        self.build = check_builder(build)
-        self.row_shape = tuple(check_int(n, f"row_shape[{k}]", minimum=0, maximum=MAX_D_MODEL) for k, n in
-                               enumerate(check_items(row_shape, "row_shape", "the shape of one row, e.g. (64,)")))
-        first = check_int(start, "start")
-        count = max(check_int(stop, "stop") - first, 0)
-        check_positions_held(first, first + count)
+        self.build, self.row_shape, first, count = cache_arguments(build, row_shape, stop, start)
         self._lock = threading.Lock()
         self._windows: dict[np.dtype, tuple[int, np.ndarray]] = {}
         self._windows[ROW_DTYPES[0]] = (first, self._compute(first, count, ROW_DTYPES[0]))

@@ -61,10 +61,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..arguments import check_items
-from ..errors import MAX_D_MODEL, PosEncError, check_int
+from ..errors import PosEncError, check_int
 from ..memory import check_size
-from ..rows.builder import RowBuilder, check_builder
+from ..rows.builder import RowBuilder, cache_arguments
 from ..rows.window import DEFAULT_ROWS, SPARSE_FACTOR, check_positions_held, for_lookup, for_reserve, grown
 from ._positions import Request, parse_request, position_bounds
 from ._rows import NUMPY_DTYPES, direct_rows, gather_rows, host_rows, to_device
@@ -127,12 +126,7 @@ class TableCache(nn.Module):
         self, build: RowBuilder, row_shape: Sequence[int], *, stop: int = DEFAULT_ROWS, start: int = 0
     ) -> None:
         super().__init__()
-        self.build = check_builder(build)
-        self.row_shape = tuple(check_int(n, f"row_shape[{k}]", minimum=0, maximum=MAX_D_MODEL) for k, n in
-                               enumerate(check_items(row_shape, "row_shape", "the shape of one row, e.g. (64,)")))
-        first = check_int(start, "start")
-        count = max(check_int(stop, "stop") - first, 0)
-        check_positions_held(first, first + count)
+        self.build, self.row_shape, first, count = cache_arguments(build, row_shape, stop, start)
         self._check_size(count, torch.float32)
         self._lock = threading.RLock()
         self._start: dict[torch.dtype, int] = {}
