@@ -47,7 +47,7 @@ __all__ = [
 MAX_POSITION = 2.0**53
 
 #: The widest encoding posenc builds, channels (``d_model``, ``head_dim``).
-#: The accuracy guarantee (README, Guarantees) is tested up to it: the exact
+#: The accuracy guarantee (docs/explanation/guarantees.md) is tested up to it: the exact
 #: path's error does not grow with the width (every ω lies in [1/base, 1]),
 #: so the bound is the cost of building the ladder (~0.2 s at 65536, ~3 s at
 #: 10**6, hours at 10**9), not accuracy. It is 4× the widest model trained

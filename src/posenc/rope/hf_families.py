@@ -5,8 +5,8 @@ config with every legacy key renamed and every per-model default filled in
 (what the family's ``configuration_*.py`` does before the modeling code reads
 it), the rope dict of each layer kind (None for a NoPE kind), and the kind of
 each layer. Facts from transformers 5.23, ``src/transformers/models/<family>/``
-(``configuration_<family>.py``, ``modeling_<family>.py``); the README's table
-lists one row per family.
+(``configuration_<family>.py``, ``modeling_<family>.py``); the docs' keys page
+(docs/reference/hf-config-keys.md) lists one row per family.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 "The sinusoidal encoding" was built differently by each framework whose
 checkpoints people load: the exponent's denominator, the channel layout, the
 position of the first token and the handling of odd ``d_model`` all vary
-(see the README's conventions table). Each preset below is a frozen
+(see docs/explanation/conventions.md). Each preset below is a frozen
 dataclass whose docstring gives the formula and the file it was read from;
 its values are within 1 float32 ulp of that formula evaluated in exact
 arithmetic (frequencies from :mod:`posenc.exact` at ~160 bits, positions
