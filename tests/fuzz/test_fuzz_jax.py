@@ -141,9 +141,7 @@ def _check_rotary_module(m: Any, kw: dict[str, Any]) -> None:
     q = jnp.ones((1, 3, 2, h), jnp.float32)
     pos = jnp.arange(3)[None, :]  # [b, s] (the fuzz's sections are all refused: text positions only)
     qr, kr = m(q, q, pos)
-    want = pj.apply_rope(q, pos[..., None], layout=m.layout, rotary_dim=m.rotary_dim, base=m.settings[0],
-                         scaling=m.settings[1], seq_len=m.settings[2], sections=m.settings[3],
-                         section_layout=m.settings[4], ladder=m.settings[5])
+    want = pj.apply_rope(q, pos[..., None], spec=m.spec, seq_len=m.seq_len)  # the settings the module checked
     assert np.array_equal(np.asarray(qr), np.asarray(want)) and np.array_equal(np.asarray(kr), np.asarray(want))
 
 

@@ -135,7 +135,7 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
     [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
     """
     x = float_array(x, "x", min_ndim=1)
-    layout = HEAD_HALF if layout == HEAD_HALF else check_layout(layout, ROPE_LAYOUTS)
+    layout = HEAD_HALF if isinstance(layout, str) and layout == HEAD_HALF else check_layout(layout, ROPE_LAYOUTS)
     rotary_dim = check_int(rotary_dim, "rotary_dim", minimum=2)
     if rotary_dim % 2 or rotary_dim > x.shape[-1]:
         raise PosEncError(f"rotary_dim must be even and <= x.shape[-1] = {x.shape[-1]}, got {rotary_dim}")

@@ -123,7 +123,7 @@ class RopeConfig:
         h, r = check_dims(self.head_dim, self.rotary_dim)
         b = check_base(self.base)
         check_scaling(self.scaling)
-        lay = HEAD_HALF if self.layout == HEAD_HALF else check_pair_layout(self.layout)
+        lay = HEAD_HALF if isinstance(self.layout, str) and self.layout == HEAD_HALF else check_pair_layout(self.layout)
         sec = check_sections(self.sections, self.section_layout, self.ladder)
         check_multi_axis(sec, r, self.scaling)
         mp = self.max_position
