@@ -98,10 +98,14 @@ FAMILIES: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 def build(name: str, dtype: Any = None) -> Any:
     """The tiny model ``name``, seeded, in eval mode (random weights; the same for every call)."""
+    return tiny(*FAMILIES[name], dtype)
+
+
+def tiny(config_cls: str, model_cls: str, keys: dict[str, Any], dtype: Any = None) -> Any:
+    """``model_cls(config_cls(**keys))`` from transformers, seeded, eager attention, in eval mode."""
     import torch
     import transformers
 
-    config_cls, model_cls, keys = FAMILIES[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         config = getattr(transformers, config_cls)(**keys)

@@ -16,6 +16,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from families import tiny  # noqa: E402
+
 import posenc.hf  # noqa: E402
 from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
 
@@ -38,13 +40,7 @@ def _build(name: str, dtype=None):
     keys = dict(_TINY, rope_parameters={"rope_type": "default", "rope_theta": 1e6, **rope})
     if name == "glm-4.1v":  # a 128-wide head, so that the default sections [8, 12, 12] fit its 32 rotary pairs
         keys.update(hidden_size=256, head_dim=128)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        config = getattr(transformers, config_cls)(**keys)
-        config._attn_implementation = "eager"
-        torch.manual_seed(0)
-        model = getattr(transformers, model_cls)(config).eval()
-    return model if dtype is None else model.to(dtype)
+    return tiny(config_cls, model_cls, keys, dtype)
 
 
 def _axes(offset: int, s: int) -> torch.Tensor:
