@@ -109,3 +109,28 @@ def test_gemma4_head_half_pairs_rotate_like_numpy():
     close(got, posenc.apply_rope(x, pos.astype(np.int64), layout="head_half", rotary_dim=16))
     kept = np.r_[8:32, 40:64]
     assert np.array_equal(got[..., kept], x[..., kept]) and not np.array_equal(got[..., :8], x[..., :8])
+
+
+def test_the_rows_are_built_once_per_program_whatever_the_heads_and_layers():
+    # the row builder (~1,300 integer operations per value) runs once per distinct positions: not once per
+    # head (XLA would fuse it into every consumer) and not once per layer (the layers' identical builders
+    # are one computation after XLA's CSE); so a model pays it once per forward pass
+    import re
+
+    rng = np.random.default_rng(3)
+    xs = [jnp.asarray(rng.standard_normal((1, 64, 4, 32), dtype=np.float32)) for _ in range(8)]
+    pos = jnp.asarray(rng.integers(0, 2**31 - 1, 64, dtype=np.int32))[None, :, None]
+
+    def layers(xs, p):  # q and k of four layers, all at the same positions
+        return [pj.apply_rope(x, p) for x in xs]
+
+    def builders(n):
+        text = jax.jit(layers).lower(xs[:n], pos).compile().as_text()
+        return len(re.findall(r"= \S+ conditional\(", text))
+
+    assert builders(1) == 1
+    assert builders(8) == 1
+    got = jax.jit(layers)(xs, pos)
+    one = jax.jit(pj.apply_rope)  # jit against jit (the rotation's products may be contracted into FMAs)
+    for x, y in zip(xs, got, strict=True):
+        assert np.array_equal(np.asarray(y), np.asarray(one(x, pos)))

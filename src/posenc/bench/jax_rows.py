@@ -7,9 +7,17 @@ half layout), timed side by side:
   (the JAX users' formula; the ratio's denominator);
 - posenc with the exact rows built in the graph from the positions
   (:mod:`posenc.jax._rows`), once per position for q, k and every head;
-- posenc with gathered rows: an exact table (a constant) taken by positions.
+- posenc with gathered rows: an exact table (a constant) taken by positions;
+- for context, the formula as MaxText and the flax gemma example run it, with
+  ``jnp.sin``/``jnp.cos`` of float32 angles ``position / timescale`` in the
+  same program (MaxText ``layers/embeddings.py`` ``RotaryEmbedding``; flax
+  ``examples/gemma/positional_embeddings.py`` ``apply_rope``): XLA fuses the
+  sine into each consumer, so it is evaluated for q, k and every head.
 
 Targets (issue 22): in-graph at most 2x the plain formula, gathered at most 1.2x.
+The in-graph rows cost a fixed ~1,300 integer operations per (position,
+frequency) value, spread over the heads: with 16 heads of 128 they are below
+the plain formula's time; with 4 heads of 64 (the quick shape) about 2-2.5x.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from .report import Row
 __all__ = ["producers"]
 
 PLAIN = "plain x*cos + rotate_half(x)*sin"
+IN_GRAPH_SIN = "MaxText/gemma formula, jnp.sin/cos in the graph"
 
 
 def _programs(s: int, d: int) -> dict[str, Any]:
@@ -55,7 +64,20 @@ def _programs(s: int, d: int) -> dict[str, Any]:
         rows = jnp.take(table, p, axis=0)
         return both(q, k, rows[..., 0, :], rows[..., 1, :])
 
-    return {"plain": jax.jit(plain), "in_graph": jax.jit(in_graph), "gathered": jax.jit(gathered), "table": table}
+    def sources(q: jax.Array, k: jax.Array, p: jax.Array) -> Any:
+        # timescale = base**(2i/d), angle = position / timescale in float32, then sin and cos
+        timescale = 10000.0 ** (2 * jnp.arange(d // 2, dtype=jnp.float32) / d)
+        angle = (p[..., None].astype(jnp.float32) / timescale)[..., None, :]
+        sin, cos = jnp.sin(angle), jnp.cos(angle)
+
+        def one(x: jax.Array) -> jax.Array:
+            a, b = jnp.split(x, 2, axis=-1)
+            return jnp.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+
+        return one(q), one(k)
+
+    return {"plain": jax.jit(plain), "in_graph": jax.jit(in_graph), "gathered": jax.jit(gathered),
+            "sources": jax.jit(sources), "table": table}
 
 
 def _rope(b: int, s: int, h: int, d: int) -> Callable[[int], list[Row]]:
@@ -76,6 +98,7 @@ def _rope(b: int, s: int, h: int, d: int) -> Callable[[int], list[Row]]:
             PLAIN: run("plain", q, k, cos, sin),
             "posenc.jax in-graph exact rows": run("in_graph", q, k, pos),
             "posenc.jax gathered rows": run("gathered", q, k, pos),
+            IN_GRAPH_SIN: run("sources", q, k, pos),
         }, repeats)
         op = f"JAX jit RoPE q,k [{b},{s},{h},{d}] f32 half"
         base = ms[PLAIN]

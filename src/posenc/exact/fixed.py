@@ -138,14 +138,15 @@ class FixedLadder:
 
     Attributes:
         frac_words: frac(ω_i/2π) in Q0.128 (rounded), most significant word first.
-        wrap_words: frac(2**32·ω_i/2π) of the same rounded value: what a
-            negative int32 p, read as p + 2**32, has too much.
+        unwrap_words: frac(−2**32·ω_i/2π) of the same rounded value: a negative
+            int32 p, read as p + 2**32, has 2**32·ω_i/2π too much, taken back
+            by adding these words.
         int_words: floor(ω_i/2π) mod 2**32 (real-valued positions need it).
         turns: ω_i/2π exactly, for :meth:`offset_words`.
     """
 
     frac_words: np.ndarray
-    wrap_words: np.ndarray
+    unwrap_words: np.ndarray
     int_words: np.ndarray
     turns: tuple[Fraction, ...]
 
@@ -184,10 +185,10 @@ def fixed_ladder(ladder: Ladder) -> FixedLadder:
     q = [_q128(t) for t in turns]  # ω/2π in Q96.128, rounded once; every word below is cut from it exactly
     full = (1 << 128) - 1
     frac = np.array([_split(v & full) for v in q], dtype=np.uint32).T.reshape(4, n)
-    # 2**32·(ω/2π) mod 1 of the same rounded value: a negative p (read as p + 2**32) then gets p·q exactly
-    wrap = np.array([_split((v << 32) & full) for v in q], dtype=np.uint32).T.reshape(4, n)
+    # −2**32·(ω/2π) mod 1 of the same rounded value: a negative p (read as p + 2**32) then gets p·q exactly
+    unwrap = np.array([_split((-(v << 32)) & full) for v in q], dtype=np.uint32).T.reshape(4, n)
     whole = np.array([(v >> 128) % (1 << 32) for v in q], dtype=np.uint32)
-    arrays = [np.ascontiguousarray(a) for a in (frac, wrap)]
+    arrays = [np.ascontiguousarray(a) for a in (frac, unwrap)]
     for a in (*arrays, whole):
         a.setflags(write=False)
     return FixedLadder(arrays[0], arrays[1], whole, tuple(turns))

@@ -58,9 +58,10 @@ def _words(o: Any, arr: Any) -> Words:
 
 def _times_fraction(o: Any, u: Any, words: Words) -> Words:
     """frac(u·F) for uint32 u and F in Q0.128: the top product word is whole turns and drops out."""
-    prods = [mul32(u, w >> 16, w & M16) for w in words]
-    high = (prods[1][0], prods[2][0], prods[3][0], 0 * u)  # each high word lands on the word above
-    return add128(o, (prods[0][1], prods[1][1], prods[2][1], prods[3][1]), high)
+    # the top word's product: only its low half is a fraction (a wrapping uint32 multiply), the rest whole turns
+    prods = [mul32(u, w >> 16, w & M16) for w in words[1:]]
+    high = (prods[0][0], prods[1][0], prods[2][0], 0 * u)  # each high word lands on the word above
+    return add128(o, (u * words[0], prods[0][1], prods[1][1], prods[2][1]), high)
 
 
 def phase_of_integers(o: Any, p: Any, fixed: FixedLadder, origin: int = 0) -> Words:
@@ -85,8 +86,8 @@ def phase_of_integers(o: Any, p: Any, fixed: FixedLadder, origin: int = 0) -> Wo
         s, negative = p, p < 0
     f = _times_fraction(o, o.u32(s), _words(o, fixed.frac_words))
     zero = xp.zeros_like(f[0])
-    wrap = tuple(xp.where(negative, w, zero) for w in _words(o, fixed.wrap_words))
-    return sub128(o, f, wrap)
+    back = tuple(xp.where(negative, w, zero) for w in _words(o, fixed.unwrap_words))
+    return add128(o, f, back)  # less 2**32·F, as one addition of its complement mod 1
 
 
 def _fraction_shifted(o: Any, m: Any, k: Any, fixed: FixedLadder) -> Words:

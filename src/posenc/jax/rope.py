@@ -124,7 +124,9 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
     """Rotate the first ``rotary_dim`` channels of x (``[..., h_d]``) by float32 rows ``[..., r/2]``.
 
     The math is float32 and rounded once into x's dtype; channels past
-    ``rotary_dim`` are passed through untouched.
+    ``rotary_dim`` are passed through untouched. XLA may contract the
+    products into FMAs inside a fused program, so an eager call and a
+    jit-compiled one can differ by 1 ulp (two compiled calls agree).
 
     Raises:
         PosEncError: for an x that is no float array, a layout or rotary_dim
@@ -222,7 +224,8 @@ def apply_rope(
             the same spec, built and checked by the same code.
 
     Returns:
-        x rotated, same shape and dtype; float32 math, rounded once.
+        x rotated, same shape and dtype; float32 math, rounded once (under
+        ``jit`` XLA may contract it into FMAs: see :func:`rotate`).
 
     >>> q = jnp.array([[1.0, 0.0, 0.0, 0.0]])        # [s=1, h_d=4]
     >>> np.asarray(apply_rope(q, jnp.array([2]), base=100.0, layout="interleaved"), np.float64).round(4).tolist()
