@@ -77,6 +77,14 @@ def test_phase_is_exact_when_every_product_is_a_multiple_of_the_last_bit():
             assert _value([w[p] for w in words], i) == _exact_frac(v[p], b[i])
 
 
+def test_integer_operands_give_the_phase_zero():
+    v = RNG.integers(-(2**31), 2**31, (20, 3)).astype(np.int32)
+    words, finite = phase_of_dot(NUMPY_OPS, v, np.int32([[3, -7, 1], [2**31 - 1, 0, -(2**31)]]))
+    assert words[0].shape == (20, 2) and finite.all() and not any(w.any() for w in words)
+    words, _ = phase_of_dot(NUMPY_OPS, v, np.float32([[0.5, 0.25, 2.0**-40]]))  # int32 v, float32 B: the general path
+    assert all(_value([w[p] for w in words], 0) == _exact_frac(v[p], [0.5, 0.25, 2.0**-40]) for p in range(20))
+
+
 def test_long_sums_carry_across_every_limb():
     # many terms whose phases are all just below 1 (and their negatives): every limb's carry is exercised
     d = 4096

@@ -58,6 +58,8 @@ def test_wide_coordinates_and_int32_coordinates_are_the_numpy_functions_bits():
     ints = RNG.integers(-(10**6), 10**6, (1000, 3)).astype(np.int32)
     got = jax.jit(pj.fourier_features)(ints, b)
     assert mismatches(got, posenc.fourier_features(ints.astype(np.int64), b.astype(np.float64))) == 0
+    ib = RNG.integers(-100, 100, (4, 3)).astype(np.int32)  # int32 B too: B·v is an integer, cos 1 and sin 0
+    assert np.asarray(pj.fourier_features(ints, ib)).tolist() == [[1.0] * 4 + [0.0] * 4] * 1000
 
 
 def _correctly_rounded(got: np.float32, exact: mpmath.mpf) -> bool:
@@ -183,6 +185,8 @@ def test_bad_arguments_are_refused_by_name_before_any_work():
                       (jnp.ones((2, 8, 3)), r"\(2, 8, 3\)")]:
         with pytest.raises(posenc.PosEncError, match=word):
             pj.fourier_features(x, bad)
+    with pytest.raises(posenc.PosEncError, match="at least one coordinate"):
+        pj.fourier_features(jnp.zeros((2, 0)), jnp.zeros((3, 0)))  # d = 0, as the NumPy function
     with pytest.raises(posenc.PosEncError, match="B must be float32 values"):
         pj.fourier_features(x, np.random.default_rng(0).normal(size=(8, 3)))  # float64 Gaussian: cast it first
     with pytest.raises(posenc.PosEncError, match="x must be float32 values"):

@@ -121,6 +121,9 @@ def phase_of_dot(o: Ops, v: Any, b: Any) -> tuple[Words, Any]:
     d = int(v.shape[-1])
     if d > MAX_TERMS:
         raise PosEncError(f"the coordinates' last axis d = {d} is past {MAX_TERMS}, the longest exact sum")
+    if v.dtype.kind in "iu" and b.dtype.kind in "iu":  # an integer B·v: the phase is 0 (no work to fold away)
+        zero = o.xp.zeros(o.xp.broadcast_shapes((*v.shape[:-1], 1), b.shape[:-1]), dtype=o.xp.uint32)
+        return (zero, zero, zero, zero), zero == 0
     mv, ev, nv, fv = significand(o, v)
     mb, eb, nb, fb = significand(o, b)
     words = product_words(o, (mv[..., None, :], ev[..., None, :]), (mb, eb))

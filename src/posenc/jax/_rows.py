@@ -57,12 +57,14 @@ def check_traced_positions(positions: Any, name: str = "positions", limit: float
         if host.dtype.kind == "f":
             if not np.isfinite(host).all() or (limit is not None and (np.abs(host) >= limit).any()):
                 raise PosEncError(f"{name} must be finite" + ("" if limit is None else " with |p| < 2**31"))
-            if host.dtype.itemsize > 4 and not np.array_equal(host.astype(np.float32), host):
+            with np.errstate(over="ignore"):  # past float32's range (limit None): inf, which is not equal
+                narrow = host.astype(np.float32)
+            if host.dtype.itemsize > 4 and not np.array_equal(narrow, host):
                 raise PosEncError(
                     f"{name} must be float32 values (JAX without x64 holds no float64): a float64 position "
                     "would be rounded before any encoding; pass integers, or float32 values"
                 )
-            host = host.astype(np.float32)
+            host = narrow
         elif host.dtype.kind in "iu":
             host = host.astype(np.int32)
         arr = jnp.asarray(host)

@@ -146,6 +146,8 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
     pts = check_traced_positions(_widened(x), "x", limit=None)
     pts = pts.reshape(1) if pts.ndim == 0 else pts
     d = pts.shape[-1]
+    if d < 1:
+        raise PosEncError(f"x must hold at least one coordinate on its last axis, got d = {d}")
     mat = check_traced_positions(_widened(b), "B", limit=None)
     if mat.ndim != 2 or mat.shape[1] != d or mat.shape[0] < 1:
         raise PosEncError(f"B must be a matrix [m, d] with m >= 1 and d = {d} (x's last axis), "
@@ -180,6 +182,9 @@ def _features_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
 def _exact_features(v: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     # one compiled program per shape and dtype (called eagerly, the few hundred integer operations per value
     # would each be dispatched on their own)
+    if v.dtype == jnp.int32 and b.dtype == jnp.int32:  # B·v an integer: cos 1, sin 0 (XLA's simplifier would
+        ones = jnp.ones((*v.shape[:-1], b.shape[0]), jnp.float32)  # loop on the kernel of a constant phase)
+        return ones, 0 * ones
     phase, finite = phase_of_dot(JAX_OPS, v, b)
     sin, cos = sincos_f32(JAX_OPS, phase)
     return jnp.where(finite, cos, jnp.nan), jnp.where(finite, sin, jnp.nan)
