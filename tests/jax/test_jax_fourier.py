@@ -92,6 +92,23 @@ def test_values_are_the_correctly_rounded_cos_and_sin_of_the_exact_sum():
     assert checked == 25 * 24 and wrong == 0  # 600 values, past NumPy's 2**53 limit too
 
 
+def test_tiny_sums_keep_the_absolute_bound():
+    # products of 2**-140 … 2**-60: those below 2**-128 are cut, so a sine there is known to 2π·d·2**-128 absolute
+    mpmath.mp.prec = 400
+    x = (np.exp2(RNG.uniform(-100, -30, (40, 3))) * RNG.choice([-1, 1], (40, 3))).astype(np.float32)
+    b = (RNG.standard_normal((6, 3)) * 2.0**-40).astype(np.float32)
+    got = np.asarray(pj.fourier_features(x, b), np.float64)
+    bound = 2 * np.pi * 3 * 2.0**-128
+    worst = 0.0
+    for p in range(40):
+        exact = _mp_features(x[p], b)
+        assert (got[p, :6] == 1).all()
+        for g, e in zip(got[p, 6:], exact[6:], strict=True):
+            half_ulp = float(np.spacing(np.float32(abs(float(e))))) / 2
+            worst = max(worst, (abs(g - float(e)) - half_ulp) / bound)
+    assert worst <= 1  # the stated bound (beyond the float32 rounding itself)
+
+
 def test_the_sum_is_exact_where_a_float32_dot_is_not():
     # B·v = 2**90 + 2**67 + 1/8 − 2**90 (a 1/8 turn, lost by a float32 sum in any order: 2**67 + 1/8 needs 71
     # bits), and a plain large angle (|B·v| ~ 5·10**5) whose float32 products are rounded; NumPy's function

@@ -121,13 +121,15 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
         dtype: float32, bfloat16 or float16.
 
     Returns:
-        ``[..., 2m]``: the m cosines, then the m sines. float32 values are the
-        correctly rounded cos/sin of 2π·(B·v), B·v the exact sum of the float32
-        (or int32) operands, except where the exact value lies within 2**-56
-        (relative) of a rounding boundary: within 1 float32 ulp always, and the
-        NumPy function's float32 values on the tests' battery. The phase is cut
-        at 2**-128 per term (d·2**-128 in all), so a |B·v| below about 2**-60
-        (mod 1) keeps that absolute error rather than the relative one.
+        ``[..., 2m]``: the m cosines, then the m sines. float32 values of
+        magnitude 2**-60 and above are the correctly rounded cos/sin of
+        2π·(B·v), B·v the exact sum of the float32 (or int32) operands, except
+        where the exact value lies within 2**-56 (relative) of a rounding
+        boundary (within 1 float32 ulp always); on the tests' battery they are
+        the NumPy function's float32 bits. Each product's bits below 2**-128
+        are cut (the phase is within d·2**-128), so a smaller value (a sine
+        near a multiple of π) is within 2π·d·2**-128 absolute; where B·v is a
+        multiple of 1/4 its 0 is exact (+0).
         Differentiable in x and B: the derivative −2π·sin·(B·dv + dB·v) (cos:
         +2π·cos·…) is computed in float32 from the exact values; it is not
         claimed exact.
