@@ -130,9 +130,9 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
         are cut (the phase is within d·2**-128), so a smaller value (a sine
         near a multiple of π) is within 2π·d·2**-128 absolute; where B·v is a
         multiple of 1/4 its 0 is exact (+0).
-        Differentiable in x and B: the derivative −2π·sin·(B·dv + dB·v) (cos:
-        +2π·cos·…) is computed in float32 from the exact values; it is not
-        claimed exact.
+        Differentiable in x and B: the cosines' tangent −2π·sin·(B·dv + dB·v)
+        and the sines' +2π·cos·(B·dv + dB·v) are computed in float32 from the
+        exact values; they are not claimed exact.
 
     Raises:
         PosEncError: for a B not of shape ``[m, d]`` with d x's last axis, a
