@@ -133,6 +133,8 @@ def test_shapes_and_registry():
     (lambda: fourier_features([[1.0, 2.0]], np.ones((4, 3))), "B must be a matrix [m, d]"),
     (lambda: fourier_features([[1.0, 2.0]], np.ones(2)), "B must be a matrix [m, d]"),
     (lambda: fourier_features([[1.0, 2.0]], [[np.nan, 1.0]]), "B must be finite"),
+    (lambda: fourier_features([], [[]]), "x must hold at least one coordinate"),
+    (lambda: fourier_features(np.zeros((2, 0)), np.zeros((3, 0))), "x must hold at least one coordinate"),
     (lambda: fourier_features([[np.nan, 2.0]], np.ones((1, 2))), "x must be finite"),
 ])
 def test_bad_input_names_the_value(call, named):

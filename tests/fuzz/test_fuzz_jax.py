@@ -11,6 +11,7 @@ every int32 and float32 position, so where the NumPy API refuses an angle past
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import hypothesis.strategies as st
@@ -81,6 +82,33 @@ def _check_nerf(out: Any, kw: dict[str, Any]) -> None:
         np.testing.assert_array_equal(np.asarray(out, np.float32), want.astype(np.float32)) if np.dtype(
             out.dtype) == np.float32 else np.testing.assert_allclose(np.asarray(out, np.float32), want, atol=2**-7,
                                                                      rtol=2**-7)
+
+
+def _quarter_turns(x: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where 4·B·v is an integer (exact, in Fractions): cos or sin is exactly 0 there, ``[points, 2m]``."""
+    pts = x.reshape(-1, b.shape[1])
+    quarter = [[(4 * sum((Fraction(float(u)) * Fraction(float(w)) for u, w in zip(p, row, strict=True)),
+                         Fraction(0))).denominator == 1 for row in b] for p in pts]
+    q = np.array(quarter, dtype=bool).reshape(len(pts), b.shape[0])
+    return np.concatenate([q, q], axis=-1)
+
+
+def _check_fourier(out: Any, kw: dict[str, Any]) -> None:
+    # the JAX form is exact for every finite float32 (no 2**53 limit) and gives an exact 0 where the formula is 0
+    # (B·v a multiple of 1/4); the NumPy function's float64 angle leaves a residual there (~2**-60 at 10**8)
+    x, b = _host(kw["x"]), _host(kw["b"])
+    want = _numpy(posenc.fourier_features, x, b)
+    g = np.asarray(out, np.float32)
+    if want is None:
+        assert np.isnan(g).all() or (np.abs(g[np.isfinite(g)]) <= 1).all()
+        return
+    assert g.shape == want.shape, (g.shape, want.shape)
+    zero = _quarter_turns(x.reshape(1) if x.ndim == 0 else x, b).reshape(want.shape) & (np.abs(want) < 2.0**-20)
+    assert (g[zero] == 0).all()
+    if np.dtype(out.dtype) == np.float32:
+        np.testing.assert_array_equal(g[~zero], want[~zero])
+    else:  # bfloat16 / float16: the float32 value rounded once more
+        np.testing.assert_allclose(g, want, rtol=2**-7, atol=2**-7)
 
 
 def _rope_opts(kw: dict[str, Any]) -> dict[str, Any]:
@@ -154,6 +182,11 @@ def _check_sinusoidal_module(m: Any, kw: dict[str, Any]) -> None:
 
 _ROPE_J = {**_ROPE, "scaling": _scalings()}  # the NumPy table's RoPE fields, and its scalings
 _X = st.one_of(st.integers(-3, 3).map(lambda n: np.ones((2, 3, 8)) * n), st.just(np.ones((4, 8), np.float32)), junk)
+_POINTS = st.sampled_from([np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2), np.float32(0.75),
+                           np.arange(-4, 4, dtype=np.int32).reshape(4, 2), np.zeros((0, 2), np.float32)])
+_MATRIX = st.sampled_from([np.ones((4, 2), np.float32), np.float32([[1.5, -2.0]]), np.arange(6.0).reshape(3, 2),
+                           np.float32([[2.0**70, -(2.0**-80)]]), np.int32([[3, -7]]), np.float32([[0.5], [3.0]]),
+                           np.ones((2, 3), np.float32), np.ones(2, np.float32)])
 _SMALL = st.one_of(small_ints(0, 6), st.sampled_from([-1, 2**31, 10**400]), junk)
 
 JAX_CASES: dict[str, Case] = {
@@ -167,6 +200,10 @@ JAX_CASES: dict[str, Case] = {
     "nerf_encoding": Case(pj.nerf_encoding, _kw(
         X=positions(), N_FREQS=st.one_of(small_ints(0, 12), st.sampled_from([-1, 31, 40, 54, 10**400]), junk),
         convention=_FIELD, include_input=st.one_of(st.none(), _BOOL), dtype=_OUT), _check_nerf),
+    "fourier_features": Case(pj.fourier_features, _kw(  # the matched x and B three draws in four
+        X=st.integers(0, 3).flatmap(lambda k: positions() if k == 0 else _POINTS),
+        B=st.integers(0, 3).flatmap(lambda k: st.one_of(positions(), junk) if k == 0 else _MATRIX), dtype=_OUT),
+                             _check_fourier),
     "rope_cos_sin": Case(pj.rope_cos_sin, _kw(POSITIONS=positions(), HEAD_DIM=d_models(), **_ROPE_J, dtype=_OUT),
                          _check_cos_sin),
     "frequencies": Case(pj.frequencies, _kw(HEAD_DIM=d_models(), **_ROPE_J), _check_frequencies),

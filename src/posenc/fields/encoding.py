@@ -146,6 +146,8 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = np.float32) -> np.ndarray:
 
 def _matrix(b: Any, d: int) -> np.ndarray:
     arr = as_array(b, "B")
+    if d < 1:  # an empty sum: no coordinate to encode (and dot2 needs a term)
+        raise PosEncError(f"x must hold at least one coordinate on its last axis, got d = {d}")
     if arr.ndim != 2 or arr.shape[1] != d or arr.shape[0] < 1:
         raise PosEncError(f"B must be a matrix [m, d] with m >= 1 and d = {d} (the coordinates' last axis), "
                           f"got shape {shape_text(arr.shape)}")

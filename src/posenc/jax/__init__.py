@@ -18,7 +18,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
     raise ImportError("posenc.jax needs JAX, which is not installed: pip install 'posenc[jax]'") from exc
 
 from .bias import alibi_bias, t5_bias, t5_bucket
-from .fields import nerf_encoding
+from .fields import fourier_features, nerf_encoding
 from .rope import apply_rope, frequencies, rope_cos_sin, rotate
 from .sinusoidal import encode, table
 from .timesteps import timestep_embedding
@@ -33,5 +33,6 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'posenc.jax' has no attribute {name!r}")
 
 
-__all__ = ["RotaryEmbedding", "SinusoidalEmbedding", "alibi_bias", "apply_rope", "encode", "frequencies",
-           "nerf_encoding", "rope_cos_sin", "rotate", "t5_bias", "t5_bucket", "table", "timestep_embedding"]
+__all__ = ["RotaryEmbedding", "SinusoidalEmbedding", "alibi_bias", "apply_rope", "encode", "fourier_features",
+           "frequencies", "nerf_encoding", "rope_cos_sin", "rotate", "t5_bias", "t5_bucket", "table",
+           "timestep_embedding"]

@@ -34,13 +34,14 @@ JAX_OPS = Ops(
 FLOAT_LIMIT = 2.0**31
 
 
-def check_traced_positions(positions: Any, name: str = "positions") -> jax.Array:
+def check_traced_positions(positions: Any, name: str = "positions", limit: float | None = FLOAT_LIMIT) -> jax.Array:
     """positions as an int32 or float32 array; static checks only on a traced value, every check on a concrete one.
 
     Integer positions are int32 (every int32 is in range); float positions
-    float32 (|t| < 2**31, else NaN rows). A NumPy or Python value is checked
-    here: an integer outside int32, or a float that float32 does not hold
-    exactly, is refused rather than silently moved.
+    float32 (|t| < ``limit``, else NaN rows; None: every finite float32). A
+    NumPy or Python value is checked here: an integer outside int32, a float
+    that float32 does not hold exactly, a NaN or infinity, or one at or past
+    ``limit``, is refused rather than silently moved.
     """
     if isinstance(positions, jax.Array):
         arr = positions
@@ -54,14 +55,16 @@ def check_traced_positions(positions: Any, name: str = "positions") -> jax.Array
         if host.dtype.kind in "iu" and host.size and (host.min() < -(2**31) or host.max() >= 2**31):
             raise PosEncError(f"{name} must fit int32 (JAX without x64), got values up to {host.max()}")
         if host.dtype.kind == "f":
-            if not np.isfinite(host).all() or (np.abs(host) >= 2.0**31).any():
-                raise PosEncError(f"{name} must be finite with |p| < 2**31")
-            if host.dtype.itemsize > 4 and not np.array_equal(host.astype(np.float32), host):
+            if not np.isfinite(host).all() or (limit is not None and (np.abs(host) >= limit).any()):
+                raise PosEncError(f"{name} must be finite" + ("" if limit is None else " with |p| < 2**31"))
+            with np.errstate(over="ignore"):  # past float32's range (limit None): inf, which is not equal
+                narrow = host.astype(np.float32)
+            if host.dtype.itemsize > 4 and not np.array_equal(narrow, host):
                 raise PosEncError(
                     f"{name} must be float32 values (JAX without x64 holds no float64): a float64 position "
                     "would be rounded before any encoding; pass integers, or float32 values"
                 )
-            host = host.astype(np.float32)
+            host = narrow
         elif host.dtype.kind in "iu":
             host = host.astype(np.int32)
         arr = jnp.asarray(host)

@@ -1,4 +1,4 @@
-"""Neural-field encodings in JAX: :func:`posenc.nerf_encoding` with traced coordinates, exact in the graph."""
+"""Neural-field encodings in JAX: nerf_encoding and fourier_features of traced inputs, exact in the graph."""
 
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ import jax
 
 from ..errors import PosEncError, show_value
 from ..exact.fixed import fixed_ladder
+from ..exact.fixed_dot import MAX_TERMS, phase_of_dot
+from ..exact.fixed_sincos import sincos_f32
 from ..fields.conventions import FieldConvention, FieldPlan, get
-from ._rows import check_traced_positions, sincos_rows
+from ._rows import JAX_OPS, check_traced_positions, sincos_rows
 from .rope import _out_dtype
 
-__all__ = ["nerf_encoding"]
+__all__ = ["fourier_features", "nerf_encoding"]
 
 
 def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_input: Any = None,
@@ -50,9 +52,7 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
     if not isinstance(keep, (bool, np.bool_)):
         raise PosEncError(f"include_input must be True, False or None, got {show_value(include_input)}")
     dt = _out_dtype(dtype)
-    if getattr(x, "dtype", None) is not None and jnp.dtype(x.dtype).name in ("bfloat16", "float16"):
-        x = x.astype(jnp.float32)  # exact
-    pts = check_traced_positions(x, "x")
+    pts = check_traced_positions(_widened(x), "x")
     pts = pts.reshape(1) if pts.ndim == 0 else pts
     lead, d, n = pts.shape[:-1], pts.shape[-1], len(plan.ladder)
     m = int(np.prod(lead))
@@ -88,3 +88,105 @@ def arrange(plan: FieldPlan, s: jax.Array, c: jax.Array) -> jax.Array:
     else:  # per coordinate, per band: sin, cos
         out = jnp.stack((s, c), -1)
     return out.reshape(m, 2 * n * d)
+
+
+def _widened(x: Any) -> Any:
+    """A bfloat16 or float16 array as float32 (exact); anything else as given."""
+    if getattr(x, "dtype", None) is not None and jnp.dtype(x.dtype).name in ("bfloat16", "float16"):
+        return x.astype(jnp.float32)
+    return x
+
+
+def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
+    """Tancik et al.'s random Fourier features ``[cos(2π B v) | sin(2π B v)]`` of (traced) ``x``: exact in the graph.
+
+    :func:`posenc.fourier_features` inside ``jit`` with ``jax_enable_x64``
+    off (Tancik et al. 2020, arXiv:2006.10739, §4). B·v is not a float32 dot
+    product: each B_ij·v_j is formed exactly from the operands' integer
+    significands and the sum is taken mod 1 in 128-bit fixed point
+    (:mod:`posenc.exact.fixed_dot`), then sin/cos of 2π times it by the
+    32-bit kernel (:mod:`posenc.exact.fixed`). Only 32-bit integer
+    operations: no float64, no dot, no host callback.
+
+    Args:
+        x: coordinates v ``[..., d]``, float32 (or bfloat16, float16, int32),
+            traced or not; a scalar is one point of one coordinate. Any finite
+            value is in range; a traced NaN or infinity gives NaN channels
+            (for the features it meets).
+        b: B ``[m, d]`` (m >= 1), float32 (or bfloat16, float16, int32),
+            traced or not; a NumPy or Python B must hold float32 values
+            exactly (cast a float64 Gaussian draw with ``.astype(np.float32)``:
+            JAX without x64 has no float64 to keep). A traced non-finite B_ij
+            gives NaN channels for feature i.
+        dtype: float32, bfloat16 or float16.
+
+    Returns:
+        ``[..., 2m]``: the m cosines, then the m sines. float32 values of
+        magnitude 2**-60 and above are the correctly rounded cos/sin of
+        2π·(B·v), B·v the exact sum of the float32 (or int32) operands, except
+        where the exact value lies within 2**-56 (relative) of a rounding
+        boundary (within 1 float32 ulp always); on the tests' battery they are
+        the NumPy function's float32 bits. Each product's bits below 2**-128
+        are cut (the phase is within d·2**-128), so a smaller value (a sine
+        near a multiple of π) is within 2π·d·2**-128 absolute; where B·v is a
+        multiple of 1/4 its 0 is exact (+0).
+        Differentiable in x and B: the cosines' tangent −2π·sin·(B·dv + dB·v)
+        and the sines' +2π·cos·(B·dv + dB·v) are computed in float32 from the
+        exact values; they are not claimed exact.
+
+    Raises:
+        PosEncError: for a B not of shape ``[m, d]`` with d x's last axis, a
+            bool, complex or float64 operand (traced), a host value that is
+            not finite or not float32-exact, d past 65535, or a bad dtype.
+
+    >>> np.asarray(fourier_features(jnp.float32([[1 / 8, 1 / 4]]), jnp.float32([[1, 0], [2, 1]]))).tolist()
+    [[0.7071067690849304, -1.0, 0.7071067690849304, 0.0]]
+    >>> jax.jit(fourier_features)(jnp.ones((5, 3)), jnp.ones((16, 3))).shape
+    (5, 32)
+    """
+    dt = _out_dtype(dtype)
+    pts = check_traced_positions(_widened(x), "x", limit=None)
+    pts = pts.reshape(1) if pts.ndim == 0 else pts
+    d = pts.shape[-1]
+    if d < 1:
+        raise PosEncError(f"x must hold at least one coordinate on its last axis, got d = {d}")
+    mat = check_traced_positions(_widened(b), "B", limit=None)
+    if mat.ndim != 2 or mat.shape[1] != d or mat.shape[0] < 1:
+        raise PosEncError(f"B must be a matrix [m, d] with m >= 1 and d = {d} (x's last axis), "
+                          f"got shape {tuple(mat.shape)}")
+    if d > MAX_TERMS:
+        raise PosEncError(f"x's last axis d = {d} is past {MAX_TERMS}, the longest sum B·v the exact path holds")
+    cos, sin = _features(pts, mat)
+    return jnp.concatenate([cos, sin], axis=-1).astype(dt)
+
+
+@jax.custom_jvp
+def _features(v: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    return _exact_features(v, b)
+
+
+@_features.defjvp
+def _features_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    # d/dv (cos, sin)(2π B v) = 2π·(−sin, cos)·(B dv + dB v), in float32 (the integer bit path has no
+    # derivative: jax would give 0 silently); an int32 operand's tangent is float0 (no derivative)
+    (v, b), (dv, db) = primals, tangents
+    cos, sin = _exact_features(v, b)
+    u = jnp.zeros(cos.shape, jnp.float32)
+    if dv.dtype != jax.dtypes.float0:
+        u = u + (b.astype(jnp.float32) * dv[..., None, :]).sum(-1)
+    if db.dtype != jax.dtypes.float0:
+        u = u + (db * v.astype(jnp.float32)[..., None, :]).sum(-1)
+    w = jnp.float32(2 * np.pi) * u
+    return (cos, sin), (-sin * w, cos * w)
+
+
+@jax.jit
+def _exact_features(v: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    # one compiled program per shape and dtype (called eagerly, the few hundred integer operations per value
+    # would each be dispatched on their own)
+    if v.dtype == jnp.int32 and b.dtype == jnp.int32:  # B·v an integer: cos 1, sin 0 (XLA's simplifier would
+        ones = jnp.ones((*v.shape[:-1], b.shape[0]), jnp.float32)  # loop on the kernel of a constant phase)
+        return ones, 0 * ones
+    phase, finite = phase_of_dot(JAX_OPS, v, b)
+    sin, cos = sincos_f32(JAX_OPS, phase)
+    return jnp.where(finite, cos, jnp.nan), jnp.where(finite, sin, jnp.nan)
