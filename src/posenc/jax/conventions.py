@@ -21,6 +21,7 @@ import jax
 from ..errors import PosEncError, check_base, check_d_model
 from ..exact import geometric_ladder
 from ..rope.permute import qk_permutation
+from ..rope.proportional import HEAD_HALF
 from ..rope.scaling import Linear
 from ..rope.scaling_bands import Llama3
 from ..sinusoidal import encode_nd, grid
@@ -53,10 +54,12 @@ def _rotate_ladder(x: jax.Array, positions: Any, ladder: Any, pairs: int, layout
     """x ``[B, S, N, H]`` rotated by the ladder's angles on its first pairs, pairs beyond left still (angle 0)."""
     pos = check_traced_positions(positions)
     sin, cos = computed_once(lambda p: sincos_rows(p, ladder), pos)  # [B, S, n], once for every head
-    if pairs > sin.shape[-1]:
-        pad = [(0, 0)] * (sin.ndim - 1) + [(0, pairs - sin.shape[-1])]
-        sin, cos = jnp.pad(sin, pad), jnp.pad(cos, pad, constant_values=1.0)
-    return rotate(x, cos[..., None, :], sin[..., None, :], layout, 2 * pairs)
+    n = sin.shape[-1]
+    if pairs > n and layout == "half":  # pairs (i, i + pairs) for i < n turn, the rest stay: Gemma 4's layout
+        layout = HEAD_HALF
+    # the still pairs are passed through, never rotated by (cos, sin) = (1, 0): padded rows fused into the
+    # rotation would let XLA contract its products otherwise than an eager call does
+    return rotate(x, cos[..., None, :], sin[..., None, :], layout, 2 * n)
 
 
 def _check_bsnh(x: Any, name: str = "inputs") -> jax.Array:

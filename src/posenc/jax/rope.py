@@ -8,6 +8,7 @@ rows bit for bit (:mod:`posenc.jax._rows`).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax.numpy as jnp
@@ -124,9 +125,9 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
     """Rotate the first ``rotary_dim`` channels of x (``[..., h_d]``) by float32 rows ``[..., r/2]``.
 
     The math is float32 and rounded once into x's dtype; channels past
-    ``rotary_dim`` are passed through untouched. XLA may contract the
-    products into FMAs inside a fused program, so an eager call and a
-    jit-compiled one can differ by 1 ulp (two compiled calls agree).
+    ``rotary_dim`` are passed through untouched. XLA contracts the
+    products into FMAs inside a fusion; the rotation is one compiled
+    program even when called eagerly, so eager and jit round alike.
 
     Raises:
         PosEncError: for an x that is no float array, a layout or rotary_dim
@@ -152,6 +153,14 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
         if not ok:
             raise PosEncError(f"{name} must broadcast to {want} (x's leading axes, rotary_dim // 2), "
                               f"got shape {tuple(rows.shape)}")
+    return _rotated(x, cos, sin, layout, rotary_dim)
+
+
+@functools.partial(jax.jit, static_argnums=(3, 4))
+def _rotated(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim: int) -> jax.Array:
+    # one compiled program, called eagerly too: XLA contracts the products into FMAs inside a fusion, and
+    # op-by-op dispatch would not, so an eager call would round differently from the caller's jit
+    n = rotary_dim // 2
     if layout == HEAD_HALF:  # Gemma 4's proportional pairs (i, i + h_d/2): posenc.rope.proportional
         hh = x.shape[-1] // 2
         a, b = x[..., :n].astype(jnp.float32), x[..., hh:hh + n].astype(jnp.float32)
@@ -224,8 +233,8 @@ def apply_rope(
             the same spec, built and checked by the same code.
 
     Returns:
-        x rotated, same shape and dtype; float32 math, rounded once (under
-        ``jit`` XLA may contract it into FMAs: see :func:`rotate`).
+        x rotated, same shape and dtype; float32 math, rounded once (eager
+        and jit alike: see :func:`rotate`).
 
     >>> q = jnp.array([[1.0, 0.0, 0.0, 0.0]])        # [s=1, h_d=4]
     >>> np.asarray(apply_rope(q, jnp.array([2]), base=100.0, layout="interleaved"), np.float64).round(4).tolist()
