@@ -8,10 +8,14 @@ and tiny-cuda-nn cannot be installed with the CPU torch, bmild/nerf is TF.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import mpmath
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from posenc import PosEncError, fourier_features, nerf_encoding
 from posenc.fields import NeRF, Nerfstudio, register
@@ -141,3 +145,77 @@ def test_bad_input_names_the_value(call, named):
     with pytest.raises(PosEncError) as info:
         call()
     assert named in str(info.value)
+
+
+def _quarter_cases():
+    """(x, B, k): B·x = k/4 exactly, with d = 1 (x = k/4; B = k; products with a rounding word) and d = 3."""
+    rng = np.random.default_rng(7)
+    ks = [*range(-40, 41), 4 * 10**8 + 1, 4 * 10**8 + 2, 4 * 10**8 + 3, 4 * 10**8 + 1 + 4 * 10**8,
+          *(int(k) for k in rng.integers(-(2**52), 2**52, 60))]
+    for k in ks:
+        yield [[k / 4]], [[1.0]], k
+        yield [[0.25]], [[float(k)]], k
+        yield [[k / 8, k / 8 + 0.75, -0.375]], [[1.0, 1.0, 2.0]], k
+    for _ in range(60):  # 30-bit odd integers: the product (60 bits) has a nonzero rounding word
+        a, c = (int(v) | 1 for v in rng.integers(2**29, 2**30, 2))
+        yield [[c / 4]], [[float(a)]], a * c
+        a2, c2 = (int(v) | 1 for v in rng.integers(2**29, 2**30, 2))
+        yield [[c / 4, c2 / 2]], [[float(a), float(a2)]], a * c + 2 * a2 * c2
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_quarter_turns_give_exact_zeros_and_ones(dt):
+    # cos/sin(2π·k/4) are 1, 0, -1, 0 / 0, 1, 0, -1 exactly, the zeros +0, at any size of B·x
+    want = {0: (1.0, 0.0), 1: (0.0, 1.0), 2: (-1.0, 0.0), 3: (0.0, -1.0)}
+    wrong = []
+    cases = list(_quarter_cases())
+    for x, b, k in cases:
+        got = fourier_features(x, b, dtype=dt)[0]
+        c, s = want[k % 4]
+        if not (got[0] == c and got[1] == s and not np.signbit(got[0 if c == 0 else 1])):
+            wrong.append((x, b, k, got.tolist()))
+    assert len(cases) > 500 and wrong == []
+
+
+def _wide(lo: int, hi: int):
+    """A float ±m·2**e, m in [1, 2) with 53 bits, e in [lo, hi]: every magnitude the exact path takes."""
+    return st.builds(lambda s, m, e: s * m * 2.0**e, st.sampled_from([-1.0, 1.0]),
+                     st.floats(1.0, 2.0, exclude_max=True), st.integers(lo, hi))
+
+
+def _cos_sin_turns(b_row, v):
+    """cos and sin of 2π·(B·v) from B·v mod 1 exactly (Fractions) and mpmath's cospi/sinpi at 300 bits."""
+    t = sum((Fraction(float(p)) * Fraction(float(q)) for p, q in zip(b_row, v, strict=True)), Fraction(0)) % 1
+    with mpmath.workprec(300):
+        turn = mpmath.mpf(t.numerator) / t.denominator
+        return mpmath.cospi(2 * turn), mpmath.sinpi(2 * turn)
+
+
+@given(st.integers(1, 3).flatmap(lambda d: st.tuples(
+    st.lists(_wide(-80, 52), min_size=d, max_size=d),
+    st.lists(st.lists(_wide(-80, 52), min_size=d, max_size=d), min_size=1, max_size=3))))
+def test_any_size_of_b_dot_x_is_within_an_ulp(case):
+    # no angle limit: |x|, |B| up to 2**53 make B·x up to ~2**106, and the phase mod 1 still holds
+    v, b = case
+    d, m = len(v), len(b)
+    for dt, floor_ in ((np.float32, 2.0**-77), (np.float64, 2.0**-45)):
+        got = fourier_features([v], b, dtype=dt)[0]
+        for i in range(m):
+            for col, ref in zip((i, m + i), _cos_sin_turns(b[i], v), strict=True):
+                if abs(ref) >= d**3 * floor_:
+                    assert ulp_error(float(got[col]), ref, dt) <= 1.0, (v, b[i], dt)
+                else:  # a value near its zero: the phase's absolute bound, and the output's own rounding
+                    bound = 2 * PI * 4 * d**3 * mpmath.mpf(2) ** -106 + float(np.spacing(dt(abs(float(ref)))))
+                    assert abs(mpmath.mpf(float(got[col])) - ref) <= bound, (v, b[i], dt)
+
+
+def test_the_largest_angles_are_accepted_and_exact_for_one_coordinate():
+    big = float(2**53 - 1)
+    x = np.array([[big], [big / 4], [2.0**52 + 0.5], [3.0**33 + 0.125]])
+    b = np.array([[big], [0.75 - 2.0**-53]])
+    got = fourier_features(x, b, dtype=np.float64)
+    for r, v in enumerate(x):
+        for i in range(2):
+            c, s = _cos_sin_turns(b[i], v)
+            assert ulp_error(float(got[r, i]), c, np.float64) <= 1.0
+            assert ulp_error(float(got[r, 2 + i]), s, np.float64) <= 1.0

@@ -6,6 +6,7 @@ references are the formulas written here at 60 digits, never posenc's code.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -100,12 +101,14 @@ def check_fourier_features(out: np.ndarray, kw: dict[str, Any]) -> None:
     assert out.shape == (*x.shape[:-1], 2 * m) and out.dtype == dt
     rows, pts = out.reshape(-1, 2 * m), x.reshape(-1, x.shape[-1])
     for i in range(min(rows.shape[0], 2)):
-        ang = 2 * mpmath.pi * mpmath.fsum(mpmath.mpf(float(b[0, j])) * mpmath.mpf(float(pts[i, j]))
-                                          for j in range(b.shape[1]))
-        if abs(ang) >= 2**31:
-            continue
-        assert ulp_error(rows[i, 0], mpmath.cos(ang), dt) <= _bound(dt)
-        assert ulp_error(rows[i, m], mpmath.sin(ang), dt) <= _bound(dt)
+        # B·v mod 1 exactly (any size: the angle is in turns), then cos/sin of 2π times it by cospi/sinpi,
+        # exact at the quarter turns where the function's 0 and ±1 are exact
+        t = sum((Fraction(float(b[0, j])) * Fraction(float(pts[i, j])) for j in range(b.shape[1])), Fraction(0)) % 1
+        with mpmath.workprec(300):
+            turn = mpmath.mpf(t.numerator) / t.denominator
+            cos, sin = mpmath.cospi(2 * turn), mpmath.sinpi(2 * turn)
+        assert ulp_error(rows[i, 0], cos, dt) <= _bound(dt)
+        assert ulp_error(rows[i, m], sin, dt) <= _bound(dt)
 
 
 #: The RoPE presets and the (sections) each has at its default width.

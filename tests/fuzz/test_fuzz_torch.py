@@ -194,8 +194,8 @@ TORCH_CASES: dict[str, Case] = {
         convention=st.one_of(st.sampled_from(["nerf", "nerfstudio", "tcnn"]), junk),
         include_input=st.one_of(st.none(), _B_OR_JUNK)), _check_nerf),
     "FourierFeatures": Case(pt.FourierFeatures, _kw(B=st.one_of(
-        st.sampled_from([torch.eye(3), torch.ones(3), np.ones((4, 3)), np.ones((0, 3)), np.ones((2, 2))]), junk)),
-        _check_ff),
+        st.sampled_from([torch.eye(3), torch.ones(3), np.ones((4, 3)), np.ones((0, 3)), np.ones((3, 0)),
+                         np.ones((2, 2))]), junk)), _check_ff),
 }
 
 TORCH_PAIRS = [(name, a, b) for name in sorted(TORCH_CASES) for a, b in pairs(TORCH_CASES[name])]

@@ -13,7 +13,7 @@ from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled, ready
 from ..errors import check_angle
 from ..memory import allocate
-from .core import build_fill, reduce_core, refold, sincos_core, split
+from .core import build_fill, quadrant, reduce_core, refold, sincos_core, split
 from .ladder import Ladder
 
 __all__ = ["fill_sincos", "prefer_compiled", "sincos"]
@@ -37,14 +37,7 @@ def _reduce(p: np.ndarray, plo: np.ndarray | None, lad: Ladder) -> tuple[np.ndar
 
 def _kernel(k: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """sin and cos of k·π/2 + (x + y), |x + y| <= 1, to under 1 float64 ulp."""
-    sin_r, cos_r = sincos_core(x, y)
-    q = (k - 4.0 * np.floor(k * 0.25)).astype(np.int8)
-    odd = (q & 1).astype(bool)
-    s = np.where(odd, cos_r, sin_r)
-    c = np.where(odd, sin_r, cos_r)
-    np.negative(s, out=s, where=q >= 2)
-    np.negative(c, out=c, where=(q == 1) | (q == 2))
-    return s, c
+    return quadrant(k, *sincos_core(x, y))
 
 
 _CHUNK = 16384  # elements per block: keeps the ~30 temporaries in L2

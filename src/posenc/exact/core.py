@@ -32,10 +32,12 @@ __all__ = [
     "FAST_EPS",
     "build_fill",
     "decimal_context",
+    "quadrant",
     "reduce_core",
     "refold",
     "sincos_core",
     "split",
+    "turns_core",
     "two_prod",
     "two_sum",
 ]
@@ -175,6 +177,36 @@ def refold(x: Any, y: Any) -> tuple[Any, Any, Any]:
     y = y + err - u0 - k2 * P1
     x, y = two_sum(x, y)
     return k2, x, y
+
+
+def turns_core(hi: Any, lo: Any) -> tuple[Any, Any, Any]:
+    """A phase of ``hi + lo`` turns (``|lo| <= ulp(hi)``) as ``(q, f, g)``: hi + lo = n + q/4 + (f + g) exactly.
+
+    n is an integer (dropped: whole turns), q ∈ {0, 1, 2, 3} the quarter
+    turns and ``|f + g| <= 1/8`` (to a rounding), ``|g| <= ulp(f)/2``. Every
+    step is exact, whatever the magnitude: ``hi − rint(hi)`` (``hi`` within
+    1/2 of an integer that is a multiple of its ulp, or Sterbenz below 1),
+    the renormalising two-sum, and ``r − k/4`` (``|r − k/4| <= 1/8 <= |r|``
+    and k/4 a multiple of ulp(r)). So a phase that is a multiple of 1/4
+    gives f = g = 0 exactly, and sin/cos of 2π·(f + g) never meets an
+    angle past π/4 (see :func:`quadrant` for the turn back).
+    """
+    r, e = two_sum(hi - np.rint(hi), lo)
+    k = np.rint(4.0 * r)
+    f, g = two_sum(r - 0.25 * k, e)
+    return k - 4.0 * np.floor(k * 0.25), f, g
+
+
+def quadrant(k: Any, s: Any, c: Any) -> tuple[Any, Any]:
+    """sin and cos of k·π/2 + t from ``s``, ``c`` = sin t, cos t (k a whole float): a swap and signs, exact.
+
+    >>> quadrant(np.array([0.0, 1.0, 2.0, -1.0]), np.array([0.6] * 4), np.array([0.8] * 4))
+    (array([ 0.6,  0.8, -0.6, -0.8]), array([ 0.8, -0.6, -0.8,  0.6]))
+    """
+    q = k - 4.0 * np.floor(k * 0.25)
+    odd = (q == 1.0) | (q == 3.0)
+    s, c = np.where(odd, c, s), np.where(odd, s, c)
+    return np.where(q >= 2.0, -s, s), np.where((q == 1.0) | (q == 2.0), -c, c)
 
 
 def sincos_core(x: Any, y: Any) -> tuple[Any, Any]:

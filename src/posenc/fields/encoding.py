@@ -9,7 +9,8 @@ import numpy as np
 from .._compile import outside_compile
 from ..errors import PosEncError, as_array, check_angle, check_dtype, check_positions, shape_text, show_value
 from ..exact import Ladder, fill_sincos
-from ..exact.dot import dot2
+from ..exact.core import quadrant, turns_core
+from ..exact.dot import dot2_turns
 from ..exact.ladder import decimal_pi
 from ..memory import allocate
 from .conventions import FieldPlan, get
@@ -119,29 +120,43 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = np.float32) -> np.ndarray:
     Tancik et al. 2020, "Fourier Features Let Networks Learn High Frequency
     Functions in Low Dimensional Domains" (arXiv:2006.10739), §4 and their
     code (tancik/fourier-feature-networks ``Demo.ipynb``, ``input_mapping``).
-    The dot product B·v is formed as a double-double and the angle
-    2π·(B·v) exactly, so each value is within 1 float32 ulp of the formula.
+    The angle is in turns, so only B·v mod 1 matters: each product B_ij·v_j
+    is formed exactly and taken mod 1 before the sum
+    (:func:`posenc.exact.dot.dot2_turns`), the sum split exactly into
+    quarter turns and a rest of at most 1/8 turn
+    (:func:`posenc.exact.core.turns_core`), and sin/cos of 2π times the
+    rest taken by the exact path, then turned by the quarters (a swap and
+    signs). The phase is held to 4·d³·2**-106 turns however large B·v is
+    (exactly for d = 1), so there is no limit on the angle.
 
     Args:
-        x: coordinates v ``[..., d]`` (a scalar: d = 1).
+        x: coordinates v ``[..., d]`` (a scalar: d = 1), d >= 1.
         b: B ``[m, d]``, finite reals (Gaussian σ·N(0, 1) in the paper).
         dtype: float16, float32 or float64.
 
     Returns:
-        ``[..., 2m]``: the m cosines, then the m sines.
+        ``[..., 2m]``: the m cosines, then the m sines. Each value is within
+        1 ulp of the formula (float32 or float64) where its magnitude is
+        at least d³·2**-77 (float32) or d³·2**-45 (float64); a smaller one
+        (a sine or cosine near its zero) is within 2π·4·d³·2**-106
+        absolute. Where B·v is a multiple of 1/4 and its phase is held
+        exactly (always for d = 1) the zero is exactly +0 and the other
+        channel exactly ±1.
 
     >>> fourier_features([[1 / 12, 1 / 6]], [[1.0, 0.0], [0.0, 1.0]], dtype=np.float64).round(4).tolist()
     [[0.866, 0.5, 0.5, 0.866]]
+    >>> fourier_features([[0.25], [1e8 + 0.5]], [[1.0]], dtype=np.float64).tolist()  # quarter turns: exact
+    [[0.0, 1.0], [-1.0, 0.0]]
     """
     pts = _coords(x, "x")
     mat = _matrix(b, pts.shape[-1])
-    hi, lo = dot2(mat[None, :, :], pts.reshape(-1, 1, pts.shape[-1]))  # [points, m]
-    check_angle(float(np.max(np.abs(hi), initial=0.0)), two_pi().fastest, "B·x")
     dt = check_dtype(dtype)
-    s, c = _sincos(hi.reshape(-1), lo.reshape(-1), two_pi())
+    hi, lo = dot2_turns(mat[None, :, :], pts.reshape(-1, 1, pts.shape[-1]), np.rint)  # B·x mod 1: [points, m]
+    q, f, g = turns_core(hi.reshape(-1), lo.reshape(-1))  # its quarter turns and the rest, exactly
+    s, c = quadrant(q[:, None], *_sincos(f, g, two_pi()))
     m = mat.shape[0]
-    out = np.concatenate([c.reshape(-1, m), s.reshape(-1, m)], axis=-1).astype(dt)
-    return out.reshape((*pts.shape[:-1], 2 * m))
+    out = np.concatenate([c.reshape(-1, m), s.reshape(-1, m)], axis=-1) + 0.0  # an exact zero is +0
+    return out.astype(dt).reshape((*pts.shape[:-1], 2 * m))
 
 
 def _matrix(b: Any, d: int) -> np.ndarray:

@@ -38,10 +38,11 @@ __all__ = ["LadderBuffers", "exact_sincos", "sincos"]
 
 
 class _TorchOps:
-    """The two NumPy functions :mod:`posenc.exact.core` calls, as torch's."""
+    """The NumPy functions :mod:`posenc.exact.core` calls, as torch's."""
 
     rint = staticmethod(torch.round)  # ties to even, as np.rint
     floor = staticmethod(torch.floor)
+    where = staticmethod(torch.where)
 
 
 def _horner(c: tuple[float, ...], z: Any) -> Any:
@@ -78,6 +79,8 @@ def _twin(fn: Any) -> Any:
 reduce_core = _twin(core.reduce_core)
 refold = _twin(core.refold)
 sincos_core = _twin(core.sincos_core)
+quadrant = _twin(core.quadrant)
+turns_core = _twin(core.turns_core)
 split = core.split
 
 
@@ -95,14 +98,7 @@ def sincos(p: torch.Tensor, words: tuple[torch.Tensor, ...],
     k2, x2, y2 = refold(x, y)
     x, y = torch.where(far, x2, x), torch.where(far, y2, y)
     k = k + torch.where(far, k2, torch.zeros_like(k2))
-    sin_r, cos_r = sincos_core(x, y)
-    q = k - 4.0 * torch.floor(k * 0.25)
-    odd = (q == 1.0) | (q == 3.0)
-    s = torch.where(odd, cos_r, sin_r)
-    c = torch.where(odd, sin_r, cos_r)
-    s = torch.where(q >= 2.0, -s, s)
-    c = torch.where((q == 1.0) | (q == 2.0), -c, c)
-    return s, c
+    return quadrant(k, *sincos_core(x, y))
 
 
 _WORDS = ("w0", "w1", "w2", "w0h", "w0l", "w1h", "w1l")
@@ -167,8 +163,14 @@ class LadderBuffers(nn.Module):
 
 
 def exact_sincos(p: torch.Tensor, angles: LadderBuffers, hi: torch.Tensor | None = None,
-                 lo: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                 lo: torch.Tensor | None = None, quarter: torch.Tensor | None = None,
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
     """sin/cos of ``p[..., None] · ω`` (float64 ``p``; its value ``hi + lo`` when given), differentiable in ``p``.
+
+    With ``quarter`` (whole floats, shaped as ``p``) the value is that of
+    ``quarter·π/2 + (hi + lo)·ω`` (the quarter turns of
+    :func:`posenc.exact.core.turns_core`, turned back by
+    :func:`~posenc.exact.core.quadrant`), still differentiable in ``p``.
 
     The value never passes through autograd's view of the error-free
     transformations (whose derivatives mean nothing): it is computed
@@ -180,6 +182,8 @@ def exact_sincos(p: torch.Tensor, angles: LadderBuffers, hi: torch.Tensor | None
     """
     value = p.detach() if hi is None else hi.detach()
     s, c = angles.sincos(value, None if lo is None else lo.detach())
+    if quarter is not None:
+        s, c = quadrant(quarter.detach().unsqueeze(-1), s, c)
     if not p.requires_grad:
         return s, c
     zero = (p - p.detach()).unsqueeze(-1)

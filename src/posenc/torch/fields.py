@@ -14,11 +14,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import PosEncError, check_angle, check_positions, show_value
-from ..exact.dot import dot2
+from ..errors import PosEncError, check_angle, check_positions, shape_text, show_value
+from ..exact.dot import dot2_turns
 from ..fields.conventions import get
 from ..fields.encoding import _matrix, arrange, two_pi
-from ._exact import LadderBuffers, exact_sincos
+from ._exact import LadderBuffers, exact_sincos, turns_core
 
 __all__ = ["FourierFeatures", "NeRFEncoding"]
 
@@ -94,7 +94,9 @@ class FourierFeatures(nn.Module):
         super().__init__()
         arr = b.detach().cpu().to(torch.float64).numpy() if isinstance(b, torch.Tensor) else b
         shape = np.shape(arr)
-        mat = _matrix(arr, shape[1] if len(shape) == 2 else -1)
+        if len(shape) != 2 or shape[1] < 1:  # d = 0: no coordinate to encode, as posenc.fourier_features
+            raise PosEncError(f"B must be a matrix [m, d] with m >= 1 and d >= 1, got shape {shape_text(shape)}")
+        mat = _matrix(arr, shape[1])
         self.register_buffer("B", torch.from_numpy(mat.copy()))
         self.angles = LadderBuffers(two_pi())
 
@@ -107,10 +109,14 @@ class FourierFeatures(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         m, d = self.B.shape
+        x = x.reshape(1) if x.ndim == 0 else x  # a scalar: one point of one coordinate, as the NumPy function
+        if x.shape[-1] != d:
+            raise PosEncError(f"x's last axis must hold B's d = {d} coordinates, got shape {tuple(x.shape)}")
         _check_cpu(x, 0.0, "x")
         x64 = x.reshape(-1, 1, d).to(torch.float64)
         plain = (x64 * self.B).sum(-1)  # the differentiable B·x; its value comes from the double-double below
-        hi, lo = dot2(self.B.unsqueeze(0), x64.detach())
-        s, c = exact_sincos(plain.reshape(-1), self.angles, hi.reshape(-1), lo.reshape(-1))
-        out = torch.cat([c.reshape(-1, m), s.reshape(-1, m)], dim=-1).to(x.dtype)
-        return out.reshape(*x.shape[:-1], 2 * m)
+        hi, lo = dot2_turns(self.B.unsqueeze(0), x64.detach(), torch.round)  # B·x mod 1, as the NumPy function
+        q, f, g = turns_core(hi.reshape(-1), lo.reshape(-1))  # its quarter turns and the rest, exactly
+        s, c = exact_sincos(plain.reshape(-1), self.angles, f, g, quarter=q)
+        out = torch.cat([c.reshape(-1, m), s.reshape(-1, m)], dim=-1) + 0.0  # an exact zero is +0
+        return out.to(x.dtype).reshape(*x.shape[:-1], 2 * m)
