@@ -24,11 +24,12 @@ def mismatches(got, want):
 
 
 def zero_aware_mismatches(got, want):
-    """Bit mismatches where the NumPy value is not tiny; where it is (|v| < 2**-60: B·v a multiple of 1/4, the
-    true value 0, which the NumPy function's float64 angle leaves as ~1e-26), posenc must give exactly 0."""
+    """Bit mismatches (signs of zeros too) where the NumPy value is not tiny; where it is (|v| < 2**-60), the two
+    forms hold an absolute bound only: an exact zero must be +0 in both."""
     got, want = np.asarray(got, np.float32), np.asarray(want, np.float32)
     tiny = np.abs(want) < 2.0**-60
-    assert (got[tiny] == 0).all()
+    assert (np.abs(got[tiny] - want[tiny]) < 2.0**-80).all()
+    assert (bits(got[want == 0]) == 0).all()
     return mismatches(got[~tiny], want[~tiny])
 
 
