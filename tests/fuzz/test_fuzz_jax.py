@@ -64,6 +64,11 @@ def _check_encode(out: Any, kw: dict[str, Any]) -> None:
     _agree(out, _numpy(posenc.encode, _host(kw["positions"]), kw["d_model"], **opts), kw)
 
 
+def _check_encode_nd(out: Any, kw: dict[str, Any]) -> None:
+    opts = {k: kw[k] for k in ("base", "convention", "cls_token") if k in kw}
+    _agree(out, _numpy(posenc.encode_nd, _host(kw["coords"]), kw["d_model"], **opts), kw)
+
+
 def _check_table(out: Any, kw: dict[str, Any]) -> None:
     opts = {k: kw[k] for k in ("start", "base", "layout", "convention") if k in kw}
     _agree(out, posenc.table(kw["length"], kw["d_model"], **opts), kw)
@@ -196,6 +201,10 @@ JAX_CASES: dict[str, Case] = {
     "encode": Case(pj.encode, _kw(POSITIONS=positions(), D_MODEL=d_models(), base=bases(),
                                   layout=layouts(("interleaved", "split")), convention=_CONVENTION, dtype=_OUT),
                    _check_encode),
+    "encode_nd": Case(pj.encode_nd, _kw(
+        COORDS=st.integers(0, 3).flatmap(lambda k: positions() if k == 0 else _POINTS), D_MODEL=d_models(),
+        base=bases(), convention=st.one_of(st.none(), st.sampled_from(posenc.conventions_nd.NAMES), junk),
+        cls_token=st.one_of(st.booleans(), small_ints(0, 3), junk), dtype=_OUT), _check_encode_nd),
     "table": Case(pj.table, _kw(LENGTH=_SMALL, D_MODEL=d_models(), start=st.one_of(small_ints(-5, 5), junk),
                                 base=bases(), convention=_CONVENTION, dtype=_OUT), _check_table),
     "timestep_embedding": Case(pj.timestep_embedding, _kw(T=positions(), DIM=d_models(), convention=_TIMESTEP,

@@ -19,6 +19,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
 
 from .bias import alibi_bias, t5_bias, t5_bucket
 from .fields import fourier_features, nerf_encoding
+from .grid import encode_nd
 from .rope import apply_rope, frequencies, rope_cos_sin, rotate
 from .sinusoidal import encode, table
 from .timesteps import timestep_embedding
@@ -33,6 +34,6 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'posenc.jax' has no attribute {name!r}")
 
 
-__all__ = ["RotaryEmbedding", "SinusoidalEmbedding", "alibi_bias", "apply_rope", "encode", "fourier_features",
-           "frequencies", "nerf_encoding", "rope_cos_sin", "rotate", "t5_bias", "t5_bucket", "table",
-           "timestep_embedding"]
+__all__ = ["RotaryEmbedding", "SinusoidalEmbedding", "alibi_bias", "apply_rope", "encode", "encode_nd",
+           "fourier_features", "frequencies", "nerf_encoding", "rope_cos_sin", "rotate", "t5_bias", "t5_bucket",
+           "table", "timestep_embedding"]

@@ -24,14 +24,15 @@ import numpy as np
 
 from .._compile import outside_compile
 from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_positions, shape_text
-from ..exact import fill_range, fill_sincos
+from ..exact import Ladder, fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, assemble
 from ..layout import sin_cos_views
 from ..memory import allocate, check_size, nbytes, shape_of
-from .conventions_nd import Block, NdPlan, resolve
+from .conventions_nd import Block, NdConvention, NdPlan, resolve
 
-__all__ = ["MAX_POINTS", "diagonal_rows", "encode_nd", "grid", "render_nd"]
+__all__ = ["MAX_POINTS", "channel_sources", "check_nd_shape", "diagonal_rows", "encode_nd", "grid", "nd_options",
+           "render_nd"]
 
 #: :func:`grid` makes at most this many points.
 MAX_POINTS = 2**31
@@ -130,8 +131,7 @@ def encode_nd(
     >>> encode_nd(grid(1, 2), 4, convention="mae", cls_token=True).shape
     (3, 4)
     """
-    conv = resolve(convention, base=base)
-    extra = check_cls_token(cls_token)
+    conv, extra = nd_options(convention, base, cls_token)
     shape = shape_of(coords)
     if shape:  # sized before any coordinate is read
         rows = (math.prod(shape[:-1]) + extra * math.prod(shape[:-2]), check_int(d_model, "d_model", minimum=1))
@@ -141,11 +141,7 @@ def encode_nd(
         work = 3 * math.prod(shape) * 8 + nbytes(rows, dt0) * (2 if extra else 1)
         check_size(rows, dt0, "encode_nd output", work=work)
     c = check_positions(coords, "coords")
-    if c.ndim == 0:
-        raise PosEncError(f"coords must be [..., n] (one coordinate per axis), got the scalar {coords!r}")
-    if extra and c.ndim < 2:
-        raise PosEncError(f"cls_token needs coords [..., m, n] (the zero rows go before the m points), got shape "
-                          f"{c.shape}")
+    check_nd_shape(c.shape, extra, coords)
     plan = conv.plan(d_model, c.shape[-1])
     dt = check_dtype(dtype)
     out = render_nd(plan, c.reshape(-1, plan.n_axes), dt).reshape((*c.shape[:-1], plan.d_model))
@@ -155,6 +151,62 @@ def encode_nd(
     full = allocate((*lead, extra + c.shape[-2], plan.d_model), dt, "encode_nd output", zeros=True)
     full[..., extra:, :] = out
     return full
+
+
+def nd_options(convention: Any, base: Any, cls_token: Any) -> tuple[NdConvention, int]:
+    """The preset and the number of zero rows an ``encode_nd(..., base=, convention=, cls_token=)`` call means.
+
+    Checked here for :func:`encode_nd` and :func:`posenc.jax.encode_nd` alike.
+    """
+    return resolve(convention, base=base), check_cls_token(cls_token)
+
+
+def check_nd_shape(shape: tuple[int, ...], extra: int, coords: Any) -> None:
+    """Refuse coordinates of ``shape`` that are not ``[..., n]`` (``[..., m, n]`` with ``extra`` zero rows)."""
+    if len(shape) == 0:
+        raise PosEncError(f"coords must be [..., n] (one coordinate per axis), got the scalar {coords!r}")
+    if extra and len(shape) < 2:
+        raise PosEncError(f"cls_token needs coords [..., m, n] (the zero rows go before the m points), got shape "
+                          f"{tuple(shape)}")
+
+
+def channel_sources(plan: NdPlan) -> tuple[tuple[tuple[int, Ladder], ...], np.ndarray]:
+    """Where each output channel of ``plan`` takes its value from, for a renderer that builds the rows per axis.
+
+    Returns:
+        ``groups``, the distinct (axis, ladder) pairs of the blocks, and
+        ``index`` int ``[d_model]``: output channel j is entry ``index[j]``
+        of the concatenation, over ``groups``, of ``[sin(c·ω) | cos(c·ω)]``
+        (``2·len(ladder)`` each, c the group's coordinate), followed by one
+        zero. The blocks' layouts (:func:`posenc.layout.sin_cos_views`), their
+        cut to ``width``, the uncovered channels (zero) and the framework's
+        ``order`` are all in ``index``.
+
+    >>> from posenc.sinusoidal.conventions_nd import get
+    >>> groups, index = channel_sources(get("timm").plan(8, 2))
+    >>> [g[0] for g in groups], index.tolist()
+    ([0, 1], [0, 1, 4, 5, 2, 3, 6, 7])
+    """
+    groups: list[tuple[int, Ladder]] = []
+    offsets: list[int] = []
+    total = 0
+    for b in plan.blocks:
+        if not any(a == b.axis and lad is b.ladder for a, lad in groups):
+            groups.append((b.axis, b.ladder))
+            offsets.append(total)
+            total += 2 * len(b.ladder)
+    index = np.full(plan.d_model, total, dtype=np.int64)  # the zero, where no block lands
+    for b in plan.blocks:
+        k = next(i for i, (a, lad) in enumerate(groups) if a == b.axis and lad is b.ladder)
+        n = len(b.ladder)
+        local = np.empty(2 * n, dtype=np.int64)
+        sin, cos = sin_cos_views(local, n, b.layout)
+        sin[:] = offsets[k] + np.arange(n)
+        cos[:] = offsets[k] + n + np.arange(n)
+        index[b.start : b.start + b.width] = local[: b.width]
+    if plan.order is not None:
+        index = index[np.array(plan.order, dtype=np.int64)]
+    return tuple(groups), index
 
 
 def check_cls_token(cls_token: Any) -> int:
