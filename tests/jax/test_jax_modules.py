@@ -68,3 +68,20 @@ def test_import_posenc_jax_leaves_flax_unloaded_until_a_module_is_asked_for():
             "posenc.jax.RotaryEmbedding\nprint('flax' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("cfg", [posenc.RopeConfig(64, rotary_dim=32, base=500000.0, layout="interleaved"),
+                                 posenc.RopeConfig(128, base=5e6, sections=(24, 20, 20),
+                                                   section_layout="interleaved")], ids=repr)
+def test_rotary_module_built_from_a_spec_takes_every_setting_it_holds(cfg):
+    whole = pj.RotaryEmbedding(cfg)
+    assert whole.spec is cfg and whole.layout == cfg.layout and whole.rotary_dim == cfg.rotary_dim
+    h = cfg.head_dim
+    q = jnp.asarray(RNG.standard_normal((1, 6, 2, h)), jnp.float32)
+    p = np.array([0, 5, 77, 4096, 2**20, 2**31 - 2], np.int32)
+    pos = p if cfg.sections is None else np.stack([p, p // 2, p // 3], axis=-1)
+    got = np.asarray(whole(q, q, jnp.asarray(pos))[0])
+    want = jax.jit(lambda x, p: pj.apply_rope(x, p, spec=cfg))(q, jnp.asarray(pos)[:, None])
+    assert np.array_equal(got.view(np.uint32), np.asarray(want).view(np.uint32))
+    with pytest.raises(posenc.PosEncError, match=r"base=10\.0: part of the spec"):
+        pj.RotaryEmbedding(cfg, base=10.0)

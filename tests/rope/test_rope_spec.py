@@ -87,3 +87,14 @@ def test_from_hf_config_gives_a_spec_apply_rope_takes_whole() -> None:
     assert isinstance(cfg, RopeConfig)
     x = np.eye(8, dtype=np.float64)[:4]
     assert np.array_equal(apply_rope(x, [0, 2, 4, 6], spec=cfg), apply_rope(x, [0, 1, 2, 3], base=100.0))
+
+
+def test_a_transformers_rope_scaling_dict_is_refused_with_the_way_to_read_it() -> None:
+    # the dict's keys depend on the rest of the config (head_dim, max_position_embeddings): never guessed
+    rope_scaling = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                    "original_max_position_embeddings": 8192}
+    for call in (lambda: RopeConfig(64, scaling=rope_scaling), lambda: rope_frequencies(64, scaling=rope_scaling),
+                 lambda: apply_rope(np.ones((2, 64)), [0, 1], scaling=rope_scaling)):
+        with pytest.raises(PosEncError, match=r"not a dict: .* posenc\.from_hf_config\(config\)"):
+            call()
+

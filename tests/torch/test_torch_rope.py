@@ -332,3 +332,40 @@ def test_a_fixed_seq_len_past_the_last_exact_position_is_refused():
     with pytest.raises(PosEncError, match="seq_len must be <= 9007199254740992, got 9007199254740993"):
         RotaryEmbedding(64, scaling=DynamicNTK(2.0, 4096), seq_len=2**53 + 1)
     assert RotaryEmbedding(64, scaling=DynamicNTK(2.0, 4096), seq_len=2**20, max_len=0).seq_len == 2**20
+
+
+MODULE_SPECS = [
+    posenc.RopeConfig(16, rotary_dim=8, base=100.0, layout="interleaved"),
+    posenc.RopeConfig(16, scaling=YaRN(factor=4.0, original_max=64)),
+    posenc.RopeConfig(16, sections=(4, 2, 2), section_layout="interleaved"),
+    posenc.RopeConfig(16, base=100.0, sections=(4, 4), ladder="per_axis"),
+]
+
+
+@pytest.mark.parametrize("cfg", MODULE_SPECS, ids=repr)
+def test_a_module_built_from_a_spec_is_the_module_built_from_its_settings(cfg):
+    # the spec brings the layout and the section layout too: cfg.kwargs() alone would drop the layout
+    whole = RotaryEmbedding(cfg)
+    spread = RotaryEmbedding(cfg.head_dim, layout=cfg.layout, **cfg.kwargs())
+    assert (whole.layout, whole.rotary_dim, whole.base, whole.sections) == (
+        spread.layout, spread.rotary_dim, spread.base, spread.sections)
+    x = torch.tensor(np.random.default_rng(3).standard_normal((1, 2, 6, 16)).astype(np.float32))
+    p = np.array([0, 1, 7, 1000, 3, 123456])
+    pos = p if cfg.sections is None else np.stack([p, p // 2, p // 3][: len(cfg.sections)], axis=-1)
+    got = whole(x, x, positions=torch.tensor(pos))[0]
+    assert torch.equal(got, spread(x, x, positions=torch.tensor(pos))[0])
+    assert np.array_equal(got.numpy(), posenc.apply_rope(x.numpy(), pos, spec=cfg))
+
+
+def test_beside_a_spec_the_module_refuses_its_settings_by_name():
+    cfg = posenc.RopeConfig(16, rotary_dim=8, layout="interleaved")
+    with pytest.raises(PosEncError, match=r"rotary_dim=4: part of the spec"):
+        RotaryEmbedding(cfg, rotary_dim=4)
+    with pytest.raises(PosEncError, match=r"base=100\.0: part of the spec"):
+        RotaryEmbedding(cfg, base=100.0)
+    with pytest.raises(PosEncError, match=r"sections=\[2, 2\]: part of the spec"):
+        RotaryEmbedding(cfg, sections=(2, 2))
+    with pytest.raises(PosEncError, match="'head_half'"):  # Gemma 4's layout: NumPy, JAX and hf.patch only
+        RotaryEmbedding(posenc.RopeConfig(16, rotary_dim=8, layout="head_half"))
+    own = RotaryEmbedding(cfg, max_len=8, sequence_dim=-3)  # the module's own settings stay beside a spec
+    assert (own.sequence_dim, own.layout, own.rotary_dim) == (-3, "interleaved", 8)

@@ -17,7 +17,7 @@ import jax
 
 from ..errors import PosEncError
 from ..rope.frequencies import RopeFrequencies
-from ..rope.spec import RopeConfig
+from ..rope.spec import RopeConfig, as_spec
 from ._rows import check_traced_positions, computed_once
 from .rope import cos_sin_rows, rotate, traced_frequencies
 from .sinusoidal import encode
@@ -29,7 +29,10 @@ class RotaryEmbedding(nnx.Module):
     """Rotate queries and keys by their positions, exact rows built in the graph.
 
     Args:
-        head_dim: channels per head.
+        head_dim: channels per head, or a :class:`posenc.RopeConfig` in its
+            place (``posenc.from_hf_config(config)``, ``posenc.rope_preset``),
+            which brings every setting it holds, the layout included; the
+            keywords it holds are then left out (refused by name).
         base, scaling, rotary_dim, seq_len, sections, section_layout, ladder:
             as :func:`posenc.jax.apply_rope` (``seq_len`` required for DynamicNTK
             and LongRoPE).
@@ -46,11 +49,18 @@ class RotaryEmbedding(nnx.Module):
     >>> q, k = rope(jnp.ones((1, 8, 4, 64)), jnp.ones((1, 8, 2, 64)), jnp.arange(8))
     >>> q.shape, k.shape, nnx.state(rope) == nnx.State({})
     ((1, 8, 4, 64), (1, 8, 2, 64), True)
+
+    A checkpoint's settings in one line (here a GPT-J-style interleaved layout):
+
+    >>> import posenc
+    >>> cfg = posenc.RopeConfig(64, rotary_dim=32, layout="interleaved")
+    >>> RotaryEmbedding(cfg).layout, RotaryEmbedding(cfg).rotary_dim
+    ('interleaved', 32)
     """
 
     def __init__(
         self,
-        head_dim: int,
+        head_dim: int | RopeConfig,
         *,
         base: float = 10000.0,
         scaling: Any = None,
@@ -64,8 +74,8 @@ class RotaryEmbedding(nnx.Module):
         # every static argument checked now, once, by the spec the NumPy API builds; not at the first call
         given: dict[str, Any] = {"rotary_dim": rotary_dim, "base": base, "scaling": scaling, "layout": layout,
                                  "sections": sections, "section_layout": section_layout, "ladder": ladder}
-        self.spec = RopeConfig(head_dim, **given)
-        self.head_dim, self.rotary_dim = self.spec.head_dim, int(self.spec.rotary_dim or head_dim)
+        self.spec = as_spec(head_dim, **given)
+        self.head_dim, self.rotary_dim = self.spec.head_dim, int(self.spec.rotary_dim or self.spec.head_dim)
         self.layout = self.spec.layout
         self.seq_len = seq_len
         self._frequencies()

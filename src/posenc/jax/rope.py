@@ -21,7 +21,7 @@ from ..rope.apply import check_broadcast
 from ..rope.cos_sin import check_axes
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, spec_frequencies
 from ..rope.proportional import HEAD_HALF
-from ..rope.spec import RopeConfig, rope_spec, spec_of
+from ..rope.spec import RopeConfig, as_spec, spec_of
 from ._rows import check_traced_positions, computed_once, sincos_rows
 
 __all__ = ["apply_rope", "frequencies", "rope_cos_sin", "rotate"]
@@ -48,7 +48,7 @@ def frequencies(
     """
     given = {"base": base, "scaling": scaling, "rotary_dim": rotary_dim, "sections": sections,
              "section_layout": section_layout, "ladder": ladder}
-    spec = spec_of(head_dim, None, **given) if isinstance(head_dim, RopeConfig) else rope_spec(head_dim, **given)
+    spec = as_spec(head_dim, **given)
     return traced_frequencies(spec, seq_len)
 
 
@@ -243,7 +243,7 @@ def apply_rope(
     arr = _check_x(x)
     given = {"base": base, "scaling": scaling, "layout": layout, "rotary_dim": rotary_dim, "sections": sections,
              "section_layout": section_layout, "ladder": ladder}
-    cfg = spec_of(spec, arr.shape[-1], **given) if spec is not None else rope_spec(arr.shape[-1], **given)
+    cfg = spec_of(spec, arr.shape[-1], **given)
     freqs = traced_frequencies(cfg, seq_len)
     pos = check_traced_positions(positions)
     check_broadcast(pos, freqs.sections, arr.shape)

@@ -16,7 +16,7 @@ from .cos_sin import check_axes, cos_sin_tables, default_seq_len, tables_work
 from .frequencies import PAIR_LAYOUT, spec_frequencies
 from .proportional import rotate_head_half
 from .sections import Sections
-from .spec import RopeConfig, rope_spec, spec_of
+from .spec import RopeConfig, spec_of
 from .xpos import check_xpos, xpos_cos_sin
 
 __all__ = ["apply_rope", "check_broadcast", "rotate", "rotate_spec"]
@@ -100,7 +100,7 @@ def apply_rope(
     arr = _check_x(x)
     given = {"base": base, "scaling": scaling, "layout": layout, "rotary_dim": rotary_dim, "sections": sections,
              "section_layout": section_layout, "ladder": ladder}
-    cfg = spec_of(spec, arr.shape[-1], **given) if spec is not None else rope_spec(arr.shape[-1], **given)
+    cfg = spec_of(spec, arr.shape[-1], **given)
     return rotate_spec(arr, positions, cfg, seq_len, xpos, role)
 
 

@@ -15,7 +15,7 @@ from ..exact.placement import TableRows, assemble
 from ..memory import allocate, check_size, nbytes, shape_of
 from .frequencies import RopeFrequencies, spec_frequencies
 from .sections import Sections
-from .spec import RopeConfig, rope_spec, spec_of
+from .spec import RopeConfig, as_spec
 
 __all__ = ["check_axes", "cos_sin_tables", "default_seq_len", "rope_cos_sin", "rope_table", "spec_cos_sin"]
 
@@ -171,7 +171,7 @@ def rope_cos_sin(
     """
     given = {"base": base, "scaling": scaling, "rotary_dim": rotary_dim, "sections": sections,
              "section_layout": section_layout, "ladder": ladder}
-    spec = spec_of(head_dim, None, **given) if isinstance(head_dim, RopeConfig) else rope_spec(head_dim, **given)
+    spec = as_spec(head_dim, **given)
     return spec_cos_sin(positions, spec, seq_len, check_dtype(dtype))
 
 

@@ -43,7 +43,7 @@ from ..vocabulary import PAIR_CHANNELS, PAIR_LAYOUTS
 from .scaled import plain_ladder
 from .scaling import Scaled
 from .sections import Sections, per_axis_frequencies
-from .spec import RopeConfig, check_dims, check_multi_axis, check_scaling, rope_spec, spec_of
+from .spec import RopeConfig, as_spec, check_dims, check_multi_axis, check_scaling
 
 __all__ = [
     "PAIR_LAYOUT",
@@ -171,12 +171,8 @@ def rope_frequencies(
     >>> axial.inv_freq.tolist(), axial.pair_axes.tolist()
     ([1.0, 0.1, 1.0, 0.1], [0, 0, 1, 1])
     """
-    if isinstance(head_dim, RopeConfig):
-        spec = spec_of(head_dim, None, base=base, scaling=scaling, rotary_dim=rotary_dim, sections=sections,
-                       section_layout=section_layout, ladder=ladder)
-    else:
-        spec = rope_spec(head_dim, rotary_dim=rotary_dim, base=base, scaling=scaling, sections=sections,
-                         section_layout=section_layout, ladder=ladder)
+    spec = as_spec(head_dim, rotary_dim=rotary_dim, base=base, scaling=scaling, sections=sections,
+                   section_layout=section_layout, ladder=ladder)
     return spec_frequencies(spec, seq_len)
 
 

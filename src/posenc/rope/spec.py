@@ -16,6 +16,7 @@ Sections(sizes=(2, 2), layout='contiguous', ladder='per_axis')
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,13 +31,21 @@ from .registry import is_scaling
 from .scaling import SCALINGS
 from .sections import Sections, check_sections
 
-__all__ = ["RopeConfig", "check_dims", "check_multi_axis", "check_scaling", "rope_spec", "spec_of"]
+__all__ = ["RopeConfig", "as_spec", "check_dims", "check_multi_axis", "check_scaling", "rope_spec", "spec_of"]
 
 
 def check_scaling(scaling: Any) -> None:
     """None, a built-in variant, or any hashable object with ``scale`` and ``cache_key`` (a registered one)."""
     if scaling is not None and not isinstance(scaling, SCALINGS) and not is_scaling(scaling):
         names = ", ".join(c.__name__ for c in SCALINGS)
+        if isinstance(scaling, Mapping):
+            # a transformers rope_scaling / rope_parameters dict: its keys depend on the rest of the config
+            # (head_dim, max_position_embeddings), so it is read with the whole config, never guessed here
+            raise PosEncError(
+                f"scaling must be one of {names} (posenc.rope.scaling), not a dict: a transformers rope_scaling "
+                "is read with its whole config by posenc.from_hf_config(config), whose RopeConfig goes in "
+                f"head_dim's place or as spec=; got {show_value(scaling)}"
+            )
         raise PosEncError(
             f"scaling must be None, one of {names} (posenc.rope.scaling), or a hashable object with "
             f"scale() and cache_key() (posenc.register_scaling), got {scaling!r}"[:300]
@@ -178,8 +187,28 @@ def spec_of(spec: RopeConfig | None, head_dim: Any, **given: Any) -> RopeConfig:
     clash = [k for k, v in given.items() if not is_default(v, _SPEC_DEFAULTS[k])]
     if clash:
         shown = ", ".join(f"{k}={show_value(given[k])}" for k in clash)
-        raise PosEncError(f"{shown}: part of the spec, so leave them out beside spec= "
+        raise PosEncError(f"{shown}: part of the spec, so leave them out beside it "
                           "(or use dataclasses.replace(spec, ...))")
     if head_dim is not None and check_d_model(head_dim, "head_dim") != spec.head_dim:
         raise PosEncError(f"x.shape[-1] (head_dim) is {head_dim}, but the spec's head_dim is {spec.head_dim}")
     return spec
+
+
+def as_spec(head_dim: Any, **given: Any) -> RopeConfig:
+    """The spec of a call or module whose first argument is a head_dim or a :class:`RopeConfig` in its place.
+
+    A spec (``posenc.from_hf_config``, ``posenc.rope_preset``) comes with
+    every setting it holds, so the keyword arguments beside it must stay at
+    their defaults (:func:`spec_of`); an int builds the spec the keywords mean.
+
+    >>> cfg = RopeConfig(64, base=500000.0, layout="interleaved")
+    >>> as_spec(cfg) is cfg, as_spec(64, base=500000.0, layout="interleaved") == cfg
+    (True, True)
+    >>> as_spec(cfg, rotary_dim=32)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    posenc.errors.PosEncError: rotary_dim=32: part of the spec, so leave them out beside it (or use ...
+    """
+    if isinstance(head_dim, RopeConfig):
+        return spec_of(head_dim, None, **given)
+    return rope_spec(head_dim, **given)

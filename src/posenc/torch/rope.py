@@ -37,6 +37,7 @@ from ..layout import check_pair_layout
 from ..rope.cos_sin import cos_sin_tables, rope_table
 from ..rope.frequencies import RopeFrequencies, rope_frequencies
 from ..rope.sections import Sections, check_sections
+from ..rope.spec import RopeConfig, as_spec
 from ..rope.xpos import check_xpos
 from . import _fused
 from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
@@ -78,7 +79,11 @@ class RotaryEmbedding(nn.Module):
     """Rotates queries and keys by their positions, with an exact cached cos/sin table.
 
     Args:
-        head_dim: channels per head, h_d (even).
+        head_dim: channels per head, h_d (even); or a :class:`posenc.RopeConfig`
+            in its place (``posenc.from_hf_config(config)``,
+            ``posenc.rope_preset``), which brings base, scaling, layout,
+            rotary_dim and the sections; those keywords are then left out
+            (refused by name).
         base: θ (HF ``rope_theta``).
         scaling: None or a :mod:`posenc.rope.scaling` variant (HF's rope types).
         layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J).
@@ -105,8 +110,7 @@ class RotaryEmbedding(nn.Module):
             ``position_ids.permute(1, 2, 0)``); an ``offset`` gives text
             tokens, every axis at the same position. Floating positions are
             real-valued coordinates: with :func:`posenc.rope_preset`'s
-            ``"eva02"`` or ``"dinov3"`` (``RotaryEmbedding(cfg.head_dim, **cfg.kwargs(),
-            layout=cfg.layout)``) and :func:`posenc.eva02_coords` /
+            ``"eva02"`` or ``"dinov3"`` (``RotaryEmbedding(cfg)``) and :func:`posenc.eva02_coords` /
             :func:`posenc.dinov3_coords`, exact on the device, also under
             ``torch.compile(fullgraph=True)``.
         xpos: None, or a :class:`posenc.XPos`: q is also scaled by
@@ -128,7 +132,7 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(
         self,
-        head_dim: int,
+        head_dim: int | RopeConfig,
         *,
         base: float = 10000.0,
         scaling: Any = None,
@@ -143,6 +147,12 @@ class RotaryEmbedding(nn.Module):
         xpos: Any = None,
     ) -> None:
         super().__init__()
+        if isinstance(head_dim, RopeConfig):  # the spec's settings, each one checked once when it was built
+            spec = as_spec(head_dim, base=base, scaling=scaling, layout=layout, rotary_dim=rotary_dim,
+                           sections=sections, section_layout=section_layout, ladder=ladder)
+            head_dim, base, scaling, layout = spec.head_dim, spec.base, spec.scaling, spec.layout
+            rotary_dim, sections = spec.rotary_dim, spec.sections
+            section_layout, ladder = spec.section_layout, spec.ladder
         self.sections = check_sections(sections, section_layout, ladder)
         freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
                                  sections=self.sections)
