@@ -5,19 +5,23 @@ tensor compares element by element: ``np.array(["q"])`` passes as ``"q"``
 (and a table is silently built for another role), and ``np.array([1.0, 2.0])``
 raises NumPy's "truth value is ambiguous" instead of a PosEncError naming it.
 Every entry point checks such arguments here (issue 18).
+
+The settings a spec or a preset holds (base, layout, the section layout,
+T5's bucket settings) have *marked* defaults (:func:`default`), so that
+beside a spec one typed at its default value is refused like any other
+(:func:`left_out`) rather than taken for left out.
 """
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from .errors import PosEncError, show_value
 
-__all__ = ["check_choice", "check_flag", "check_items", "is_default", "set_fields"]
+__all__ = ["check_choice", "check_flag", "check_items", "default", "left_out", "set_fields"]
 
 
 def check_choice(value: Any, name: str, allowed: Sequence[str]) -> str:
@@ -35,26 +39,78 @@ def check_choice(value: Any, name: str, allowed: Sequence[str]) -> str:
     return str(value)
 
 
-def is_default(value: Any, default: Any) -> bool:
-    """Whether an argument was left at its default (``10000.0``, ``"interleaved"``, None).
+class _LeftOut:
+    """What marks a signature's default: a value of this kind was not passed (see :func:`default`)."""
 
-    A preset fixes some arguments (a convention its base and layout); an
-    entry point refuses them beside it unless they are the default. Only a
-    plain scalar of the default's kind equal to it counts: an array, a
-    tensor or another type is "given", so the caller gets a PosEncError
-    naming it.
+    __slots__ = ()
 
-    >>> is_default(10000, 10000.0), is_default(np.array([1e4, 2e4]), 10000.0), is_default("split", "interleaved")
-    (True, False, False)
+
+class _DefaultFloat(float, _LeftOut):
+    __slots__ = ()
+    __repr__ = float.__repr__
+
+
+class _DefaultInt(int, _LeftOut):
+    __slots__ = ()
+    __repr__ = int.__repr__
+
+
+class _DefaultFlag(int, _LeftOut):
+    # bool cannot be subclassed: a flag's default is an int of its truth, shown as True or False
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr(bool(self))
+
+
+class _DefaultStr(str, _LeftOut):
+    __slots__ = ()
+    __repr__ = str.__repr__
+
+
+T = TypeVar("T")
+
+
+def default(value: T) -> T:
+    """``value`` as a signature's default: equal to it and shown as it, but told apart from a value passed.
+
+    A preset or a spec holds some settings (a convention its base and
+    layout, a :class:`~posenc.RopeConfig` its layout); beside it an entry
+    point refuses every one of them the caller passes, and needs to know
+    which were passed: ``base=10000.0`` typed beside a spec of base 500000
+    is a conflict, not the default. A value the caller passes is never one
+    of these, so :func:`left_out` can tell.
+
+    >>> d = default(10000.0)
+    >>> d == 10000.0, repr(d), left_out(d), left_out(10000.0)
+    (True, '10000.0', True, False)
+    >>> repr(default(True)), bool(default(False)), default("half") == "half"
+    ('True', False, True)
     """
-    if default is None or isinstance(default, str):
-        return value is None if default is None else (isinstance(value, str) and value == default)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        return False
-    try:
-        return bool(value == default)
-    except (TypeError, ValueError, OverflowError, ArithmeticError):  # a broken Real
-        return False
+    out: Any
+    if isinstance(value, bool):
+        out = _DefaultFlag(value)
+    elif isinstance(value, int):
+        out = _DefaultInt(value)
+    elif isinstance(value, float):
+        out = _DefaultFloat(value)
+    elif isinstance(value, str):
+        out = _DefaultStr(value)
+    else:
+        raise TypeError(f"default() marks a bool, int, float or str, got {type(value).__name__}")
+    return cast(T, out)
+
+
+def left_out(value: Any) -> bool:
+    """Whether an argument was left at its signature's marked default (:func:`default`).
+
+    Anything the caller passed counts as given, even when equal to the
+    default (and None, where the default is not None): an entry point then
+    refuses it beside a preset or a spec with a PosEncError naming it,
+    rather than guess which of the two was meant. A parameter whose default
+    is None reads None as left out itself.
+    """
+    return isinstance(value, _LeftOut)
 
 
 def check_items(value: Any, name: str, what: str) -> tuple[Any, ...]:
@@ -79,7 +135,7 @@ def check_flag(value: Any, name: str) -> bool:
     >>> check_flag(np.bool_(True), "per_channel")
     True
     """
-    if not isinstance(value, (bool, np.bool_)):
+    if not isinstance(value, (bool, np.bool_, _DefaultFlag)):
         raise PosEncError(f"{name} must be True or False, got {show_value(value)}")
     return bool(value)
 

@@ -34,8 +34,7 @@ def _check_sinusoidal(m: Any, kw: dict[str, Any]) -> None:
     m.eval()  # no dropout: the rows themselves
     d = m.d_model
     got = m(torch.zeros(1, _S, d))[0].numpy()
-    want = posenc.encode(np.arange(_S), d, base=kw.get("base", 10000.0), layout=kw.get("layout", "interleaved"),
-                         convention=kw.get("convention"))
+    want = posenc.encode(np.arange(_S), d, **{k: kw[k] for k in ("base", "layout", "convention") if k in kw})
     np.testing.assert_array_equal(got, want)
 
 
@@ -105,9 +104,8 @@ def _check_cache(c: Any, kw: dict[str, Any]) -> None:
 
 def _check_encode(out: Any, kw: dict[str, Any]) -> None:
     p = kw["positions"]
-    want = posenc.encode(p.numpy() if isinstance(p, torch.Tensor) else p, kw["d_model"],
-                         base=kw.get("base", 10000.0), layout=kw.get("layout", "interleaved"),
-                         convention=kw.get("convention"), dtype=np.float64)
+    want = posenc.encode(p.numpy() if isinstance(p, torch.Tensor) else p, kw["d_model"], dtype=np.float64,
+                         **{k: kw[k] for k in ("base", "layout", "convention") if k in kw})
     dt = kw.get("dtype", torch.float32)
     assert out.dtype == dt and tuple(out.shape) == want.shape
     np.testing.assert_array_equal(out.to(torch.float64).numpy(), want.astype(str(dt).removeprefix("torch.")))

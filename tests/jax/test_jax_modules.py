@@ -85,3 +85,5 @@ def test_rotary_module_built_from_a_spec_takes_every_setting_it_holds(cfg):
     assert np.array_equal(got.view(np.uint32), np.asarray(want).view(np.uint32))
     with pytest.raises(posenc.PosEncError, match=r"base=10\.0: part of the spec"):
         pj.RotaryEmbedding(cfg, base=10.0)
+    with pytest.raises(posenc.PosEncError, match=r"layout='half': part of the spec"):  # the default, typed
+        pj.RotaryEmbedding(cfg, layout="half")

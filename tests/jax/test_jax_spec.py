@@ -32,6 +32,8 @@ def test_the_same_checks_refuse_the_same_spec_errors():
         pj.apply_rope(np.ones((2, 16), np.float32), np.arange(2, dtype=np.int32), spec=cfg)
     with pytest.raises(posenc.PosEncError, match="part of the spec"):
         pj.apply_rope(np.ones((2, 8), np.float32), np.arange(2, dtype=np.int32), spec=cfg, base=100.0)
+    with pytest.raises(posenc.PosEncError, match=r"base=10000\.0: part of the spec"):  # the default, typed
+        pj.rope_cos_sin(np.arange(2, dtype=np.int32), posenc.RopeConfig(8, base=100.0), base=10000.0)
 
 
 def test_t5_bucket_takes_the_bucket_spec():

@@ -363,6 +363,11 @@ def test_beside_a_spec_the_module_refuses_its_settings_by_name():
         RotaryEmbedding(cfg, rotary_dim=4)
     with pytest.raises(PosEncError, match=r"base=100\.0: part of the spec"):
         RotaryEmbedding(cfg, base=100.0)
+    # a value equal to the default is passed all the same: the half layout typed beside an interleaved spec
+    with pytest.raises(PosEncError, match=r"layout='half': part of the spec"):
+        RotaryEmbedding(cfg, layout="half")
+    with pytest.raises(PosEncError, match=r"base=10000\.0: part of the spec"):
+        RotaryEmbedding(cfg, base=10000.0)
     with pytest.raises(PosEncError, match=r"sections=\[2, 2\]: part of the spec"):
         RotaryEmbedding(cfg, sections=(2, 2))
     with pytest.raises(PosEncError, match="'head_half'"):  # Gemma 4's layout: NumPy, JAX and hf.patch only

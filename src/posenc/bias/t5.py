@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import is_default, set_fields
+from ..arguments import check_flag, default, left_out, set_fields
 from ..errors import PosEncError, as_array, check_int, show_value
 from ..exact.power import log_float32, nearest_log
 from ..memory import allocate, check_size, shape_of
@@ -79,10 +79,9 @@ class T5Buckets:
 
     @outside_compile("bias.t5.T5Buckets")
     def __post_init__(self) -> None:
-        if not isinstance(self.bidirectional, (bool, np.bool_)):
-            raise PosEncError(f"bidirectional must be True or False, got {self.bidirectional!r}")
+        bd = check_flag(self.bidirectional, "bidirectional")
         nb = check_int(self.num_buckets, "num_buckets", minimum=2, maximum=2**16)  # rows of a bias table (T5: 32)
-        if self.bidirectional and nb < 4:
+        if bd and nb < 4:
             raise PosEncError(
                 "num_buckets must be >= 4 when bidirectional (each direction needs an exact bucket), "
                 f"got {show_value(nb)}"
@@ -93,7 +92,7 @@ class T5Buckets:
                 f"max_distance must be > num_buckets/2 = {nb / 2:g} (the logarithmic buckets start there), "
                 f"got {show_value(md)}"
             )
-        set_fields(self, bidirectional=bool(self.bidirectional), num_buckets=nb, max_distance=md)
+        set_fields(self, bidirectional=bd, num_buckets=nb, max_distance=md)
 
     @property
     def per_direction(self) -> int:
@@ -150,19 +149,19 @@ def _denominator(cfg: T5Buckets) -> np.float32:
     return np.float32(nearest_log(Fraction(cfg.max_distance / cfg.max_exact), np.float64))
 
 
-def t5_buckets(bidirectional: Any = True, num_buckets: Any = 32, max_distance: Any = 128,
+def t5_buckets(bidirectional: Any = default(True), num_buckets: Any = default(32), max_distance: Any = default(128),
                spec: Any = None) -> T5Buckets:
     """A :class:`T5Buckets`, validated (the argument checks shared by every entry point), or ``spec`` itself.
 
-    Beside a spec the three settings must stay at their defaults (one setting, one place).
+    Beside a spec the three settings must be left out (one setting, one place): one passed is
+    refused, even at its default value, since either may have been meant.
     """
     if spec is None:
         return T5Buckets(bidirectional, num_buckets, max_distance)
     if not isinstance(spec, T5Buckets):
         raise PosEncError(f"spec must be a posenc.bias.T5Buckets (or None), got {show_value(spec)}")
-    given = {"bidirectional": (bidirectional, True), "num_buckets": (num_buckets, 32),
-             "max_distance": (max_distance, 128)}
-    clash = [f"{k}={show_value(v)}" for k, (v, d) in given.items() if not (v is d or is_default(v, d))]
+    given = {"bidirectional": bidirectional, "num_buckets": num_buckets, "max_distance": max_distance}
+    clash = [f"{k}={show_value(v)}" for k, v in given.items() if not left_out(v)]
     if clash:
         raise PosEncError(f"{', '.join(clash)}: part of the spec, so leave them out beside spec=")
     return spec
@@ -190,7 +189,8 @@ def _offsets(relative_position: Any) -> np.ndarray:
 
 @outside_compile("t5_bucket")
 def t5_bucket(
-    relative_position: Any, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128,
+    relative_position: Any, *, bidirectional: bool = default(True), num_buckets: int = default(32),
+    max_distance: int = default(128),
     spec: T5Buckets | None = None,
 ) -> np.ndarray:
     """T5's bucket of each offset ``j − i`` (key position minus query position).
@@ -244,7 +244,8 @@ def _buckets_of(cfg: T5Buckets, rel: np.ndarray) -> np.ndarray:
 
 
 @outside_compile("t5_bucket_edges")
-def t5_bucket_edges(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+def t5_bucket_edges(*, bidirectional: bool = default(True), num_buckets: int = default(32),
+                    max_distance: int = default(128)) -> np.ndarray:
     """Where each bucket starts: the smallest distance |j − i| in each bucket of one direction.
 
     T5's buckets are a non-decreasing function of the distance d = |j − i|

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import default
 from ..bias.alibi import ALIBI_CONVENTIONS, Mpt, alibi_distance, alibi_slopes
 from ..bias.t5 import t5_bucket_edges, t5_buckets
 from ._base import add_output_options, command, emit_json, integer, real, render_table, sig
@@ -67,8 +68,9 @@ def alibi_cmd(args: argparse.Namespace) -> int:
 
 
 def _buckets_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--num-buckets", type=integer, default=32, metavar="N", help="buckets in all (default 32, T5's)")
-    p.add_argument("--max-distance", type=integer, default=128, metavar="D",
+    p.add_argument("--num-buckets", type=integer, default=default(32), metavar="N",
+                   help="buckets in all (default 32, T5's)")
+    p.add_argument("--max-distance", type=integer, default=default(128), metavar="D",
                    help="distances >= D share the last bucket (default 128, T5's)")
     p.add_argument("--unidirectional", action="store_true",
                    help="T5's decoder: keys after the query all get bucket 0 (default: the encoder's bidirectional)")

@@ -17,6 +17,7 @@ from typing import Any
 
 import posenc
 
+from ..arguments import default
 from ..rope.sections import LADDERS, SECTION_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
 from ..sinusoidal.grid_analysis import GridReport
@@ -43,9 +44,9 @@ def grid_options(parser: argparse.ArgumentParser) -> None:
                         help="with --grid: the n-D sinusoid (default axial: each axis d/n channels)")
     parser.add_argument("--sections", type=int_list, metavar="S0,S1,...",
                         help="with --grid: multi-axis RoPE, rotary pairs per axis (e.g. 16,24,24); implies --rope")
-    parser.add_argument("--section-layout", choices=SECTION_LAYOUTS, default="contiguous",
+    parser.add_argument("--section-layout", choices=SECTION_LAYOUTS, default=default("contiguous"),
                         help="where each axis's pairs sit: contiguous (Qwen2-VL, default) or interleaved (Qwen3-VL)")
-    parser.add_argument("--ladder", choices=LADDERS, default="shared",
+    parser.add_argument("--ladder", choices=LADDERS, default=default("shared"),
                         help="shared: one ladder over the head (M-RoPE, default); per_axis: each axis its own (axial)")
 
 

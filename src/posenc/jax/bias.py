@@ -9,6 +9,7 @@ import numpy as np
 
 import jax
 
+from ..arguments import default
 from ..bias import alibi_bias as np_alibi_bias
 from ..bias import t5_bucket_edges
 from ..bias.alibi import AlibiSpec, alibi_convention
@@ -69,7 +70,8 @@ def alibi_bias(
 
 
 def t5_bucket(
-    relative_position: Any, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128,
+    relative_position: Any, *, bidirectional: bool = default(True), num_buckets: int = default(32),
+    max_distance: int = default(128),
     spec: Any = None,
 ) -> jax.Array:
     """T5's bucket of each traced offset ``j − i`` (:func:`posenc.t5_bucket`), int32, the same integers.
@@ -108,8 +110,8 @@ def t5_bias(
     offset: int = 0,
     q_positions: Any = None,
     k_positions: Any = None,
-    bidirectional: bool = True,
-    max_distance: int = 128,
+    bidirectional: bool = default(True),
+    max_distance: int = default(128),
 ) -> jax.Array:
     """T5's relative attention bias ``[n_heads, q_len, k_len]``: ``weights[bucket(j − i)]``.
 

@@ -9,6 +9,7 @@ import numpy as np
 
 import jax
 
+from ..arguments import default
 from ..sinusoidal.grid import channel_sources, check_nd_shape, nd_options
 from ._rows import check_traced_positions, sincos_rows
 from .fields import _widened
@@ -21,7 +22,7 @@ def encode_nd(
     coords: Any,
     d_model: int,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     convention: Any = None,
     dtype: Any = jnp.float32,
     cls_token: Any = False,

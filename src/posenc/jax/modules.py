@@ -15,6 +15,7 @@ from flax import nnx
 
 import jax
 
+from ..arguments import default
 from ..errors import PosEncError
 from ..rope.frequencies import RopeFrequencies
 from ..rope.spec import RopeConfig, as_spec
@@ -62,14 +63,14 @@ class RotaryEmbedding(nnx.Module):
         self,
         head_dim: int | RopeConfig,
         *,
-        base: float = 10000.0,
+        base: float = default(10000.0),
         scaling: Any = None,
-        layout: str = "half",
+        layout: str = default("half"),
         rotary_dim: int | None = None,
         seq_len: int | None = None,
         sections: Any = None,
-        section_layout: str = "contiguous",
-        ladder: str = "shared",
+        section_layout: str = default("contiguous"),
+        ladder: str = default("shared"),
     ) -> None:
         # every static argument checked now, once, by the spec the NumPy API builds; not at the first call
         given: dict[str, Any] = {"rotary_dim": rotary_dim, "base": base, "scaling": scaling, "layout": layout,
@@ -115,7 +116,7 @@ class SinusoidalEmbedding(nnx.Module):
     (2, 5, 16)
     """
 
-    def __init__(self, d_model: int, *, base: float = 10000.0, layout: str = "interleaved",
+    def __init__(self, d_model: int, *, base: float = default(10000.0), layout: str = default("interleaved"),
                  convention: Any = None) -> None:
         self.d_model = d_model
         self.settings = (base, layout, convention)

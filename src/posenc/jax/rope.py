@@ -16,6 +16,7 @@ import numpy as np
 
 import jax
 
+from ..arguments import default
 from ..errors import PosEncError, check_int, check_layout, show_value
 from ..rope.apply import check_broadcast
 from ..rope.cos_sin import check_axes
@@ -32,13 +33,13 @@ _OUT_DTYPES = ("float32", "bfloat16", "float16")
 def frequencies(
     head_dim: int | RopeConfig,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     scaling: Any = None,
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sections: Any = None,
-    section_layout: str = "contiguous",
-    ladder: str = "shared",
+    section_layout: str = default("contiguous"),
+    ladder: str = default("shared"),
 ) -> RopeFrequencies:
     """The static frequencies (:func:`posenc.rope_frequencies`, a spec too), with the length rule fixed for tracing.
 
@@ -84,14 +85,14 @@ def rope_cos_sin(
     positions: Any,
     head_dim: int | RopeConfig,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     scaling: Any = None,
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     dtype: Any = jnp.float32,
     sections: Any = None,
-    section_layout: str = "contiguous",
-    ladder: str = "shared",
+    section_layout: str = default("contiguous"),
+    ladder: str = default("shared"),
 ) -> tuple[jax.Array, jax.Array]:
     """Exact cos(ω_i p) and sin(ω_i p) times the attention factor, built in the graph.
 
@@ -210,14 +211,14 @@ def apply_rope(
     x: Any,
     positions: Any,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     scaling: Any = None,
-    layout: str = "half",
+    layout: str = default("half"),
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sections: Any = None,
-    section_layout: str = "contiguous",
-    ladder: str = "shared",
+    section_layout: str = default("contiguous"),
+    ladder: str = default("shared"),
     spec: RopeConfig | None = None,
 ) -> jax.Array:
     """Rotate queries or keys by their positions, exact rows built in the graph (:func:`posenc.apply_rope`).

@@ -9,6 +9,7 @@ import numpy as np
 
 import jax
 
+from ..arguments import default
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import resolve
 from ._rows import check_traced_positions, sincos_rows
@@ -21,8 +22,8 @@ def encode(
     positions: Any,
     d_model: int,
     *,
-    base: float = 10000.0,
-    layout: str = "interleaved",
+    base: float = default(10000.0),
+    layout: str = default("interleaved"),
     dtype: Any = jnp.float32,
     convention: Any = None,
 ) -> jax.Array:
@@ -61,8 +62,8 @@ def table(
     d_model: int,
     *,
     start: int = 0,
-    base: float = 10000.0,
-    layout: str = "interleaved",
+    base: float = default(10000.0),
+    layout: str = default("interleaved"),
     dtype: Any = jnp.float32,
     convention: Any = None,
 ) -> jax.Array:

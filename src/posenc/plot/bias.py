@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..arguments import default
 from ..bias.alibi import alibi_bias, alibi_convention, alibi_distance, alibi_slopes
 from ..bias.t5 import t5_bucket, t5_bucket_edges, t5_buckets
 from ..errors import PosEncError, check_d_model, check_int, check_real, show_value
@@ -104,7 +105,8 @@ def plot_alibi(
 
 
 def bucket_steps(
-    *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128, span: int | None = None,
+    *, bidirectional: bool = default(True), num_buckets: int = default(32), max_distance: int = default(128),
+    span: int | None = None,
 ) -> dict[str, Any]:
     """What :func:`plot_buckets` draws: offsets ``[2S+1]``, their buckets, and the edges."""
     cfg = t5_buckets(bidirectional, num_buckets, max_distance)
@@ -117,7 +119,8 @@ def bucket_steps(
 
 
 def plot_buckets(
-    *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128, span: int | None = None,
+    *, bidirectional: bool = default(True), num_buckets: int = default(32), max_distance: int = default(128),
+    span: int | None = None,
     ax: Axes | None = None,
 ) -> Figure:
     """T5's bucket of each offset j − i, a staircase: one step per position, then logarithmic ones.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..arguments import default
 from ..errors import PosEncError, show_value
 from ..sinusoidal.conventions_nd import NAMES, get, resolve
 from ..sinusoidal.grid_analysis import check_sizes, grid_similarity
@@ -46,7 +47,7 @@ def plot_grid(
     d_model: int = 256,
     *,
     patch: Sequence[int] | None = None,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     conventions: Sequence[Any] | None = None,
     ax: Axes | None = None,
 ) -> Figure:

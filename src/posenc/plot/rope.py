@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..arguments import default
 from ..errors import PosEncError, check_base, check_int, check_positions, show_value
 from ..rope.apply import apply_rope
 from ..rope.frequencies import rope_frequencies
@@ -29,9 +30,9 @@ __all__ = ["plot_rope"]
 def plot_rope(
     head_dim: int = 64,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     scaling: Any = None,
-    layout: str = "half",
+    layout: str = default("half"),
     pair: int | None = None,
     positions: int = 24,
     max_offset: int = 200,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..arguments import default
 from ..errors import (
     PosEncError,
     check_base,
@@ -40,7 +41,8 @@ def _pair_views(vec: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     return sin_cos_views(vec, d // 2, "interleaved")
 
 
-def plot_wave(d_model: int = 4, *, base: float = 10000.0, positions: int = 8, ax: Axes | None = None) -> Figure:
+def plot_wave(d_model: int = 4, *, base: float = default(10000.0), positions: int = 8,
+              ax: Axes | None = None) -> Figure:
     """Figure s02: the fastest channel, sin(ω_0·pos) with ω_0 = 1, against position.
 
     The smooth curve over real positions, the integer positions 0 … positions-1
@@ -103,7 +105,7 @@ def plot_rotation(
     by: float = 5,
     *,
     d_model: int = 4,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     pair: int | None = None,
     ax: Axes | None = None,
 ) -> Figure:
@@ -234,8 +236,8 @@ def plot_heatmap(
     d_model: int = 64,
     *,
     start: int = 0,
-    base: float = 10000.0,
-    layout: str = "interleaved",
+    base: float = default(10000.0),
+    layout: str = default("interleaved"),
     ax: Axes | None = None,
 ) -> Figure:
     """The table PE(pos, channel) as an image: positions down, channels across.
@@ -266,7 +268,7 @@ def plot_heatmap(
 def plot_kernel(
     d_model: int = 64,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     max_offset: int = 100,
     refs: Sequence[float] = (0, 250, 1000),
     ax: Axes | None = None,
@@ -309,7 +311,7 @@ def plot_kernel(
 
 
 def plot_ladder(
-    d_model: int = 512, *, base: float = 10000.0, context: float = 8192, ax: Axes | None = None
+    d_model: int = 512, *, base: float = default(10000.0), context: float = 8192, ax: Axes | None = None
 ) -> Figure:
     """The wavelength λ_i = 2π/ω_i of every pair on a log axis, and a context length.
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import default
 from ..errors import PosEncError, as_array, check_d_model, check_dtype, check_positions, check_seq_len
 from ..layout import sin_cos_views
 from ..memory import check_size, nbytes, shape_of
@@ -42,14 +43,14 @@ def apply_rope(
     x: Any,
     positions: Any,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     scaling: Any = None,
-    layout: str = "half",
+    layout: str = default("half"),
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sections: Any = None,
-    section_layout: str = "contiguous",
-    ladder: str = "shared",
+    section_layout: str = default("contiguous"),
+    ladder: str = default("shared"),
     xpos: Any = None,
     role: str | None = None,
     spec: RopeConfig | None = None,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import default
 from ..errors import MAX_POSITION, PosEncError, check_context, show_value
 from ..layout import check_pair_layout
 from ..sinusoidal.frequencies import min_base
@@ -65,7 +66,7 @@ def rope_context_report(
     context: float,
     head_dim: int,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     scaling: Any = None,
     rotary_dim: int | None = None,
     seq_len: int | None = None,
@@ -126,12 +127,12 @@ def rope_grid_report(
     head_dim: int,
     *,
     sections: Any,
-    section_layout: str = "contiguous",
-    ladder: str = "shared",
-    base: float = 10000.0,
+    section_layout: str = default("contiguous"),
+    ladder: str = default("shared"),
+    base: float = default(10000.0),
     scaling: Any = None,
     rotary_dim: int | None = None,
-    layout: str = "half",
+    layout: str = default("half"),
 ) -> GridReport:
     """Multi-axis RoPE on a grid: which pairs (and head channels) turn with each axis, and whether they wrap.
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import default
 from ..errors import PosEncError, check_dtype, check_positions, check_span
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
@@ -128,14 +129,14 @@ def rope_cos_sin(
     positions: Any,
     head_dim: int | RopeConfig,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     scaling: Any = None,
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     dtype: Any = np.float32,
     sections: Any = None,
-    section_layout: str = "contiguous",
-    ladder: str = "shared",
+    section_layout: str = default("contiguous"),
+    ladder: str = default("shared"),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact cos(ω_i p) and sin(ω_i p) tables, times the attention factor.
 

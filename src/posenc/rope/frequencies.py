@@ -37,6 +37,7 @@ import numpy as np
 
 from .._compile import outside_compile
 from .._concurrency import BoundedCache
+from ..arguments import default
 from ..errors import check_seq_len
 from ..exact import Ladder, decimal_context, decimal_pi
 from ..vocabulary import PAIR_CHANNELS, PAIR_LAYOUTS
@@ -129,13 +130,13 @@ def _build(
 def rope_frequencies(
     head_dim: int | RopeConfig,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     scaling: Any = None,
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sections: Any = None,
-    section_layout: str = "contiguous",
-    ladder: str = "shared",
+    section_layout: str = default("contiguous"),
+    ladder: str = default("shared"),
 ) -> RopeFrequencies:
     """The rotary frequencies ω_i (i < rotary_dim/2) and the attention factor.
 

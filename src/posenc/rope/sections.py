@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import check_choice, is_default, set_fields
+from ..arguments import check_choice, default, left_out, set_fields
 from ..errors import MAX_D_MODEL, PosEncError, check_int, shape_text, show_value
 from ..exact import ladder_digits
 from ..vocabulary import LADDER_SHARINGS, SECTION_LAYOUTS, LadderSharing, SectionLayout
@@ -150,13 +150,14 @@ class Sections:
         return axes
 
 
-def check_sections(sections: Any, section_layout: Any = "contiguous", ladder: Any = "shared") -> Sections | None:
+def check_sections(sections: Any, section_layout: Any = default("contiguous"),
+                   ladder: Any = default("shared")) -> Sections | None:
     """The :class:`Sections` an entry point's (sections, section_layout, ladder) arguments mean.
 
     ``sections`` is None (plain RoPE), a sequence of pair counts, or a
-    :class:`Sections` (then leave the other two at their defaults).
+    :class:`Sections` (then leave the other two out).
     """
-    given = not (is_default(section_layout, "contiguous") and is_default(ladder, "shared"))
+    given = not (left_out(section_layout) and left_out(ladder))
     if sections is None:
         if given:
             raise PosEncError(

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from .._compile import outside_compile
 from .._concurrency import BoundedCache
-from ..arguments import is_default, set_fields
+from ..arguments import default, left_out, set_fields
 from ..errors import MAX_POSITION, PosEncError, check_base, check_d_model, check_int, show_value
 from ..layout import check_pair_layout
 from ..vocabulary import LadderSharing, PairLayout, SectionLayout
@@ -76,6 +76,10 @@ def check_multi_axis(sections: Sections | None, rotary_dim: int, scaling: Any) -
         raise PosEncError(
             f"ladder='per_axis' takes no scaling (each axis has its own ladder), got {scaling!r}"[:300]
         )
+
+
+def _as_left_out(value: Any, plain: str) -> Any:
+    return default(plain) if isinstance(value, str) and value == plain else value
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,10 @@ class RopeConfig:
         b = check_base(self.base)
         check_scaling(self.scaling)
         lay = HEAD_HALF if isinstance(self.layout, str) and self.layout == HEAD_HALF else check_pair_layout(self.layout)
-        sec = check_sections(self.sections, self.section_layout, self.ladder)
+        # a field's default cannot be a marked one (torch.compile cannot trace the dataclass's __init__ with
+        # it): here a field at its default value is taken as left out, as a Sections object beside it wants
+        sec = check_sections(self.sections, _as_left_out(self.section_layout, "contiguous"),
+                             _as_left_out(self.ladder, "shared"))
         check_multi_axis(sec, r, self.scaling)
         mp = self.max_position
         if mp is not None:
@@ -141,6 +148,8 @@ class RopeConfig:
         set_fields(self, head_dim=h, rotary_dim=r, base=b, max_position=mp, layout=lay, multi_axis=sec)
         if sec is not None:
             set_fields(self, sections=sec.sizes, section_layout=sec.layout, ladder=sec.ladder)
+        else:  # left out (check_sections refuses them without sections): stored as plain names
+            set_fields(self, section_layout="contiguous", ladder="shared")
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`posenc.rope.rope_frequencies` and friends (all but layout)."""
@@ -161,6 +170,9 @@ def rope_spec(head_dim: Any, **given: Any) -> RopeConfig:
     (a list of sections, an array) build a fresh spec. Either way the spec
     was checked once, when it was built.
     """
+    if isinstance(given.get("sections"), Sections):  # settings beside it refused while they are still marked
+        check_sections(given["sections"], given.get("section_layout", default("contiguous")),
+                       given.get("ladder", default("shared")))
     try:
         key = (type(head_dim), head_dim, *((k, type(v), v) for k, v in sorted(given.items())))
         hash(key)
@@ -169,22 +181,22 @@ def rope_spec(head_dim: Any, **given: Any) -> RopeConfig:
     return _SPECS.get(key, lambda: RopeConfig(head_dim, **given))
 
 
-#: the keyword arguments a spec replaces, at their defaults
-_SPEC_DEFAULTS: dict[str, Any] = {"base": 10000.0, "scaling": None, "layout": "half", "rotary_dim": None,
-                                  "sections": None, "section_layout": "contiguous", "ladder": "shared"}
+#: the settings a spec holds whose default is None (not set): None beside a spec is left out
+_NONE_DEFAULTS = frozenset({"scaling", "rotary_dim", "sections"})
 
 
 def spec_of(spec: RopeConfig | None, head_dim: Any, **given: Any) -> RopeConfig:
     """``spec`` (its head_dim must be ``head_dim`` when that is given), or the spec the keyword arguments mean.
 
-    Beside a spec, the arguments it holds must stay at their defaults: one
-    setting, one place to read it.
+    Beside a spec, the arguments it holds must be left out: one setting, one
+    place to read it. One passed is refused even at its default value
+    (``layout="half"`` beside an interleaved spec), since either may have been meant.
     """
     if spec is None:
         return rope_spec(head_dim, **given)
     if not isinstance(spec, RopeConfig):
         raise PosEncError(f"spec must be a posenc.RopeConfig (or None), got {show_value(spec)}")
-    clash = [k for k, v in given.items() if not is_default(v, _SPEC_DEFAULTS[k])]
+    clash = [k for k, v in given.items() if not (left_out(v) or (v is None and k in _NONE_DEFAULTS))]
     if clash:
         shown = ", ".join(f"{k}={show_value(given[k])}" for k in clash)
         raise PosEncError(f"{shown}: part of the spec, so leave them out beside it "
@@ -198,8 +210,8 @@ def as_spec(head_dim: Any, **given: Any) -> RopeConfig:
     """The spec of a call or module whose first argument is a head_dim or a :class:`RopeConfig` in its place.
 
     A spec (``posenc.from_hf_config``, ``posenc.rope_preset``) comes with
-    every setting it holds, so the keyword arguments beside it must stay at
-    their defaults (:func:`spec_of`); an int builds the spec the keywords mean.
+    every setting it holds, so the keyword arguments beside it must be left
+    out (:func:`spec_of`); an int builds the spec the keywords mean.
 
     >>> cfg = RopeConfig(64, base=500000.0, layout="interleaved")
     >>> as_spec(cfg) is cfg, as_spec(64, base=500000.0, layout="interleaved") == cfg

@@ -33,7 +33,7 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from .._compile import outside_compile
-from ..arguments import is_default, set_fields
+from ..arguments import default, left_out, set_fields
 from ..errors import PosEncError, check_base, check_channels, check_int, show_value
 from ..exact import Ladder, geometric_ladder
 from ..registry import Registry
@@ -345,11 +345,11 @@ def register_nd(name: str, preset: Any) -> None:
     _PRESETS.register(name, preset)
 
 
-def resolve(convention: Any = None, *, base: Any = 10000.0) -> NdConvention:
+def resolve(convention: Any = None, *, base: Any = default(10000.0)) -> NdConvention:
     """The preset an ``encode_nd(..., base=, convention=)`` call means.
 
     ``None`` is :class:`Axial` with ``base``; a preset carries its own base,
-    so a non-default ``base`` beside one is an error, not silently ignored.
+    so a ``base`` passed beside one (even 10000.0) is an error, not silently ignored.
 
     >>> resolve(None, base=100.0)
     Axial(base=100.0)
@@ -357,7 +357,7 @@ def resolve(convention: Any = None, *, base: Any = 10000.0) -> NdConvention:
     if convention is None:
         return Axial(base)
     conv = get(convention)
-    if not is_default(base, 10000.0):
+    if not left_out(base):
         raise PosEncError(
             f"base is part of the convention; got base={show_value(base)} with convention {conv!r} "
             "(set it on the preset, e.g. MAE(base=...))"

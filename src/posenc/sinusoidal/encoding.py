@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import default
 from .conventions import resolve
 
 __all__ = ["encode", "table"]
@@ -24,8 +25,8 @@ def encode(
     positions: Any,
     d_model: int,
     *,
-    base: float = 10000.0,
-    layout: str = "interleaved",
+    base: float = default(10000.0),
+    layout: str = default("interleaved"),
     dtype: Any = np.float32,
     convention: Any = None,
 ) -> np.ndarray:
@@ -42,7 +43,7 @@ def encode(
         convention: None for the formula above, or a preset of
             :mod:`posenc.conventions` (or its name, e.g. ``"fairseq"``) that
             reproduces another framework's table; it carries its own base and
-            layout, so leave those at their defaults.
+            layout, so leave those out.
 
     Returns:
         ``[..., d_model]`` in ``dtype``.
@@ -68,8 +69,8 @@ def table(
     d_model: int,
     *,
     start: int = 0,
-    base: float = 10000.0,
-    layout: str = "interleaved",
+    base: float = default(10000.0),
+    layout: str = default("interleaved"),
     dtype: Any = np.float32,
     convention: Any = None,
 ) -> np.ndarray:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import default
 from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_positions, shape_text
 from ..exact import Ladder, fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
@@ -84,7 +85,7 @@ def encode_nd(
     coords: Any,
     d_model: int,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     convention: Any = None,
     dtype: Any = np.float32,
     cls_token: Any = False,

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import check_items
+from ..arguments import check_items, default
 from ..errors import MAX_POSITION, PosEncError, check_int, show_value
 from ..exact import Ladder, decimal_context, decimal_pi
 from ..layout import sin_cos_views
@@ -142,7 +142,8 @@ def _block_pairs(b: Block, where: np.ndarray) -> list[tuple[int, ...]]:
 
 
 @outside_compile("grid_report")
-def grid_report(sizes: Sequence[int], d_model: int, *, base: float = 10000.0, convention: Any = None) -> GridReport:
+def grid_report(sizes: Sequence[int], d_model: int, *, base: float = default(10000.0),
+                convention: Any = None) -> GridReport:
     """Which channels serve which axis, and whether each axis's slowest pair wraps over the grid.
 
     Args:
@@ -176,7 +177,7 @@ def grid_similarity(
     d_model: int,
     patch: Sequence[int],
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     convention: Any = None,
 ) -> np.ndarray:
     """Cosine similarity of one patch's encoding to every patch's, shaped like the grid.

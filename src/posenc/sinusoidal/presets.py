@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._compile import outside_compile
-from ..arguments import is_default
+from ..arguments import default, left_out
 from ..errors import PosEncError, show_value
 from ..registry import Registry
 from .conventions import Convention, Fairseq, HFMarian, Keras, PositionalEncodings, Tensor2Tensor, Vaswani
@@ -62,12 +62,14 @@ def get(convention: Any) -> Convention:
     return _PRESETS.get(convention, "convention")
 
 
-def resolve(convention: Any = None, *, base: Any = 10000.0, layout: Any = "interleaved") -> Convention:
+def resolve(convention: Any = None, *, base: Any = default(10000.0),
+            layout: Any = default("interleaved")) -> Convention:
     """The convention an entry point with (base, layout, convention) arguments means.
 
     ``convention=None`` is the seed's formula with ``base`` and ``layout``.
-    A preset carries its own base and layout, so passing a non-default
-    ``base`` or ``layout`` alongside one is an error rather than silently ignored.
+    A preset carries its own base and layout, so passing ``base`` or
+    ``layout`` alongside one (even at the default value) is an error rather
+    than silently ignored.
 
     >>> resolve(None, base=100.0, layout="split")
     Vaswani(base=100.0, layout='split')
@@ -75,7 +77,7 @@ def resolve(convention: Any = None, *, base: Any = 10000.0, layout: Any = "inter
     if convention is None:
         return Vaswani(base, layout)
     conv = get(convention)
-    if not (is_default(base, 10000.0) and is_default(layout, "interleaved")):
+    if not (left_out(base) and left_out(layout)):
         raise PosEncError(
             f"base and layout are part of the convention; got base={show_value(base)}, layout={show_value(layout)} "
             f"with convention {conv!r} (set them on the preset, e.g. Vaswani(base=..., layout=...))"

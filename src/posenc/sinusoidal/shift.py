@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
+from ..arguments import default
 from ..errors import (
     PosEncError,
     as_array,
@@ -36,8 +37,8 @@ def shift_matrix(
     k: float,
     d_model: int,
     *,
-    base: float = 10000.0,
-    layout: str = "interleaved",
+    base: float = default(10000.0),
+    layout: str = default("interleaved"),
     dtype: Any = np.float64,
 ) -> np.ndarray:
     """The block-diagonal T_k with ``T_k @ encode(p) == encode(p + k)``.
@@ -81,8 +82,8 @@ def shift(
     encoding: Any,
     k: Any,
     *,
-    base: float = 10000.0,
-    layout: str = "interleaved",
+    base: float = default(10000.0),
+    layout: str = default("interleaved"),
 ) -> np.ndarray:
     """Rotate an encoding by offset ``k`` without building T_k.
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import check_flag
+from ..arguments import check_flag, default
 from ..errors import (
     PosEncError,
     check_base,
@@ -54,7 +54,7 @@ def _offset(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @outside_compile("similarity")
 def similarity(
-    p: Any, q: Any, d_model: int, *, base: float = 10000.0, per_channel: bool = False
+    p: Any, q: Any, d_model: int, *, base: float = default(10000.0), per_channel: bool = False
 ) -> np.ndarray:
     """PE(p)·PE(q) in closed form, Σ_i cos(ω_i (p - q)) (seed, Ex 8).
 
@@ -129,8 +129,8 @@ def aliasing(
     q: float,
     d_model: int,
     *,
-    base: float = 10000.0,
-    layout: str = "interleaved",
+    base: float = default(10000.0),
+    layout: str = default("interleaved"),
     atol: float = 1e-9,
 ) -> Aliasing:
     """Which dimensions of PE(p) and PE(q) coincide, and how far apart they are.
@@ -197,7 +197,7 @@ MAX_SCAN = 2**36
 
 
 @outside_compile("min_separation")
-def min_separation(n: int, d_model: int, *, base: float = 10000.0) -> Separation:
+def min_separation(n: int, d_model: int, *, base: float = default(10000.0)) -> Separation:
     """The uniqueness guarantee over a range: how close two encodings come.
 
     Since |PE(p) - PE(q)|² = Σ_i 4 sin²(ω_i (p - q)/2) depends only on the

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..arguments import default
 from ..bias.alibi import alibi_convention, alibi_rows_at, alibi_slopes, alibi_table, check_placement
 from ..bias.t5 import T5Buckets, t5_bucket, t5_buckets
 from ..errors import MAX_D_MODEL, MAX_POSITION, PosEncError, check_int
@@ -236,7 +237,8 @@ class T5RelativeBias(nn.Module):
     """
 
     def __init__(
-        self, n_heads: int, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+        self, n_heads: int, *, bidirectional: bool = default(True), num_buckets: int = default(32),
+        max_distance: int = default(128)
     ) -> None:
         super().__init__()
         self.config = t5_buckets(bidirectional, num_buckets, max_distance)

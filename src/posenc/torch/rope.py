@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..arguments import default
 from ..errors import PosEncError, check_int, check_seq_len
 from ..layout import check_pair_layout
 from ..rope.cos_sin import cos_sin_tables, rope_table
@@ -134,16 +135,16 @@ class RotaryEmbedding(nn.Module):
         self,
         head_dim: int | RopeConfig,
         *,
-        base: float = 10000.0,
+        base: float = default(10000.0),
         scaling: Any = None,
-        layout: str = "half",
+        layout: str = default("half"),
         rotary_dim: int | None = None,
         max_len: int = DEFAULT_ROWS,
         sequence_dim: int = -2,
         seq_len: int | None = None,
         sections: Any = None,
-        section_layout: str = "contiguous",
-        ladder: str = "shared",
+        section_layout: str = default("contiguous"),
+        ladder: str = default("shared"),
         xpos: Any = None,
     ) -> None:
         super().__init__()
@@ -151,9 +152,9 @@ class RotaryEmbedding(nn.Module):
             spec = as_spec(head_dim, base=base, scaling=scaling, layout=layout, rotary_dim=rotary_dim,
                            sections=sections, section_layout=section_layout, ladder=ladder)
             head_dim, base, scaling, layout = spec.head_dim, spec.base, spec.scaling, spec.layout
-            rotary_dim, sections = spec.rotary_dim, spec.sections
-            section_layout, ladder = spec.section_layout, spec.ladder
-        self.sections = check_sections(sections, section_layout, ladder)
+            rotary_dim, self.sections = spec.rotary_dim, spec.multi_axis
+        else:
+            self.sections = check_sections(sections, section_layout, ladder)
         freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
                                  sections=self.sections)
         self.head_dim = freqs.head_dim

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..arguments import default
 from ..errors import PosEncError
 from ..layout import check_pair_layout
 from ..rope.cos_sin import rope_cos_sin
@@ -59,15 +60,15 @@ def apply_rope(
     x: torch.Tensor,
     positions: Any,
     *,
-    base: float = 10000.0,
+    base: float = default(10000.0),
     scaling: Any = None,
-    layout: str = "half",
+    layout: str = default("half"),
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sequence_dim: int = -2,
     sections: Any = None,
-    section_layout: str = "contiguous",
-    ladder: str = "shared",
+    section_layout: str = default("contiguous"),
+    ladder: str = default("shared"),
 ) -> torch.Tensor:
     """Functional RoPE, equal to :func:`posenc.apply_rope` bit for bit.
 

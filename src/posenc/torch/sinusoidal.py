@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..arguments import default
 from ..errors import PosEncError, check_int, check_real
 from ..sinusoidal.conventions import Convention, resolve
 from ._cache import DEFAULT_ROWS, TableCache, drop_keys
@@ -90,8 +91,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         self,
         d_model: int,
         *,
-        base: float = 10000.0,
-        layout: str = "interleaved",
+        base: float = default(10000.0),
+        layout: str = default("interleaved"),
         convention: Any = None,
         dropout: float = 0.0,
         max_len: int = DEFAULT_ROWS,
@@ -209,8 +210,8 @@ def encode(
     positions: Any,
     d_model: int,
     *,
-    base: float = 10000.0,
-    layout: str = "interleaved",
+    base: float = default(10000.0),
+    layout: str = default("interleaved"),
     convention: Any = None,
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
