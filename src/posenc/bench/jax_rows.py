@@ -17,8 +17,8 @@ half layout), timed side by side:
 Targets (issue 22): in-graph at most 2x the plain formula, gathered at most 1.2x.
 The in-graph rows cost a fixed ~1,300 integer operations per (position,
 frequency) value, spread over the heads: with 16 heads of 128 they are below
-the plain formula's time; with 4 heads of 64 (the quick shape) about 2-3x
-(2-2.5x measured on an AVX-512 CPU, 2.4-3x on an AVX2-only one).
+the plain formula's time; with 4 heads of 64 (the quick shape) about 2-3.2x
+(2-2.5x measured on an AVX-512 CPU, 2.4-3.2x on an AVX2-only one).
 """
 
 from __future__ import annotations
