@@ -29,13 +29,14 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from ._early import EXIT_STATUS, hold
+from .errors import PosEncError
 from .memory import format_bytes
 
 __all__ = ["AtomicFile", "Interrupted", "atomic_file"]
@@ -228,9 +229,33 @@ def _discard(fd: int, tmp: str) -> None:
         pass
 
 
+def _prove(proof: Callable[[Path], None], written: Path, shown: Path, existed: bool) -> None:
+    try:
+        proof(written)
+    except Exception as exc:  # any failure to read it back means the file is not the one meant
+        raise PosEncError(f"{shown}: the file written does not read back ({type(exc).__name__}: {exc}); "
+                          f"{_kept(existed)}") from exc
+
+
+def png_proof(path: Path) -> None:
+    """A PNG file: its signature first and its IEND chunk last (``ValueError`` if not)."""
+    data = path.read_bytes()
+    if not (data.startswith(b"\x89PNG\r\n\x1a\n") and data.endswith(b"IEND\xaeB`\x82")):
+        raise ValueError("not a whole PNG file (signature or IEND chunk missing)")
+
+
+def text_proof(start: str, end: str) -> Callable[[Path], None]:
+    """A UTF-8 text file that begins with ``start`` and ends with ``end`` (an SVG, an HTML page)."""
+    def proof(path: Path) -> None:
+        text = path.read_text(encoding="utf-8").strip()
+        if not (text.startswith(start) and text.endswith(end)):
+            raise ValueError(f"not a whole file: it must begin with {start!r} and end with {end!r}")
+    return proof
+
+
 @contextmanager
 def atomic_file(path: str | os.PathLike[str], *, size: int | None = None, at_least: int = 0,
-                linger: bool = False) -> Iterator[AtomicFile]:
+                linger: bool = False, proof: Callable[[Path], None] | None = None) -> Iterator[AtomicFile]:
     """Write ``path`` all at once: the body writes a temporary file, renamed over ``path`` at the end.
 
     Args:
@@ -241,8 +266,12 @@ def atomic_file(path: str | os.PathLike[str], *, size: int | None = None, at_lea
         linger: after an interruption, leave SIGINT and SIGTERM ignored
             (for a command about to exit); otherwise the caller's handlers
             come back.
+        proof: reads the written file back (its path, synced and closed) with
+            the consumer's own reader and raises when it is not what was meant
+            to be written; only a file that passed it is renamed into place.
 
     Raises:
+        PosEncError: the proof failed; the target is unchanged.
         Interrupted: SIGINT or SIGTERM arrived; the target is unchanged.
         OSError: the write failed (ENOSPC, EFBIG, ...); ``filename`` is the
             target, ``strerror`` the cause; the target is unchanged.
@@ -277,6 +306,8 @@ def atomic_file(path: str | os.PathLike[str], *, size: int | None = None, at_lea
             os.fsync(fd)
             os.close(fd)
             fd = -1
+            if proof is not None:
+                _prove(proof, Path(tmp), shown, existed)
             out.check()  # the last moment the old file can still be kept
             os.replace(tmp, target)
             tmp = ""

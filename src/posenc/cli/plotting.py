@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import plot
-from .._files import atomic_file
+from .._files import atomic_file, png_proof, text_proof
 from ..bias.alibi import ALIBI_CONVENTIONS
 from ..errors import show_value
 from ..layout import LAYOUTS
@@ -184,7 +184,8 @@ def save(fig: Any, path: Path, dpi: int = 100, *, linger: bool = False) -> None:
     as in :func:`~posenc._files.atomic_file` (the command about to exit).
     """
     data = render(fig, path, dpi)
-    with atomic_file(path, size=data.nbytes, linger=linger) as out:
+    proof = png_proof if path.suffix.lower() == ".png" else text_proof("<?xml", "</svg>")
+    with atomic_file(path, size=data.nbytes, linger=linger, proof=proof) as out:
         out.write(data)
 
 
