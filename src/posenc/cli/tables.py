@@ -16,7 +16,7 @@ import argparse
 import io
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -24,7 +24,7 @@ import numpy as np
 
 import posenc
 
-from .._files import atomic_file
+from .._files import Expected, atomic_file
 from ..errors import check_length, check_span
 from ._base import CommandError, add_output_options, channel_roles, command, emit_json, fixed, integer, model_options
 
@@ -86,8 +86,9 @@ def _columns(args: argparse.Namespace) -> list[str]:
 def _npy_header(dt: np.dtype, shape: tuple[int, int]) -> bytes:
     """The ``.npy`` header (format 1.0) of a C-order array: written first, then the rows as raw bytes."""
     buf = io.BytesIO()
+    plain = tuple(int.__index__(s) for s in shape)  # NumPy writes the shape by repr: digits only
     np.lib.format.write_array_header_1_0(
-        buf, {"descr": np.lib.format.dtype_to_descr(dt), "fortran_order": False, "shape": shape}
+        buf, {"descr": np.lib.format.dtype_to_descr(dt), "fortran_order": False, "shape": plain}
     )
     return buf.getvalue()
 
@@ -102,9 +103,13 @@ def _csv_parts(args: argparse.Namespace, n: int) -> Iterator[str]:
         yield text.getvalue()
 
 
-def _json_parts(args: argparse.Namespace, n: int) -> Iterator[str]:
-    head = {"start": args.start, "length": n, "d_model": args.d_model, "base": args.base, "layout": args.layout,
+def _head(args: argparse.Namespace, n: int) -> dict[str, object]:
+    return {"start": args.start, "length": n, "d_model": args.d_model, "base": args.base, "layout": args.layout,
             "dtype": args.dtype, "columns": _columns(args)}
+
+
+def _json_parts(args: argparse.Namespace, n: int) -> Iterator[str]:
+    head = _head(args, n)
     yield json.dumps(head)[:-1] + ', "table": ['
     first = True
     for _, chunk in _chunks(args, n):
@@ -119,75 +124,43 @@ def _write_json(fh: IO[str], args: argparse.Namespace, n: int) -> None:
         fh.write(part)
 
 
-def _proof(args: argparse.Namespace, n: int, suffix: str) -> Callable[[Path], None]:
-    """Reads a written table back with its consumer's reader: shape, dtype, columns, and the first and last rows."""
-    d = int(args.d_model)
+def _samples(args: argparse.Namespace, n: int) -> dict[int, np.ndarray]:
+    """Rows the file must read back as, each computed on its own: the first and last, both sides of the
+    first chunk's end, the middle."""
+    per_chunk = max(1, CHUNK_BYTES // (8 * args.d_model))
+    at = sorted({i for i in (0, per_chunk - 1, per_chunk, n // 2, n - 1) if 0 <= i < n})
+    return {i: posenc.table(1, args.d_model, start=args.start + i, base=args.base, layout=args.layout,
+                            dtype=args.dtype)[0] for i in at}
 
-    def row(at: int) -> np.ndarray:  # computed when the proof runs: after the write, never before the checks
-        return posenc.table(1, d, start=args.start + at, base=args.base, layout=args.layout, dtype=args.dtype)[0]
 
-    def npy(path: Path) -> None:
-        # NumPy's own header reader, then the first and last rows read in place: never the whole table in
-        # memory, never a memory map (a bus error if the file changes under it)
-        with path.open("rb") as fh:
-            version = np.lib.format.read_magic(fh)
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, fortran, dtype = read(fh)  # what np.load reads, and refuses
-            if shape != (n, d) or fortran or dtype != np.dtype(args.dtype):
-                raise ValueError(f"it holds {dtype} {shape}, not {args.dtype} {(n, d)}")
-            body = fh.tell()
-            if n:
-                first = np.fromfile(fh, dtype=dtype, count=d)
-                fh.seek(body + (n - 1) * d * dtype.itemsize)
-                last = np.fromfile(fh, dtype=dtype, count=d)
-                if not (np.array_equal(first, row(0)) and np.array_equal(last, row(n - 1))):
-                    raise ValueError("its first or last row differs from the table")
-            if path.stat().st_size != body + n * d * dtype.itemsize:
-                raise ValueError("its size is not its header's")
-
-    def csv(path: Path) -> None:
-        with path.open(encoding="utf-8") as fh:
-            head = fh.readline().rstrip("\n").split(",")
-            lines, last = 0, ""
-            for lines, line in enumerate(fh, 1):  # noqa: B007 - the count and the last line are what is read
-                last = line
-        columns = ["position", *_columns(args)]
-        if head != columns or lines != n:
-            raise ValueError(f"it has {lines} rows of columns {head[:3]}…, not {n} of {columns[:3]}…")
-        if n:
-            got = last.rstrip("\n").split(",")  # _CSV_FORMAT's digits read back every bit
-            if (len(got) != d + 1 or int(got[0]) != args.start + n - 1
-                    or not np.array_equal(np.array(got[1:], dtype=np.float64).astype(args.dtype), row(n - 1))):
-                raise ValueError("its last row differs from the table")
-
-    def js(path: Path) -> None:
-        with path.open(encoding="utf-8") as fh:
-            got = json.load(fh)
-        table = got.get("table") if isinstance(got, dict) else None
-        if not isinstance(table, list) or len(table) != n or got.get("d_model") != d:
-            raise ValueError(f"it does not hold a table of {n} rows of {d} channels")
-        if n and [table[0], table[-1]] != [row(0).astype(np.float64).tolist(), row(n - 1).astype(np.float64).tolist()]:
-            raise ValueError("its first or last row differs from the table")
-
-    return {".npy": npy, ".csv": csv, ".json": js}[suffix]
+def _expected(args: argparse.Namespace, suffix: str, n: int) -> Expected:
+    """What ``posenc table --out`` must read back as, in each format (:mod:`posenc._proofs`)."""
+    rows, shape = _samples(args, n), (n, args.d_model)
+    if suffix == ".json":
+        return Expected(shape=shape, dtype=args.dtype, rows=rows, key="table", fields=_head(args, n))
+    if suffix == ".csv":
+        return Expected(shape=shape, dtype=args.dtype, rows=rows, header=("position", *_columns(args)),
+                        counter=args.start)
+    return Expected(shape=shape, dtype=args.dtype, rows=rows)
 
 
 def _write_file(path: Path, suffix: str, args: argparse.Namespace, n: int) -> None:
-    """Write the table to ``path`` atomically (see :mod:`posenc._files`): the old file or the whole new one."""
+    """Write the table to ``path`` atomically (see :mod:`posenc._files`): the old file or the whole new one,
+    read back before it is renamed in."""
     linger = bool(getattr(args, "as_command", False))
     if suffix == ".npy":
         dt = np.dtype(args.dtype)
-        # plain ints: NumPy writes the header's shape by repr, and the command's numbers show as typed (1e6)
-        header = _npy_header(dt, (int(n), int(args.d_model)))
-        with atomic_file(path, size=len(header) + n * args.d_model * dt.itemsize, linger=linger,
-                         proof=_proof(args, n, suffix)) as out:
+        header = _npy_header(dt, (n, args.d_model))
+        with atomic_file(path, size=len(header) + n * args.d_model * dt.itemsize, linger=linger) as out:
+            out.expect = _expected(args, suffix, n)  # once the file is known to fit
             out.write(header)
             for _, chunk in _chunks(args, n):
                 out.write(np.ascontiguousarray(chunk))
         return
     # text: at least one digit and one separator per value; checked before the first byte
     parts = _csv_parts(args, n) if suffix == ".csv" else _json_parts(args, n)
-    with atomic_file(path, at_least=2 * n * (args.d_model + 1), linger=linger, proof=_proof(args, n, suffix)) as out:
+    with atomic_file(path, at_least=2 * n * (args.d_model + 1), linger=linger) as out:
+        out.expect = _expected(args, suffix, n)
         for part in parts:
             out.write(part.encode("utf-8"))
 
