@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import PosEncError, check_int, check_real, show_value
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
-from ..registry import Registry
+from ..registry import Registry, checked_results
 
 __all__ = ["CONVENTIONS", "FieldConvention", "FieldPlan", "NeRF", "Nerfstudio", "TinyCudaNN", "get", "register"]
 
@@ -63,6 +63,7 @@ class FieldPlan:
     include_input: bool
 
 
+@checked_results(plan=FieldPlan)  # a user's plan() returning junk: a PosEncError naming the preset, at the call
 class FieldConvention:
     """Base of the field presets: frozen dataclasses that implement :meth:`plan`."""
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from .._compile import outside_compile
-from ..arguments import default, left_out
-from ..errors import PosEncError, show_value
+from ..arguments import default, passed
+from ..errors import PosEncError
 from ..registry import Registry
 from .conventions import Convention, Fairseq, HFMarian, Keras, PositionalEncodings, Tensor2Tensor, Vaswani
 
@@ -77,9 +77,10 @@ def resolve(convention: Any = None, *, base: Any = default(10000.0),
     if convention is None:
         return Vaswani(base, layout)
     conv = get(convention)
-    if not (left_out(base) and left_out(layout)):
+    given = passed(base=base, layout=layout)
+    if given:
         raise PosEncError(
-            f"base and layout are part of the convention; got base={show_value(base)}, layout={show_value(layout)} "
-            f"with convention {conv!r} (set them on the preset, e.g. Vaswani(base=..., layout=...))"
+            f"{given}: base and layout are part of the convention {conv!r}; pass the convention alone "
+            "(or set them on the preset, e.g. Vaswani(base=..., layout=...))"
         )
     return conv

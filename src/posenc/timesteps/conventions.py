@@ -53,7 +53,7 @@ import numpy as np
 from ..errors import MAX_BASE, PosEncError, check_base, check_channels, check_real, show_value
 from ..exact import Ladder, geometric_ladder
 from ..exact.core import split, two_prod
-from ..registry import Registry
+from ..registry import Registry, checked_results
 
 __all__ = [
     "CONVENTIONS",
@@ -87,6 +87,7 @@ class TimestepPlan:
     dim: int
 
 
+@checked_results(plan=TimestepPlan)  # a user's plan() returning junk: a PosEncError naming the preset, at the call
 class TimestepConvention:
     """Base of the timestep presets: frozen dataclasses that implement :meth:`plan` (and :meth:`times`)."""
 
