@@ -45,7 +45,8 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
 
     Raises:
         PosEncError: for a NaN or infinite x, a negative or huge n_freqs, an
-            unknown convention, an angle past 2**53, an x that float16
+            unknown convention, an angle past 2**53 (in a band not taken in
+            turns), an x that float16
             cannot hold with ``include_input``, or an output larger than this
             machine's memory, before any work.
 
@@ -69,11 +70,11 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
     m = math.prod(lead)
     flat = pts.reshape(m, d)
     top = float(np.max(np.abs(flat))) if flat.size else 0.0
-    if flat.size and n:
-        check_angle(top, plan.ladder.fastest, "x")
+    bands = Bands.of(plan)
+    if flat.size and len(bands.ladder):  # the bands in turns have no angle limit: x·2^e is exact at any size
+        check_angle(top, bands.ladder.fastest, "x")
     if keep:
         check_raw(top, dt, "x")
-    bands = Bands.of(plan)
     out = allocate((m, d * (2 * n + int(keep))), dt, "field encoding")
     enc = out[:, d:] if keep and plan.input_at == "first" else out[:, :2 * n * d]
     if keep:
@@ -89,7 +90,7 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
 #: Elements (coordinates × bands) computed at a time: the blocks' temporaries stay in L2.
 _BLOCK = 16384
 
-#: Bytes of temporaries per element of a block (tracemalloc measures ~240: tests/fields/test_fields_memory.py).
+#: Bytes of temporaries per element of a block (tracemalloc measures ~200: tests/fields/test_fields_memory.py).
 _PER_ELEMENT = 320
 
 
@@ -250,7 +251,7 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = np.float32) -> np.ndarray:
     if xs is not None and bs is not None and len(bs) == 2:  # before x and B are read: the output and the blocks
         lead, m = (xs[:-1] if xs else ()), bs[0]
         check_size((*lead, 2 * m), dt, "fourier_features output",
-                   work=math.prod(lead) * bs[1] * 8 + _block_work(bs[1], m))
+                   work=math.prod(lead) * bs[1] * 8 + _block_work(1, m))  # a block's arrays are [rows, m]
     pts = _coords(x, "x")
     mat = _matrix(b, pts.shape[-1])
     m, d = mat.shape

@@ -122,8 +122,9 @@ class NeRFEncoding(nn.Module):
         if not isinstance(keep, (bool, np.bool_)):
             raise PosEncError(f"include_input must be True, False or None, got {show_value(include_input)}")
         self.include_input = bool(keep)
-        self.bands = _TorchBands(Bands.of(self.plan))
-        self._fastest = self.plan.ladder.fastest  # a plain float: compile cannot enter cached_property's lock
+        bands = Bands.of(self.plan)
+        self.bands = _TorchBands(bands)
+        self._fastest = bands.ladder.fastest  # a plain float: compile cannot enter cached_property's lock
 
     def out_dim(self, in_dim: int) -> int:
         """Output channels for ``in_dim`` coordinates."""
