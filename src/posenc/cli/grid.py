@@ -21,18 +21,18 @@ from ..arguments import default
 from ..rope.sections import LADDERS, SECTION_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
 from ..sinusoidal.grid_analysis import GridReport
-from ._base import CommandError, emit_json, render_table, sig
+from ._base import CommandError, emit_json, integers, render_table, sig
 
 __all__ = ["channel_text", "context_grid", "grid_options", "int_list", "ladder_grid", "wants_grid"]
 
 
 def int_list(text: str) -> tuple[int, ...]:
-    """``64,64`` → (64, 64): an argparse type for sizes, sections and patches."""
-    try:
-        values = tuple(int(v) for v in text.replace("x", ",").split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected integers separated by commas (e.g. 64,64), got {text!r}") from None
-    return values
+    """``64,64`` (or ``64x64``) → (64, 64): an argparse type for sizes and sections, each read as every count is.
+
+    >>> [int(n) for n in int_list("4e0,6.0")], [int(n) for n in int_list("2x3")]
+    ([4, 6], [2, 3])
+    """
+    return integers(text.replace("x", ",").replace("X", ","))
 
 
 def grid_options(parser: argparse.ArgumentParser) -> None:

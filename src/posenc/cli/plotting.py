@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from ..timesteps import CONVENTIONS as TIMESTEP_CONVENTIONS
 from ._base import CommandError, command, emit_json, integer, position, real
 from .grid import int_list
 from .rope import scaling_spec
+from .timesteps import check_times
 
 __all__ = ["FORMATS", "PLOT_KINDS", "Option", "PlotKind", "save"]
 
@@ -56,6 +58,7 @@ class PlotKind:
     draw: Callable[..., Any]
     options: tuple[Option, ...]
     data: Callable[..., dict[str, Any]] | None = None  # the plotted numbers, for --json (same options as draw)
+    check: Callable[..., None] | None = None  # what the command refuses first, naming the value as typed
 
     def kwargs(self, args: argparse.Namespace | None) -> dict[str, Any]:
         """The options given in ``args`` (the function's defaults for the rest)."""
@@ -64,7 +67,10 @@ class PlotKind:
 
     def figure(self, args: argparse.Namespace | None = None) -> Any:
         """Draw with the options given in ``args``."""
-        return self.draw(**self.kwargs(args))
+        kwargs = self.kwargs(args)
+        if self.check is not None:
+            self.check(**kwargs)
+        return self.draw(**kwargs)
 
 
 def _d(default: int) -> Option:
@@ -97,6 +103,13 @@ def _bucket_steps(
 ) -> dict[str, Any]:
     return bucket_steps(bidirectional=not unidirectional, num_buckets=num_buckets, max_distance=max_distance,
                         span=span)
+
+
+def _timesteps_check(*, dim: int = 128, convention: str = "diffusers", t_max: float = 1000.0) -> None:
+    """t runs 0 … t_max: the largest angle is t_max's. The library judges the t it samples, and named
+    the first too large (3.92e+297, t_max/255) where the user typed t_max (1e300)."""
+    if isinstance(t_max, float) and math.isfinite(t_max) and t_max > 0:  # else the library's own refusal
+        check_times([t_max], "t_max", convention, dim)
 
 
 PLOT_KINDS: dict[str, PlotKind] = {
@@ -170,7 +183,8 @@ PLOT_KINDS: dict[str, PlotKind] = {
                  (Option("--dim", "dim", integer, "channels (default 128)", metavar="D"),
                   Option("--convention", "convention", str, "the preset (default diffusers)",
                          choices=tuple(TIMESTEP_CONVENTIONS)),
-                  Option("--t-max", "t_max", real, "t from 0 to T (default 1000)", metavar="T"))),
+                  Option("--t-max", "t_max", real, "t from 0 to T (default 1000)", metavar="T")),
+                 check=_timesteps_check),
     )
 }
 

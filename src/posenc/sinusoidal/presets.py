@@ -82,7 +82,7 @@ def resolve(convention: Any = None, *, base: Any = default(10000.0),
     given = passed(base=base, layout=layout)
     if given:
         raise PosEncError(
-            f"{given}: base and layout are part of the convention {conv!r}; pass the convention alone "
-            "(or set them on the preset, e.g. Vaswani(base=..., layout=...))"
+            f"base and layout are part of the convention {conv!r}; got {given} (pass the convention alone, "
+            "or set them on the preset, e.g. Vaswani(base=..., layout=...))"
         )
     return conv
