@@ -81,41 +81,78 @@ def _rotary_modules(model: Any) -> list[tuple[Any, str, Any]]:
 
 
 def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
-    """layer type (None: the module takes none) -> RopeConfig, for what this module serves."""
+    """layer type (None: the module takes none) -> RopeConfig, for what this module serves.
+
+    Only the layer types the layers use: Mellum's and Laguna's rope dicts
+    define ``sliding_attention`` beside ``full_attention``, but with every layer
+    full their rotary module holds ``full_attention`` alone. A module whose
+    ``layer_type`` has no default (Step3p7's) is called with it even when one
+    type serves every layer.
+    """
     from .rope.hf_config import rope_layer_plan
 
     config = getattr(module, "config", None) or model.config.get_text_config()
-    kinds, _ = rope_layer_plan(config)
-    used: dict[str | None, Any] = {k: r for k, r in kinds.items() if r is not None}
-    takes_type = "layer_type" in inspect.signature(module.forward).parameters
-    if takes_type and len(used) > 1:
-        return {k: r for k, r in used.items()}
+    kinds, layers = rope_layer_plan(config)
+    used: dict[str | None, Any] = {k: r for k, r in kinds.items()
+                                   if r is not None and (layers is None or k in layers)}
+    name = type(module).__name__
+    if not used:
+        raise PosEncError(f"{name}: no layer of this model uses RoPE (every layer is NoPE); nothing to patch")
+    param = inspect.signature(module.forward).parameters.get("layer_type")
+    required = param is not None and param.default is inspect.Parameter.empty
+    if param is not None and (len(used) > 1 or required):
+        if layers is None or any(k in ("all", "nope") for k in used):
+            raise PosEncError(f"{name} takes a layer_type, but the config names no layer types (layer_types) "
+                              "for posenc to call it with; not patched")
+        return dict(used)
     distinct = set(used.values())
     if len(distinct) != 1:
-        raise PosEncError(f"{type(module).__name__} serves layers with different RoPE ({sorted(map(str, used))}) "
+        raise PosEncError(f"{name} serves layers with different RoPE ({sorted(map(str, used))}) "
                           "but takes no layer_type; posenc cannot tell them apart")
     return {None: next(iter(distinct))}
+
+
+def _check_sections(module: Any, ropes: dict[str | None, Any]) -> None:
+    """The module's own ``mrope_section`` (M-RoPE modules hold it) against the sections posenc read."""
+    held = getattr(module, "mrope_section", None)
+    if not isinstance(held, (list, tuple)) or not all(isinstance(v, int) for v in held):
+        return
+    for kind, rope in ropes.items():
+        if rope.sections != tuple(held):
+            read = "none (1-D RoPE)" if rope.sections is None else list(rope.sections)
+            raise PosEncError(
+                f"{type(module).__name__} ({'all layers' if kind is None else kind}) splits its rows by "
+                f"mrope_section {list(held)}, but posenc read {read} from the config: posenc does not know "
+                "this family's multi-axis RoPE; not patched")
 
 
 def _form(module: Any, ropes: dict[str | None, Any]) -> str:
     torch = _torch()
     from .torch.hf_rotary import multi_axis_rows, output_form, padded, rotary_for
 
+    _check_sections(module, ropes)
     forms = set()
     for kind, rope in ropes.items():
+        which = "all layers" if kind is None else kind
         positions = torch.arange(_PROBE).reshape(1, _PROBE)
         if rope.sections is not None:  # M-RoPE: axes that differ, so that each pair's axis is checked
             positions = torch.stack([positions * (a + 1) % _PROBE for a in range(len(rope.sections))])
         x = torch.zeros(1, _PROBE, 1, dtype=torch.float32)
-        with torch.no_grad():
-            stock = module(x, positions) if kind is None else module(x, positions, layer_type=kind)
+        try:
+            with torch.no_grad():
+                stock = module(x, positions) if kind is None else module(x, positions, layer_type=kind)
+        except Exception as exc:  # the stock module itself fails on this config (a mismatched default …)
+            detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            raise PosEncError(f"{type(module).__name__} ({which}) fails on its own config at positions 0 … "
+                              f"{_PROBE - 1} ({type(exc).__name__}: {detail}); posenc read {rope}; "
+                              "not patched") from None
         flat = positions.reshape(-1, _PROBE)
         rows = rotary_for(rope).cache.lookup(_PROBE, positions=flat, batch=int(flat.shape[0]))
         if rope.sections is not None:
             rows = multi_axis_rows(rows, rope)
         form = output_form(stock, *padded(rows[..., 0, :], rows[..., 1, :], rope))
         if form is None:
-            raise PosEncError(f"{type(module).__name__} ({'all layers' if kind is None else kind}) computes rows "
+            raise PosEncError(f"{type(module).__name__} ({which}) computes rows "
                               f"posenc does not reproduce from its config (read as {rope}); not patched")
         forms.add(form)
     if len(forms) != 1:  # pragma: no cover - one module, one code path

@@ -37,12 +37,25 @@ __all__ = ["RopeConfig", "from_hf_config", "rope_layer_plan"]
 _ALIASES = {"su": "longrope", "mrope": "default"}  # Phi-3's first configs; Qwen2-VL's
 
 # What the modeling code assumes when a config leaves the multi-axis keys out:
-# model_type -> (interleaved, default mrope_section). Qwen2VLRotaryEmbedding and its
-# Qwen2.5-VL copy split contiguously with [16, 24, 24]; Qwen3VL(Moe)TextRotaryEmbedding
-# always interleaves, with [24, 20, 20].
+# model_type -> (interleaved, default mrope_section), each the rotary module's
+# ``config.rope_parameters.get("mrope_section", <default>)`` in transformers 5.23.
+# Contiguous (``freq.split(mrope_section)``, axis i % 3): Qwen2VLRotaryEmbedding and its
+# Qwen2.5-VL / Qwen2.5-Omni / PaddleOCR-VL copies with [16, 24, 24]; GlmImageText and
+# GlmOcrText with [8, 12, 12]. Interleaved (axis h at pairs 1, 4, …, w at 2, 5, …):
+# Qwen3VL(Moe)Text, Qwen3-Omni-MoE's thinker and Cosmos3-Edge with [24, 20, 20];
+# Qwen3.5(-MoE) and Qwen4-Exp text with [11, 11, 10]. Without these, a config that
+# leaves mrope_section out was read as 1-D RoPE (its rows at 2-D positions agree)
+# while the module splits by axis.
 _MROPE_MODELS: dict[str, tuple[bool, tuple[int, ...]]] = {
-    **{t: (False, (16, 24, 24)) for t in ("qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text")},
-    **{t: (True, (24, 20, 20)) for t in ("qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text")},
+    **{t: (False, (16, 24, 24)) for t in ("qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text",
+                                          "qwen2_5_omni_text", "qwen2_5_omni_thinker", "paddleocr_vl",
+                                          "paddleocr_vl_text")},
+    **{t: (False, (8, 12, 12)) for t in ("glm_image", "glm_image_text", "glm_ocr", "glm_ocr_text")},
+    **{t: (True, (24, 20, 20)) for t in ("qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text",
+                                         "qwen3_omni_moe_text", "qwen3_omni_moe_thinker", "cosmos3_edge",
+                                         "cosmos3_edge_text")},
+    **{t: (True, (11, 11, 10)) for t in ("qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
+                                         "qwen4_exp", "qwen4_exp_text")},
 }
 _AXIAL_MODELS = ("qwen2_vl_vision",)  # Qwen2VLVisionConfig.default_rope_type = "axial"
 

@@ -190,6 +190,9 @@ class PatchedRotary(nn.Module):
         if kind not in self.ropes:
             raise PosEncError(f"layer_type {layer_type!r} is not one this rotary embedding serves "
                               f"({sorted(map(str, self.ropes))})")
+        if self.ropes[kind].sections is None and position_ids.dim() > 2:  # [3, b, s] read flat: rows of 3·s tokens
+            raise PosEncError(f"position_ids of shape {list(position_ids.shape)} (one per axis) to a rotary "
+                              f"embedding posenc read as 1-D RoPE ({type(self.stock).__name__}); want [b, s]")
         dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
         if torch.compiler.is_compiling():  # the eager lookup, as one opaque operator of the graph
             cos_rows, sin_rows = _rows_in_graph(position_ids, self._key, str(kind), dtype, x.device)
