@@ -59,6 +59,15 @@ _MROPE_MODELS: dict[str, tuple[bool, tuple[int, ...]]] = {
 }
 _AXIAL_MODELS = ("qwen2_vl_vision",)  # Qwen2VLVisionConfig.default_rope_type = "axial"
 
+# Families whose config names the head width under other keys: the config class's
+# ``attribute_map`` (transformers 5.23), which the rotary module reads through
+# (``config.hidden_size`` is DbrxConfig's ``d_model``). ``config.to_dict()`` and
+# config.json hold the mapped names only. model_type -> {key the module reads: key held}
+_KEY_ALIASES: dict[str, dict[str, str]] = {
+    "dbrx": {"hidden_size": "d_model", "num_attention_heads": "n_heads", "max_position_embeddings": "max_seq_len"},
+    "moonshine": {"num_attention_heads": "decoder_num_attention_heads"},
+}
+
 register_builtins()
 
 
@@ -71,6 +80,44 @@ def _as_dict(config: Any) -> Mapping[str, Any]:
         if isinstance(d, Mapping):
             return d
     raise PosEncError(f"config must be a dict (config.json) or have .to_dict(), got {type(config).__name__}")
+
+
+def _family_keys(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The keys a family's rotary module reads, under the names posenc reads (:data:`_KEY_ALIASES`).
+
+    DBRX: transformers 4.x kept the base in ``attn_config.rope_theta``
+    (``DbrxAttentionConfig``; dbrx-instruct's config.json: 500000). 5.x
+    standardises a top-level ``rope_parameters`` and its
+    ``DbrxRotaryEmbedding`` reads only that, so a 4.x file loaded by 5.x gets
+    the default base 10000 beside the file's 500000: posenc reads
+    ``attn_config.rope_theta`` when no rope dict gives a base, and refuses
+    the two when they differ (which base the checkpoint was trained with is
+    not in the config).
+    """
+    model_type = cfg.get("model_type")
+    aliases = _KEY_ALIASES.get(model_type) if isinstance(model_type, str) else None
+    if aliases is None:
+        return cfg
+    out = dict(cfg)
+    for key, held in aliases.items():
+        if out.get(key) is None and out.get(held) is not None:
+            out[key] = out[held]
+    if model_type == "dbrx":
+        attn = out.get("attn_config")
+        legacy = attn.get("rope_theta") if isinstance(attn, Mapping) else None
+        if legacy is not None:
+            rope = out.get("rope_parameters") or out.get("rope_scaling")
+            given = rope.get("rope_theta") if isinstance(rope, Mapping) else None
+            given = out.get("rope_theta") if given is None else given
+            if given is None:
+                out["rope_theta"] = legacy
+            elif check_base(given, "rope_theta") != check_base(legacy, "attn_config.rope_theta"):
+                raise PosEncError(
+                    f"model_type 'dbrx' gives rope_theta {given} (rope_parameters, which transformers 5's "
+                    f"DbrxRotaryEmbedding reads) and {legacy} (attn_config.rope_theta, transformers 4.x's key); "
+                    "posenc cannot tell which base the checkpoint was trained with: set "
+                    "config.rope_parameters['rope_theta'] to it before building the model")
+    return out
 
 
 @outside_compile("from_hf_config")
@@ -138,7 +185,7 @@ def rope_layer_plan(config: Any) -> tuple[dict[str, RopeConfig | None], tuple[st
 
     What :func:`from_hf_config` and :func:`posenc.hf.patch` read; each kind once.
     """
-    p = plan(_as_dict(config))
+    p = plan(_family_keys(_as_dict(config)))
     kinds = {k: (None if rope is None else _one(p, rope, k)) for k, rope in p.kinds.items()}
     return kinds, p.layers
 
@@ -211,7 +258,11 @@ def _head_dim(cfg: Mapping[str, Any], rope_type: str) -> tuple[int, str]:
         n_heads = check_int(heads, "num_heads", minimum=1)
         return embed // n_heads, f"head_dim (embed_dim // num_heads = {embed} // {n_heads})"
     if cfg.get("hidden_size") is None or cfg.get("num_attention_heads") is None:
-        raise PosEncError("config needs 'head_dim' or both 'hidden_size' and 'num_attention_heads'")
+        found = sorted(k for k, v in cfg.items() if isinstance(k, str) and v is not None and not isinstance(v, Mapping)
+                       and any(w in k.lower() for w in ("head", "hidden", "d_model", "embd", "embed", "_dim")))
+        raise PosEncError(f"model_type {cfg.get('model_type')!r}: the config needs 'head_dim' or both 'hidden_size' "
+                          f"and 'num_attention_heads' for the head width; it has "
+                          f"{', '.join(map(repr, found[:8])) if found else 'none of them'}")
     hidden = check_int(cfg["hidden_size"], "hidden_size", minimum=1)
     heads = check_int(cfg["num_attention_heads"], "num_attention_heads", minimum=1)
     head_dim = check_channels(hidden // heads, "head_dim = hidden_size // num_attention_heads")
