@@ -27,8 +27,11 @@ layers get rows widened with angle 0 (:func:`posenc.torch.hf_rotary.padded`).
 A vision tower's 2-D RoPE is left as it is.
 
 What keeps working: ``generate`` with the KV cache, left padding
-(``position_ids`` from the attention mask are read as given), ``torch.compile``,
-``model.to(dtype)`` (rows stay exact; float64 models get float64 rows),
+(``position_ids`` from the attention mask are read as given), ``torch.compile``
+at any position, ``fullgraph=True`` included, with eager's rows (one custom
+operator: :mod:`posenc.torch.hf_rotary`), ``model.to(dtype)`` (rows stay
+exact; float64 models get float64 rows; a model already cast to bfloat16,
+or built on the meta device, is read from its config),
 ``save_pretrained``/``state_dict`` (no new keys: the rows are not saved), and
 dynamic NTK's length-dependent base as transformers defines it (kept after a
 long call; see :mod:`posenc.torch.hf_rotary`).
