@@ -113,3 +113,17 @@ def test_patched_models_of_one_config_share_one_graph_and_each_reads_its_own_row
     with torch._dynamo.config.patch(error_on_recompile=True):
         got = _logits(torch.compile(second, fullgraph=True, backend="aot_eager"), short)
     assert torch.equal(got, want_second)
+
+
+def test_torch_export_of_a_patched_model_runs_in_this_process_with_eagers_bits():
+    """The exported program calls the operator (before: an unlift SyntaxError on the rows module named "None")."""
+    model, twin = _fresh("llama3.1")
+    far = torch.arange(10**6, 10**6 + IDS.shape[1]).reshape(1, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(model, (IDS,), {"position_ids": far, "use_cache": False})
+    assert "posenc.hf_rotary_rows" in program.graph_module.code
+    with torch.no_grad():
+        got = program.module()(IDS, position_ids=far, use_cache=False).logits
+        want = twin(IDS, position_ids=far, use_cache=False).logits
+    assert torch.equal(got, want)

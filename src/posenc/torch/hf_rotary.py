@@ -140,6 +140,11 @@ def output_form(stock_out: Any, cos: torch.Tensor, sin: torch.Tensor) -> str | N
     return None
 
 
+def _slot(kind: str | None) -> str:
+    """The name of a layer type's rows module in :attr:`PatchedRotary.rotary` (``"all_layers"`` for None)."""
+    return "all_layers" if kind is None else kind
+
+
 class PatchedRotary(nn.Module):
     """A rotary embedding of a transformers model, answered with posenc's exact rows.
 
@@ -155,7 +160,8 @@ class PatchedRotary(nn.Module):
         object.__setattr__(self, "stock", stock)  # not registered: no keys, not moved twice
         self.ropes = dict(ropes)
         self.form = form
-        self.rotary = nn.ModuleDict({str(k): rotary_for(r) for k, r in ropes.items()})
+        # "all_layers" for the module that takes no layer_type: a name torch.export can write as an attribute
+        self.rotary = nn.ModuleDict({_slot(k): rotary_for(r) for k, r in ropes.items()})
         self.original_max = original_max
         self._longest: dict[str | None, int] = {}
         self._dynamic: dict[tuple[str | None, int], RotaryEmbedding] = {}
@@ -165,7 +171,7 @@ class PatchedRotary(nn.Module):
     def _module(self, kind: str | None, position_ids: torch.Tensor) -> RotaryEmbedding:
         rope = self.ropes[kind]
         if not isinstance(rope.scaling, DynamicNTK):
-            return self.rotary[str(kind)]  # type: ignore[return-value]
+            return self.rotary[_slot(kind)]  # type: ignore[return-value]
         # transformers' dynamic_frequency_update: grow past the longest seen, keep it, reset below the original
         original = rope.scaling.original_max
         seq = int(position_ids.max()) + 1
@@ -177,7 +183,7 @@ class PatchedRotary(nn.Module):
                 longest = original
             self._longest[kind] = longest
             if longest <= original:
-                return self.rotary[str(kind)]  # type: ignore[return-value]
+                return self.rotary[_slot(kind)]  # type: ignore[return-value]
             key = (kind, longest)
             if key not in self._dynamic:
                 if len(self._dynamic) >= _DYNAMIC_KEEP:
