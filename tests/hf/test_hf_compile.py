@@ -28,6 +28,14 @@ IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27]])
 OFFSETS = (0, 100_000, 999_992, 4_000_000)  # the first of 8 positions; beyond every held row but the first
 
 
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    """Each test compiles from scratch: no graph of an earlier test is reused, nor counted against the limit."""
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
 def _logits(model, positions):
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -91,3 +99,31 @@ def test_a_copy_compiled_reads_its_own_rows_after_the_original_is_gone():
     compiled = torch.compile(clone, fullgraph=True, backend="aot_eager")
     short = torch.arange(100, 100 + IDS.shape[1]).reshape(1, -1)  # kept base: transformers' rule, as eagerly
     assert torch.equal(_logits(compiled, short), _logits(twin, short))
+
+
+def test_patched_models_of_one_config_share_one_graph_and_each_reads_its_own_rows():
+    """The key is a graph input, not a constant: a second model compiles with no recompile, with its own state."""
+    first, second = _fresh("llama-dynamic")
+    long = torch.arange(3000, 3000 + IDS.shape[1]).reshape(1, -1)
+    _logits(second, long)  # second keeps the base of a 3008-long call; first has seen nothing
+    short = torch.arange(100, 100 + IDS.shape[1]).reshape(1, -1)
+    want_first, want_second = _logits(copy.deepcopy(first), short), _logits(copy.deepcopy(second), short)
+    assert not torch.equal(want_first, want_second)
+    assert torch.equal(_logits(torch.compile(first, fullgraph=True, backend="aot_eager"), short), want_first)
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        got = _logits(torch.compile(second, fullgraph=True, backend="aot_eager"), short)
+    assert torch.equal(got, want_second)
+
+
+def test_torch_export_of_a_patched_model_runs_in_this_process_with_eagers_bits():
+    """The exported program calls the operator (before: an unlift SyntaxError on the rows module named "None")."""
+    model, twin = _fresh("llama3.1")
+    far = torch.arange(10**6, 10**6 + IDS.shape[1]).reshape(1, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(model, (IDS,), {"position_ids": far, "use_cache": False})
+    assert "posenc.hf_rotary_rows" in program.graph_module.code
+    with torch.no_grad():
+        got = program.module()(IDS, position_ids=far, use_cache=False).logits
+        want = twin(IDS, position_ids=far, use_cache=False).logits
+    assert torch.equal(got, want)

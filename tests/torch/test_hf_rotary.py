@@ -23,11 +23,11 @@ def test_sparse_position_ids_are_computed_not_held_over_their_span():
     rotary = posenc.hf.patch(build("llama2")).model.rotary_emb
     positions = torch.tensor([[0, 5, 10**7]])
     cos, sin = rotary(torch.zeros(1, 3, 8), positions)
-    start, stop = rotary.rotary["None"].cache.held()
+    start, stop = rotary.rotary["all_layers"].cache.held()
     assert stop - start <= 4096 + 256  # a decode's window at most, never the span
     want_cos, want_sin = posenc.rope_cos_sin(positions[0].numpy(), 16, base=10000.0, dtype="float32")
     assert np.array_equal(cos[0, :, :8].numpy(), want_cos) and np.array_equal(sin[0, :, 8:].numpy(), want_sin)
     # a decode step far out is still followed: the window moves there and holds the steps after it
     rotary(torch.zeros(1, 1, 8), torch.tensor([[10**6]]))
-    start, stop = rotary.rotary["None"].cache.held()
+    start, stop = rotary.rotary["all_layers"].cache.held()
     assert start <= 10**6 + 1 < stop

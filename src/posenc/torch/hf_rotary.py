@@ -140,6 +140,11 @@ def output_form(stock_out: Any, cos: torch.Tensor, sin: torch.Tensor) -> str | N
     return None
 
 
+def _slot(kind: str | None) -> str:
+    """The name of a layer type's rows module in :attr:`PatchedRotary.rotary` (``"all_layers"`` for None)."""
+    return "all_layers" if kind is None else kind
+
+
 class PatchedRotary(nn.Module):
     """A rotary embedding of a transformers model, answered with posenc's exact rows.
 
@@ -155,17 +160,18 @@ class PatchedRotary(nn.Module):
         object.__setattr__(self, "stock", stock)  # not registered: no keys, not moved twice
         self.ropes = dict(ropes)
         self.form = form
-        self.rotary = nn.ModuleDict({str(k): rotary_for(r) for k, r in ropes.items()})
+        # "all_layers" for the module that takes no layer_type: a name torch.export can write as an attribute
+        self.rotary = nn.ModuleDict({_slot(k): rotary_for(r) for k, r in ropes.items()})
         self.original_max = original_max
         self._longest: dict[str | None, int] = {}
         self._dynamic: dict[tuple[str | None, int], RotaryEmbedding] = {}
         self._lock = threading.Lock()  # the longest length seen and the bases held change together
-        self._key = _register(self)
+        self._key = _register(self)  # the compiled graph's operator finds this module by it
 
     def _module(self, kind: str | None, position_ids: torch.Tensor) -> RotaryEmbedding:
         rope = self.ropes[kind]
         if not isinstance(rope.scaling, DynamicNTK):
-            return self.rotary[str(kind)]  # type: ignore[return-value]
+            return self.rotary[_slot(kind)]  # type: ignore[return-value]
         # transformers' dynamic_frequency_update: grow past the longest seen, keep it, reset below the original
         original = rope.scaling.original_max
         seq = int(position_ids.max()) + 1
@@ -177,7 +183,7 @@ class PatchedRotary(nn.Module):
                 longest = original
             self._longest[kind] = longest
             if longest <= original:
-                return self.rotary[str(kind)]  # type: ignore[return-value]
+                return self.rotary[_slot(kind)]  # type: ignore[return-value]
             key = (kind, longest)
             if key not in self._dynamic:
                 if len(self._dynamic) >= _DYNAMIC_KEEP:
@@ -190,9 +196,13 @@ class PatchedRotary(nn.Module):
         if kind not in self.ropes:
             raise PosEncError(f"layer_type {layer_type!r} is not one this rotary embedding serves "
                               f"({sorted(map(str, self.ropes))})")
+        if self.ropes[kind].sections is None and position_ids.dim() > 2:  # [3, b, s] read flat: rows of 3·s tokens
+            raise PosEncError(f"position_ids of shape {list(position_ids.shape)} (one per axis) to a rotary "
+                              f"embedding posenc read as 1-D RoPE ({type(self.stock).__name__}); want [b, s]")
         dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
         if torch.compiler.is_compiling():  # the eager lookup, as one opaque operator of the graph
-            cos_rows, sin_rows = _rows_in_graph(position_ids, self._key, str(kind), dtype, x.device)
+            cos_rows, sin_rows = _rows_in_graph(position_ids, self._key, str(kind), self._width(kind),
+                                                self.ropes[kind].sections is not None, dtype, x.device)
         else:
             cos_rows, sin_rows = self.rows(kind, position_ids, dtype, x.device)
         out = _format(cos_rows, sin_rows, self.form)
@@ -223,19 +233,11 @@ class PatchedRotary(nn.Module):
             rows = multi_axis_rows(rows, self.ropes[kind])
         return padded(rows[..., 0, :], rows[..., 1, :], self.ropes[kind])
 
-    def _rows_shape(self, kind: str | None, position_ids: torch.Tensor) -> tuple[Any, ...]:
-        """The shape :meth:`rows` returns, from the shape of ``position_ids`` alone (the operator's fake)."""
+    def _width(self, kind: str | None) -> int:
+        """The last dimension of :meth:`rows`: r/2, or head_dim/2 for Gemma 4's padded rows."""
         rope = self.ropes[kind]
         width = rope.rotary_dim // 2
-        if rope.layout == "head_half":
-            width = max(width, rope.head_dim // 2)
-        if rope.sections is not None:
-            lead: tuple[Any, ...] = (position_ids.shape[-2] if position_ids.dim() >= 2 else 1, position_ids.shape[-1])
-        elif position_ids.dim() == 2:
-            lead = tuple(position_ids.shape)
-        else:
-            lead = (1, position_ids.numel())
-        return (*lead, width)
+        return max(width, rope.head_dim // 2) if rope.layout == "head_half" else width
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -255,17 +257,23 @@ _LIVE: weakref.WeakValueDictionary[int, PatchedRotary] = weakref.WeakValueDictio
 _KEYS = itertools.count()
 
 
-def _register(module: PatchedRotary) -> int:
-    """A process-local key by which the compiled graph's operator finds ``module`` (held weakly)."""
+def _register(module: PatchedRotary) -> torch.Tensor:
+    """The key by which the compiled graph's operator finds ``module`` (held weakly), process-local.
+
+    A CPU int64 scalar held as a plain attribute, not a buffer: torch.compile
+    lifts it as a graph input, so patched models of one config share one
+    graph (an int attribute would be a constant, one recompile per model);
+    ``.to(device)``, ``state_dict`` and DDP's buffer broadcast never see it.
+    """
     key = next(_KEYS)
     _LIVE[key] = module
-    return key
+    return torch.tensor(key, dtype=torch.int64)
 
 
-def _live(key: int) -> PatchedRotary:
-    module = _LIVE.get(key)
+def _live(key: torch.Tensor) -> PatchedRotary:
+    module = _LIVE.get(int(key))
     if module is None:
-        raise PosEncError(f"posenc::hf_rotary_rows: the patched rotary module {key} no longer exists "
+        raise PosEncError(f"posenc::hf_rotary_rows: the patched rotary module {int(key)} no longer exists "
                           "(a graph or exported program outlived its model)")
     return module
 
@@ -274,19 +282,24 @@ def _kind_of(module: PatchedRotary, kind: str) -> str | None:
     return next(k for k in module.ropes if str(k) == kind)
 
 
-def _eager_rows(position_ids: torch.Tensor, key: int, kind: str, dtype: torch.dtype,
-                device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def _eager_rows(position_ids: torch.Tensor, key: torch.Tensor, kind: str, width: int, multi_axis: bool,
+                dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     module = _live(key)
     cos, sin = module.rows(_kind_of(module, kind), position_ids, dtype, device)
     return cos.clone(), sin.clone()  # fresh tensors: an operator's outputs alias neither its inputs nor each other
 
 
-def _fake_rows(position_ids: torch.Tensor, key: int, kind: str, dtype: torch.dtype,
-               device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    module = _live(key)
-    shape = module._rows_shape(_kind_of(module, kind), position_ids)
-    return (position_ids.new_empty(shape, dtype=dtype, device=device),
-            position_ids.new_empty(shape, dtype=dtype, device=device))
+def _fake_rows(position_ids: torch.Tensor, key: torch.Tensor, kind: str, width: int, multi_axis: bool,
+               dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """:meth:`PatchedRotary.rows`' shape from ``position_ids``' alone: ``[b, s, width]``."""
+    if multi_axis:  # [n_axes, b, s] (or [b, s], expanded)
+        lead: tuple[Any, ...] = (position_ids.shape[-2] if position_ids.dim() >= 2 else 1, position_ids.shape[-1])
+    elif position_ids.dim() == 2:
+        lead = tuple(position_ids.shape)
+    else:
+        lead = (1, position_ids.numel())
+    return (position_ids.new_empty((*lead, width), dtype=dtype, device=device),
+            position_ids.new_empty((*lead, width), dtype=dtype, device=device))
 
 
 def _define_operator() -> Any:
