@@ -270,7 +270,9 @@ def register_alibi(name: str, variant: Any) -> None:
     """Make ``alibi_bias(..., convention=name)`` (and every ALiBi entry point) use ``variant``.
 
     Args:
-        name: the new name; a name is registered once (the built-ins' included).
+        name: the new name, 1 to 64 ASCII letters, digits, ``_ . + -``, a letter or
+            digit first (:func:`posenc.registry.check_name`); a name is registered
+            once (the built-ins' included).
         variant: a frozen dataclass instance with ``slopes(n_heads)``
             (float64 ``[n_heads]``, each finite and > 0),
             ``coefficient(q_pos, k_pos, k_last, causal)`` (t with bias = m·t,

@@ -31,7 +31,9 @@ def register_convention(name: str, preset: Any) -> None:
     """Make ``encode(..., convention=name)`` (and every entry point taking a convention) use ``preset``.
 
     Args:
-        name: the new name; a name is registered once (the built-ins' included).
+        name: the new name, 1 to 64 ASCII letters, digits, ``_ . + -``, a letter or
+            digit first (:func:`posenc.registry.check_name`); a name is registered
+            once (the built-ins' included).
         preset: a :class:`Convention` (frozen, so one instance serves every
             call), or a callable returning one (a preset class at its
             defaults); or an n-D preset
