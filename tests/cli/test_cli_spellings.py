@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cli_options import NUMBER_TYPES, OPTIONS, argv_with
 
 import posenc.cli as cli
 from cli_helpers import run
@@ -66,52 +67,6 @@ def test_the_spellings():
 # ---------------------------------------------------------------- every number option, parsed
 
 
-_NUMBER_TYPES = {"integer": "count", "_digits": "count", "real": "number", "position": "number",
-                 "int_list": "counts", "_shape": "shape"}
-
-
-def _number_options() -> list[tuple[list[str], argparse.Action]]:
-    found = []
-
-    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for name, sub in action.choices.items():
-                    walk(sub, [*path, name])
-            elif getattr(getattr(action.type, "__wrapped__", None), "__name__", None) in _NUMBER_TYPES:
-                found.append((path, action))
-
-    walk(build_parser(), [])
-    return found
-
-
-#: What each subcommand needs besides the option under test, to parse.
-_NEEDS = {"encode": ["1", "--d-model", "4"], "table": ["--length", "3", "--d-model", "4"],
-          "ladder": ["--d-model", "4"], "context": ["4096", "--d-model", "4"],
-          "shift": ["--pos", "3", "--by", "1", "--d-model", "4"], "dot": ["1", "2", "--d-model", "4"],
-          "alias": ["1", "2", "--d-model", "4"], "alibi": ["--heads", "4"], "buckets": [], "plot": ["--out", "f.png"],
-          "bench": [], "timestep": ["1"]}
-
-
-#: Where a positional slot's value goes: the arguments before it and after it.
-_SLOTS = {("encode", "positions"): ([], ["--d-model", "4"]), ("context", "context"): ([], ["--d-model", "4"]),
-          ("dot", "p"): ([], ["2", "--d-model", "4"]), ("dot", "q"): (["1"], ["--d-model", "4"]),
-          ("alias", "p"): ([], ["2", "--d-model", "4"]), ("alias", "q"): (["1"], ["--d-model", "4"]),
-          ("timestep", "t"): ([], [])}
-
-
-def _argv(path: list[str], action: argparse.Action, value: str) -> list[str]:
-    if not action.option_strings:
-        before, after = _SLOTS[(path[0], action.dest)]
-        return [*path, *before, value, *after]
-    need = list(_NEEDS[path[0]])
-    flag = action.option_strings[-1]
-    if flag in need:
-        at = need.index(flag)
-        del need[at:at + 2]
-    return [*path, *need, flag, value]
-
-
 def _spelled(kind: str, style: str) -> tuple[str, Any]:
     """An argument of ``kind`` spelled in ``style``, and the plain value it must parse to."""
     if kind == "counts":
@@ -121,11 +76,8 @@ def _spelled(kind: str, style: str) -> tuple[str, Any]:
     return spell(16, style), 16
 
 
-_OPTIONS = _number_options()
-
-
 def test_the_sweep_covers_every_number_option():
-    names = {(" ".join(p), a.option_strings[-1] if a.option_strings else a.dest) for p, a in _OPTIONS}
+    names = {(" ".join(p), a.option_strings[-1] if a.option_strings else a.dest) for p, a in OPTIONS}
     assert len(names) > 100
     assert {("ladder", "--grid"), ("ladder", "--sections"), ("bench", "--shape"), ("plot grid", "--patch"),
             ("table", "--length"), ("encode", "positions"), ("timestep", "t"), ("plot kernel", "--refs")} <= names
@@ -140,14 +92,14 @@ def _parsed(argv: list[str], dest: str) -> Any:
 
 
 @pytest.mark.parametrize("style", STYLES)
-@pytest.mark.parametrize(("path", "action"), _OPTIONS,
+@pytest.mark.parametrize(("path", "action"), OPTIONS,
                          ids=[" ".join(p) + " " + (a.option_strings[-1] if a.option_strings else a.dest)
-                              for p, a in _OPTIONS])
+                              for p, a in OPTIONS])
 def test_every_number_option_reads_every_spelling_as_the_same_value(path, action, style):
-    kind = _NUMBER_TYPES[action.type.__wrapped__.__name__]
+    kind = NUMBER_TYPES[action.type.__wrapped__.__name__]
     text, want = _spelled(kind, style)
-    got = _parsed(_argv(path, action, text), action.dest)
-    plain = _parsed(_argv(path, action, _spelled(kind, "plain")[0]), action.dest)
+    got = _parsed(argv_with(path, action, text), action.dest)
+    plain = _parsed(argv_with(path, action, _spelled(kind, "plain")[0]), action.dest)
     if isinstance(action, argparse._AppendAction) or action.nargs in ("+", "*"):  # a list of the one value given
         (got,), (plain,) = got, plain
     assert got == plain == want
@@ -155,14 +107,14 @@ def test_every_number_option_reads_every_spelling_as_the_same_value(path, action
     assert all(type(v) in (int, float) for v in flat)  # plain numbers, never the typed kind
 
 
-@pytest.mark.parametrize(("path", "action"), _OPTIONS,
+@pytest.mark.parametrize(("path", "action"), OPTIONS,
                          ids=[" ".join(p) + " " + (a.option_strings[-1] if a.option_strings else a.dest)
-                              for p, a in _OPTIONS])
+                              for p, a in OPTIONS])
 def test_every_number_option_refuses_0x10_naming_it(capsys, tmp_path, monkeypatch, path, action):
     monkeypatch.chdir(tmp_path)
-    kind = _NUMBER_TYPES[action.type.__wrapped__.__name__]
+    kind = NUMBER_TYPES[action.type.__wrapped__.__name__]
     text = {"counts": "4,0x10", "shape": "0x10x8"}.get(kind, "0x10")
-    code, out, err = run(capsys, *_argv(path, action, text))
+    code, out, err = run(capsys, *argv_with(path, action, text))
     assert (code, out) == (2, "") and err.count("\n") == 1, err
     assert f"'{text}'" in err or "'0x10'" in err, err
     assert not list(tmp_path.iterdir())
