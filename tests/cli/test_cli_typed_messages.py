@@ -74,3 +74,36 @@ def test_every_refusal_that_names_a_value_names_it_as_typed(capsys, tmp_path, mo
     assert code in (0, 1, 2) and "Traceback" not in err, err
     if code == 2 and "got" in err:
         assert typed in err and "e+" not in err.split("got")[-1], err
+
+
+# ---------------------------------------------------------------- how the message is worded
+
+
+def test_a_late_refusal_is_not_reworded(capsys, monkeypatch):
+    import posenc.cli as cli
+
+    monkeypatch.setattr(cli, "REWORD_WITHIN", -1.0)  # every refusal counts as late: no second run
+    err = _refusal(capsys, "timestep", "1e16")
+    assert err.endswith("got 1e+16")  # the plain number's own repr
+
+
+def test_a_second_run_that_ends_elsewhere_leaves_the_first_message(capsys, monkeypatch):
+    from posenc.cli import _base
+    from posenc.cli.typed import WrittenInt
+    from posenc.errors import PosEncError
+
+    def run_it(args):
+        if isinstance(args.heads, WrittenInt):  # only in the second run, with the numbers as typed
+            raise PosEncError(f"elsewhere, got {args.heads!r}")
+        raise PosEncError(f"here, got {args.heads!r}")
+
+    original = _base.COMMANDS["alibi"]
+    monkeypatch.setitem(_base.COMMANDS, "alibi", _base.Command("alibi", original.help, original.setup, run_it))
+    assert _refusal(capsys, "alibi", "--heads", "1e1").endswith("here, got 10")
+
+    def same_place(args):
+        raise PosEncError(f"here, got {args.heads!r}")
+
+    monkeypatch.setitem(_base.COMMANDS, "alibi", _base.Command("alibi", original.help, original.setup, same_place))
+    assert _refusal(capsys, "alibi", "--heads", "1e1").endswith("here, got 1e1")
+    assert _refusal(capsys, "alibi", "--heads", "10").endswith("here, got 10")
