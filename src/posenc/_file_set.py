@@ -27,6 +27,7 @@ from ._early import hold
 from ._files import (
     Expected,
     Interrupted,
+    Unproven,
     _check_room,
     _check_target,
     _discard,
@@ -146,7 +147,8 @@ def write_set(files: Mapping[Path, Any], *, linger: bool = False,
             raise
         except OSError as exc:
             _undo(renamed)
-            raise OSError(exc.errno or errno.EIO, f"{exc.strerror or exc}; {kept}", str(current.shown)) from exc
+            kind = Unproven if isinstance(exc, Unproven) else OSError  # a proof that failed stays one
+            raise kind(exc.errno or errno.EIO, f"{exc.strerror or exc}; {kept}", str(current.shown)) from exc
         except BaseException:
             _undo(renamed)
             raise

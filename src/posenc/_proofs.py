@@ -129,7 +129,7 @@ def _npz(path: Path, expect: Expected | None, poll: Poll) -> None:
     import numpy as np
 
     try:
-        with np.load(path, allow_pickle=False) as archive:
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as archive:  # a path leaks on a bad zip
             arrays = {name: archive[name] for name in archive.files}
     except Exception as exc:  # whatever np.load says, the file does not load
         raise Unreadable(f"np.load refuses it: {' '.join(str(exc).split())[:200]}") from None

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_signals import popen
 
 import posenc._files as files
 from cli_helpers import run
@@ -43,23 +44,12 @@ def _names(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
-def _default_signals() -> None:
-    """In the child, before posenc starts: SIGINT and SIGTERM as a terminal's process has them.
-
-    A shell's background job inherits SIGINT ignored (POSIX: ``cmd &`` without job
-    control), and so would every child it starts; posenc rightly keeps an ignored
-    SIGINT ignored, so a test that sends one must give its child the default first.
-    """
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_DFL)
-
-
 def _held(argv: list[str], stage: str, marker: Path, sig: int) -> tuple[int, str, str, str]:
     """Run ARGV, wait until it says it is at STAGE, send SIG: (exit status, stdout, stderr, the marker's text)."""
     env = dict(os.environ, POSENC_TEST_HOLD_AT=f"{stage}:{marker}")  # posenc._early.HOLD_AT_ENV
     env.pop(files.HOLD_ENV, None)
-    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=_default_signals)
+    # SIGINT at its default in the child, even when pytest runs as a background job (`make test &`)
+    proc = popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120  # a bound against a hang, not a timing: the child waits for us
     while not marker.exists() or not marker.read_text().endswith("\n"):
         assert proc.poll() is None, proc.communicate()
@@ -91,40 +81,6 @@ def test_a_signal_while_posenc_loads_is_one_line(tmp_path, entry, sig, code):
     assert marker.split()[1] == "False"  # held before NumPy was imported: the handler came first
     assert got == code and stdout == ""  # not -2 (death by SIGINT), no traceback
     assert _one_line(err) == f"posenc: error: interrupted by {signal.Signals(sig).name}\n"
-
-
-@pytest.fixture
-def sigint_ignored():
-    """This process with SIGINT ignored, as ``make test &`` from a shell starts it (the children inherit that)."""
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
-
-
-def test_the_signal_tests_hold_when_launched_with_sigint_ignored(tmp_path, sigint_ignored):
-    # issue 31 §3: from a background job these children inherited an ignored SIGINT and exited 0, not 130
-    argv = [sys.executable, "-m", "posenc", "encode", "--d-model", "4", "1"]
-    got, stdout, err, _ = _held(argv, "import", tmp_path / "m", signal.SIGINT)
-    assert got == 130 and stdout == "" and _one_line(err) == "posenc: error: interrupted by SIGINT\n"
-
-
-def test_posenc_keeps_an_inherited_ignored_sigint_ignored(tmp_path, sigint_ignored):
-    """The product's side: a process whose parent ignores SIGINT goes on, and finishes its work whole."""
-    env = dict(os.environ, POSENC_TEST_HOLD_AT=f"import:{tmp_path / 'm'}")
-    env.pop(files.HOLD_ENV, None)
-    marker = tmp_path / "m"
-    proc = subprocess.Popen([sys.executable, "-m", "posenc", "encode", "--d-model", "4", "1"], env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120  # a bound against a hang, not a timing
-    while not marker.exists() or not marker.read_text().endswith("\n"):
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0 and err == b"" and out.decode().count("\n") >= 1
 
 
 def test_sigterm_before_the_write_begins_is_one_line_and_no_file(tmp_path):

@@ -23,6 +23,7 @@ import contextlib
 import os
 import signal
 import sys
+import time
 import traceback
 
 from .. import __version__, _early
@@ -32,7 +33,11 @@ from . import analysis, bench, bias, page, plotting, seed, tables, timesteps  # 
 from ._base import COMMANDS, CommandError, Parser, one_line
 from .typed import plain_namespace, respelled
 
-__all__ = ["build_parser", "main", "reworded"]
+__all__ = ["REWORD_WITHIN", "build_parser", "main", "reworded"]
+
+#: Seconds: a refusal that came later than this, after real work, is not reworded (:func:`reworded` would
+#: repeat the work); refusals come before any work, in milliseconds.
+REWORD_WITHIN = 5.0
 
 # how `posenc --help` lists them; subcommands registered later follow
 _ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "alibi", "buckets", "examples", "quiz",
@@ -96,15 +101,18 @@ def _interrupted(exc: KeyboardInterrupt) -> int:
 def _run(argv: list[str] | None) -> int:
     _utf8_or_replace()
     typed: argparse.Namespace | None = None
+    began = time.monotonic()
     try:
         typed = build_parser().parse_args(argv)
         typed.as_command = argv is None  # the process's own command: it may keep signals muted while it exits
+        began = time.monotonic()
         return int(typed.run(plain_namespace(typed)))  # the library gets plain numbers, never the spelling
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
     except (CommandError, PosEncError) as exc:
         try:
-            return _error(str(exc) if typed is None else reworded(exc, typed))
+            late = time.monotonic() - began > REWORD_WITHIN
+            return _error(str(exc) if typed is None or late else reworded(exc, typed))
         except KeyboardInterrupt as stop:  # Ctrl-C while the message was being worded
             return _interrupted(stop)
     except BrokenPipeError:

@@ -27,12 +27,15 @@ __all__ = ["channel_text", "context_grid", "grid_options", "int_list", "ladder_g
 
 
 def int_list(text: str) -> tuple[int, ...]:
-    """``64,64`` (or ``64x64``) → (64, 64): an argparse type for sizes and sections, each read as every count is.
+    """``64,64`` → (64, 64): an argparse type for sizes, sections and patches, each read as every count is.
 
-    >>> [int(n) for n in int_list("4e0,6.0")], [int(n) for n in int_list("2x3")]
-    ([4, 6], [2, 3])
+    Commas only: an ``x`` made ``0x10`` a grid of 0 by 10, where every count
+    option refuses it.
+
+    >>> [int(n) for n in int_list("4e0,6.0")]
+    [4, 6]
     """
-    return integers(text.replace("x", ",").replace("X", ","))
+    return integers(text)
 
 
 def grid_options(parser: argparse.ArgumentParser) -> None:

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import posenc
+
 from .. import plot
 from .._files import atomic_file
 from ..bias.alibi import ALIBI_CONVENTIONS
-from ..errors import show_value
+from ..errors import PosEncError, show_value
 from ..layout import LAYOUTS
 from ..plot.bias import alibi_curves, bucket_steps, xpos_curves
 from ..rope import ROPE_LAYOUTS
@@ -112,6 +114,35 @@ def _timesteps_check(*, dim: int = 128, convention: str = "diffusers", t_max: fl
         check_times([t_max], "t_max", convention, dim)
 
 
+#: The largest value a log axis of matplotlib draws: past it, its tick labels overflow (an OverflowError at 1e280).
+LOG_AXIS_MAX = 1e250
+
+
+def _ladder_check(*, d_model: int = 512, base: float = 10000.0, context: float = 8192.0) -> None:
+    """Refuse a ladder the log axis cannot draw, naming the value typed, before the library's ladder is built."""
+    if isinstance(context, float) and math.isfinite(context) and context > LOG_AXIS_MAX:
+        raise PosEncError("context must be <= 1e250 to draw (a log axis overflows past it), "
+                          f"got {show_value(context)}")
+    try:
+        top = float(posenc.wavelengths(d_model, base).max())
+    except PosEncError:
+        return  # the library's own refusal, when it draws
+    if top > LOG_AXIS_MAX:
+        raise PosEncError(f"base {show_value(base)} with d_model {show_value(d_model)} gives λ_max = {top:.3g} "
+                          "positions, past the 1e250 a log axis can draw: use a smaller base")
+
+
+def _buckets_check(*, unidirectional: bool | None = None, num_buckets: int = 32, max_distance: int = 128,
+                   span: int | None = None) -> None:
+    """The default span is 1.5·max_distance: a refusal of it names the max_distance typed, not the span derived."""
+    if span is None and isinstance(max_distance, int) and (3 * max_distance) // 2 > _SPAN_MAX:
+        raise PosEncError(f"max_distance must be <= {(2 * _SPAN_MAX + 1) // 3} to draw with the default span "
+                          f"(1.5·max_distance, at most {_SPAN_MAX}; or give --span), got {show_value(max_distance)}")
+
+
+_SPAN_MAX = 100_000  # posenc.plot.plot_buckets' largest span
+
+
 PLOT_KINDS: dict[str, PlotKind] = {
     k.name: k
     for k in (
@@ -132,7 +163,8 @@ PLOT_KINDS: dict[str, PlotKind] = {
                   Option("--max-offset", "max_offset", integer, "Δ from -M to M (default 100)", metavar="M"),
                   Option("--refs", "refs", position, _REFS.format("0 250 1000"), nargs="+", metavar="P"))),
         PlotKind("ladder", "wavelength of every pair on a log axis against a context length", plot.plot_ladder,
-                 (_d(512), _B, Option("--context", "context", real, "context length (default 8192)", metavar="C"))),
+                 (_d(512), _B, Option("--context", "context", real, "context length (default 8192)", metavar="C")),
+                 check=_ladder_check),
         PlotKind("rope", "RoPE: one query pair turning as the position advances; q·k against the offset",
                  plot.plot_rope,
                  (Option("--head-dim", "head_dim", integer, "channels per head (default 64)", metavar="H"),
@@ -170,7 +202,7 @@ PLOT_KINDS: dict[str, PlotKind] = {
                   Option("--unidirectional", "unidirectional", _yes,
                          "yes for T5's decoder; the encoder's bidirectional buckets when left out", metavar="yes|no"),
                   Option("--span", "span", integer, "offsets -S … S; 1.5·max-distance when left out", metavar="S")),
-                 _bucket_steps),
+                 _bucket_steps, check=_buckets_check),
         PlotKind("xpos", "xPos: each pair's decay ζ_i^(Δ/scale_base) of q·k against the offset", plot.plot_xpos,
                  (Option("--rotary-dim", "rotary_dim", integer, "the rotated channels (default 64)", metavar="R"),
                   Option("--gamma", "gamma", real, "γ in ζ_i = (2i/R + γ)/(1 + γ) (default 0.4)", metavar="G"),
