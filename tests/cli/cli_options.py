@@ -15,19 +15,24 @@ NUMBER_TYPES = {"integer": "count", "_digits": "count", "real": "number", "posit
                  "int_list": "counts", "_shape": "shape"}
 
 
-def number_options() -> list[tuple[list[str], argparse.Action]]:
+def parsers() -> list[tuple[list[str], argparse.ArgumentParser]]:
+    """(subcommand path, parser) for the command and every subcommand, depth first."""
     found = []
 
     def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        found.append((path, parser))
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
                 for name, sub in action.choices.items():
                     walk(sub, [*path, name])
-            elif getattr(getattr(action.type, "__wrapped__", None), "__name__", None) in NUMBER_TYPES:
-                found.append((path, action))
 
     walk(build_parser(), [])
     return found
+
+
+def number_options() -> list[tuple[list[str], argparse.Action]]:
+    return [(path, action) for path, parser in parsers() for action in parser._actions
+            if getattr(getattr(action.type, "__wrapped__", None), "__name__", None) in NUMBER_TYPES]
 
 
 #: What each subcommand needs besides the option under test, to parse.

@@ -90,7 +90,7 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
 #: Elements (coordinates × bands) computed at a time: the blocks' temporaries stay in L2.
 _BLOCK = 16384
 
-#: Bytes of temporaries per element of a block (tracemalloc measures ~200: tests/fields/test_fields_memory.py).
+#: Bytes of temporaries per element of a block (tracemalloc measures ~200: tests/test_memory.py).
 _PER_ELEMENT = 320
 
 
