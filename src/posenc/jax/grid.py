@@ -11,8 +11,8 @@ import jax
 
 from ..arguments import default
 from ..sinusoidal.grid import channel_sources, check_nd_shape, nd_options
-from ._rows import check_traced_positions, sincos_rows
-from .fields import _widened
+from ._rows import sincos_rows
+from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
 
 __all__ = ["encode_nd"]
@@ -68,9 +68,11 @@ def encode_nd(
     """
     conv, extra = nd_options(convention, base, cls_token)
     dt = _out_dtype(dtype)
-    pts = check_traced_positions(_widened(coords), "coords")
+    pts = check_traced_positions(coords, "coords")
     check_nd_shape(pts.shape, extra, coords)
     plan = conv.plan(d_model, pts.shape[-1])
+    rows = (*pts.shape[:-2], pts.shape[-2] + extra) if extra else pts.shape[:-1]
+    check_output((*rows, plan.d_model), "encode_nd output", dtype=dt)
     groups, index = channel_sources(plan)
     lead = pts.shape[:-1]
     parts = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import jax.numpy as jnp
@@ -12,7 +13,8 @@ import jax
 from ..arguments import default
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import resolve
-from ._rows import check_traced_positions, sincos_rows
+from ._rows import sincos_rows
+from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
 
 __all__ = ["encode", "table"]
@@ -40,8 +42,11 @@ def encode(
     [[0.0, 1.0, 0.0, 1.0], [0.82688, 0.56238, -0.54402, -0.83907]]
     """
     dt = _out_dtype(dtype)
-    plan = resolve(convention, base=base, layout=layout).plan(d_model)
     pos = check_traced_positions(positions)
+    if isinstance(d_model, numbers.Integral) and not isinstance(d_model, (bool, np.bool_)) and d_model > 0:
+        # sized before the plan (a wide ladder takes a while to build); an odd width computes one more channel
+        check_output((*pos.shape, int(d_model) + int(d_model) % 2), "encoding", dtype=dt)
+    plan = resolve(convention, base=base, layout=layout).plan(d_model)
     sin, cos = sincos_rows(pos, plan.ladder, origin=plan.origin)
     n = len(plan.ladder)
     if plan.layout == "interleaved":
