@@ -42,6 +42,20 @@ def alibi_bias(
     integers and rounded as NumPy rounds it (float64, then float32): the same
     bits, for |t| < 2**31.
 
+    Raises:
+        PosEncError: for static arguments the NumPy function refuses,
+            positions that are not integers ``[k_len]`` or ``[b, k_len]``, a
+            positions array of another framework (a torch tensor), a float64
+            JAX array (``jax_enable_x64`` on), concrete positions (NumPy,
+            Python, a JAX array outside a trace) outside int32, NaN, infinite,
+            at or past 2**31 or not float32 values, or an output larger than
+            the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
+
     >>> alibi_bias(2, 2, 1, positions=jnp.array([0, 1])).tolist()
     [[[0.0, -inf], [-0.00390625, 0.0]]]
     """
@@ -88,6 +102,17 @@ def t5_bucket(
     last static edge (:func:`posenc.t5_bucket_edges`) the distance reaches:
     comparisons only, no float log in the graph.
 
+    Raises:
+        PosEncError: for settings the NumPy function refuses, offsets that are
+            not integers, of another framework, or (concrete) outside int32,
+            before any work (a traced int64 offset, ``jax_enable_x64`` on, is
+            bucketed exactly).
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
+
     >>> t5_bucket(jnp.array([-1, 0, 1, -8, -12, -128])).tolist()
     [1, 0, 17, 8, 9, 15]
     """
@@ -131,6 +156,20 @@ def t5_bias(
         q_len, k_len: static lengths; query r at position ``offset + r``, key j at j,
             unless ``q_positions`` ``[q_len]`` / ``k_positions`` ``[k_len]`` (int32, traced) are given.
         bidirectional, max_distance: as :func:`t5_bucket`; num_buckets is weights' first axis.
+
+    Raises:
+        PosEncError: for weights that are not ``[num_buckets, n_heads]``
+            floats, bad lengths or settings, q/k positions not of their
+            lengths, a positions array of another framework (a torch tensor),
+            a float64 JAX array (``jax_enable_x64`` on), concrete positions
+            (NumPy, Python, a JAX array outside a trace) outside int32, NaN,
+            infinite, at or past 2**31 or not float32 values, or an output
+            larger than the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
 
     >>> t5_bias(jnp.arange(64.0).reshape(32, 2), 1, 3)[0].tolist()
     [[0.0, 34.0, 36.0]]

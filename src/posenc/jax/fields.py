@@ -28,8 +28,9 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
 
     Args:
         x: float32 (or bfloat16, float16, int32) coordinates ``[..., d]``, traced
-            or not; a scalar is one point of one coordinate. A coordinate at
-            or beyond 2**31 in magnitude (or NaN) gives NaN channels.
+            or not; a scalar is one point of one coordinate. A traced
+            coordinate at or beyond 2**31 in magnitude (or NaN, inf) gives NaN
+            channels; a concrete one is refused.
         n_freqs: bands L (static); the fastest band must stay below 2**31·2π
             (the 32-bit exact range: L <= 31 for ``"nerf"``).
         convention, include_input: as :func:`posenc.nerf_encoding` (static).
@@ -42,6 +43,19 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
         float32 ulp always, and the NumPy core's float32 bits on the tests'
         battery. Differentiable in x: the derivative is ω_k·cos and −ω_k·sin
         of the exact rows (ω_k rounded to float32).
+
+    Raises:
+        PosEncError: for an ``n_freqs`` that is not an integer or whose
+            fastest band leaves the exact range, an unknown convention, a bad
+            ``include_input`` or dtype, x of another framework, a float64 JAX
+            x (``jax_enable_x64`` on), a concrete x outside int32, NaN,
+            infinite, at or past 2**31 or not float32 values, or an output
+            larger than the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
 
     >>> np.asarray(nerf_encoding(jnp.array([0.5]), 1), np.float64).round(4).tolist()
     [0.5, 0.4794, 0.8776]
@@ -119,7 +133,7 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
         x: coordinates v ``[..., d]``, float32 (or bfloat16, float16, int32),
             traced or not; a scalar is one point of one coordinate. Any finite
             value is in range; a traced NaN or infinity gives NaN channels
-            (for the features it meets).
+            (for the features it meets), a concrete one is refused.
         b: B ``[m, d]`` (m >= 1), float32 (or bfloat16, float16, int32),
             traced or not; a NumPy or Python B must hold float32 values
             exactly (cast a float64 Gaussian draw with ``.astype(np.float32)``:
@@ -143,8 +157,15 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
 
     Raises:
         PosEncError: for a B not of shape ``[m, d]`` with d x's last axis, a
-            bool, complex or float64 operand (traced), a host value that is
-            not finite or not float32-exact, d past 65535, or a bad dtype.
+            bool, complex or float64 operand (traced or not), an operand of
+            another framework, a concrete value that is not finite or not
+            float32-exact (or an integer outside int32), d past 65535, a bad
+            dtype, or an output (with the exact sums' working words) larger
+            than the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy float64 argument to
+            float32 (and an int64 to its low 32 bits), silently, before posenc
+            sees it: pass :func:`posenc.jax.positions`-checked values, or
+            float32 ones.
 
     >>> np.asarray(fourier_features(jnp.float32([[1 / 8, 1 / 4]]), jnp.float32([[1, 0], [2, 1]]))).tolist()
     [[0.7071067690849304, -1.0, 0.7071067690849304, 0.0]]

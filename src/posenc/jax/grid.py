@@ -56,8 +56,13 @@ def encode_nd(
     Raises:
         PosEncError: for a ``d_model`` or number of axes the convention
             cannot take, an unknown convention, a ``base`` beside a preset, a
-            bad ``cls_token``, coordinates that are not ``[..., n]`` or not
-            int32/float32-exact, or a bad dtype.
+            bad ``cls_token``, coordinates that are not ``[..., n]``, of
+            another framework, float64 JAX arrays (``jax_enable_x64`` on) or
+            (concrete) not int32/float32-exact, NaN, infinite or past 2**31, a
+            bad dtype, or an output larger than the device's memory. Under
+            ``jax.jit`` JAX itself converts a NumPy int64 argument to int32 by
+            keeping its low 32 bits, and a float64 one to float32, silently,
+            before posenc sees it: pass :func:`posenc.jax.positions` of it.
 
     >>> import posenc
     >>> pe = jax.jit(lambda c: encode_nd(c, 8, convention="mae"))(jnp.asarray(posenc.grid(2, 2), jnp.int32))

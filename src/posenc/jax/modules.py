@@ -43,8 +43,9 @@ class RotaryEmbedding(nnx.Module):
     ``__call__(q, k, positions)``: q ``[b, s, n_q, h_d]`` and k ``[b, s, n_kv, h_d]``
     (any float dtypes), positions int32/float32 ``[s]`` or ``[b, s]`` (with
     sections ``[s, n_axes]`` / ``[b, s, n_axes]``). Returns both rotated, each in
-    its dtype; float32 math on the exact rows, rounded once. The rows are
-    computed once per position and shared by q, k and every head.
+    its dtype; float32 math on the exact rows, rounded once (for float32 q
+    and k, :func:`posenc.apply_rope`'s bits). The rows are computed once per
+    position and shared by q, k and every head.
 
     >>> import jax.numpy as jnp
     >>> rope = RotaryEmbedding(64, base=500000.0)

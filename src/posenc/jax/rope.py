@@ -103,8 +103,9 @@ def rope_cos_sin(
     Args:
         positions: int32 or float32 ``[...]``, traced or not (``[..., n_axes]``
             with sections). Every int32 is exact; float32 positions are exact
-            where |p·ω_i| >= 2**-60 (below, within 2**-90 absolute) and give
-            NaN at |p| >= 2**31.
+            where |p·ω_i| >= 2**-60 (below, within 2**-90 absolute); traced,
+            they give NaN at |p| >= 2**31 (or NaN, inf), concrete ones are
+            refused. int64 (``jax_enable_x64`` on) within int32 too.
         head_dim, base, scaling, rotary_dim, seq_len, sections, section_layout, ladder: as
             :func:`posenc.rope_cos_sin` (static); ``seq_len`` is required for
             DynamicNTK and LongRoPE.
@@ -113,6 +114,20 @@ def rope_cos_sin(
 
     Returns:
         (cos, sin), each ``[..., rotary_dim/2]``.
+
+    Raises:
+        PosEncError: for static arguments the NumPy function refuses, a
+            missing ``seq_len``, a bad dtype, a positions array of another
+            framework (a torch tensor), a float64 JAX array
+            (``jax_enable_x64`` on), concrete positions (NumPy, Python, a JAX
+            array outside a trace) outside int32, NaN, infinite, at or past
+            2**31 or not float32 values, or an output larger than the device's
+            memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
 
     >>> import jax
     >>> c, s = jax.jit(lambda p: rope_cos_sin(p, 4, base=100.0))(jnp.array([0, 1000]))
@@ -260,8 +275,24 @@ def apply_rope(
             the same spec, built and checked by the same code.
 
     Returns:
-        x rotated, same shape and dtype; float32 math, rounded once (eager
-        and jit alike: see :func:`rotate`).
+        x rotated, same shape and dtype: for float32 x, the bits of
+        :func:`posenc.apply_rope` (the rows and the rotation, eagerly and
+        under ``jit``: see :func:`rotate`); other dtypes get the float32
+        result rounded once.
+
+    Raises:
+        PosEncError: for an x that is no float array ``[..., s, h_d]``,
+            positions that do not broadcast to it, static arguments the NumPy
+            function refuses, a positions array of another framework (a torch
+            tensor), a float64 JAX array (``jax_enable_x64`` on), concrete
+            positions (NumPy, Python, a JAX array outside a trace) outside
+            int32, NaN, infinite, at or past 2**31 or not float32 values, or
+            an output larger than the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
 
     >>> q = jnp.array([[1.0, 0.0, 0.0, 0.0]])        # [s=1, h_d=4]
     >>> np.asarray(apply_rope(q, jnp.array([2]), base=100.0, layout="interleaved"), np.float64).round(4).tolist()
