@@ -41,9 +41,11 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
         dim: output channels, >= 1 (static; odd: the last channel is zero).
         convention: a preset of :mod:`posenc.timesteps` or its name (static):
             ``"diffusers"``, ``"ddpm"``, ``"guided-diffusion"``, ``"flux"`` or a
-            registered one. ``Flux(time_dtype=…)`` rounds t, then
-            ``time_factor·t``, to that dtype as the checkpoint does
-            (``"float64"``: the exact product, which it is for float32 t).
+            registered one. ``Flux(time_dtype=…)`` forms ``time_factor·t`` as
+            the reference does in that dtype (t rounded to it, times
+            float32(time_factor) in float32, rounded to it:
+            :func:`posenc.timesteps.conventions.reference_times`);
+            ``"float64"``: the exact product, where float64 holds it.
         dtype: float32, bfloat16 or float16.
 
     Returns:
@@ -123,8 +125,8 @@ def _resolve(preset: TimestepConvention, dim: Any, given: str) -> tuple[Timestep
     if not isinstance(preset, Flux) or preset.time_dtype is None:
         return preset.plan(dim), None
     name = preset.time_dtype
-    if name == "input":
-        name = given if given in _ROUNDINGS else "float64"
+    if name == "input":  # as Flux.time_format: an integer t times a Python float is formed in float32 (torch's)
+        name = given if given in (*_ROUNDINGS, "float64") else "float32"
     if name == "float64":  # float32 or int32 t times the factor: exact in float64 when the bits fit
         if _bits(preset.time_factor) + (31 if given == "int" else 24) > 53:
             raise PosEncError(f"{preset!r}: time_factor·t rounded to float64 is formed exactly in posenc.jax's "
@@ -132,15 +134,13 @@ def _resolve(preset: TimestepConvention, dim: Any, given: str) -> tuple[Timestep
                               f"{_bits(preset.time_factor)} significant bits (with or without jax_enable_x64); "
                               "use time_dtype=None for the exact product, or the NumPy API")
         return Flux(preset.time_factor, preset.max_period).plan(dim), None
-    bits = _ROUNDINGS[name][0]
-    # float32: the float32 multiply rounds the product once, if the factor is a float32; narrower: the product
-    # is exact in float32 when its bits fit, and rounded once by round_float
-    room = 24 if name == "float32" else 24 - bits
-    if _bits(preset.time_factor) > room or not np.float32(preset.time_factor) == preset.time_factor:
-        raise PosEncError(f"{preset!r}: time_factor·t rounded to {name} needs, in JAX, a time_factor of at "
-                          f"most {room} significant bits (a float32 that makes the product exact), got "
-                          f"{preset.time_factor!r}; use time_dtype=None for the exact product")
-    return Flux(preset.time_factor, preset.max_period, "float32").plan(dim), (name, preset.time_factor)
+    # the reference's rule (posenc.timesteps.conventions.reference_times, torch's multiply): t rounded to the
+    # dtype, times float32(time_factor) in float32 (one rounding), then rounded to the dtype
+    factor = np.float32(preset.time_factor) if preset.time_factor <= float(np.finfo(np.float32).max) else None
+    if factor is None or not np.isfinite(factor):
+        raise PosEncError(f"{preset!r}: time_factor {preset.time_factor!r} overflows float32, the dtype the "
+                          f"reference multiplies t by it in")
+    return Flux(preset.time_factor, preset.max_period, "float32").plan(dim), (name, float(factor))
 
 
 def _bits(x: float) -> int:
@@ -172,7 +172,7 @@ def round_float(x: jax.Array, name: str) -> jax.Array:
 def _rounded_product(t: jax.Array, name: str, factor: float) -> jax.Array:
     t = t.astype(jnp.float32)
     tr = round_float(t, name)
-    return round_float(tr * jnp.float32(factor), name)  # exact in float32 (_plan checks the bits)
+    return round_float(tr * jnp.float32(factor), name)  # one float32 multiply (one rounding), then the dtype's
 
 
 def render(plan: TimestepPlan, times: jax.Array) -> jax.Array:
