@@ -47,7 +47,8 @@ def add128(o: Any, a: Words, b: Words) -> Words:
 
 def sub128(o: Any, a: Words, b: Words) -> Words:
     """(a − b) mod 1."""
-    neg = tuple(~w for w in b)
+    ones = o.xp.asarray(0xFFFFFFFF, dtype=o.xp.uint32)
+    neg = tuple(w ^ ones for w in b)  # not ~w: torch.compile traces no ~ on posenc.torch's uint32 wrapper
     one = (0 * b[0], 0 * b[0], 0 * b[0], 0 * b[0] + 1)
     return add128(o, add128(o, a, neg), one)
 

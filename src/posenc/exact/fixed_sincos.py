@@ -109,14 +109,16 @@ def _fold(o: Ops, f: tuple[Any, Any, Any, Any]) -> tuple[Any, Any, tuple[Any, An
     q = f[0] >> 30
     g = ((f[0] << 2) | (f[1] >> 30), (f[1] << 2) | (f[2] >> 30), (f[2] << 2) | (f[3] >> 30), f[3] << 2)
     half = g[0] >> 31
-    # 1 − g: the two's complement of the 128-bit word (g > 0 whenever half is set)
-    n3 = (~g[3]) + 1
+    # 1 − g: the two's complement of the 128-bit word (g > 0 whenever half is set); the complement as a xor
+    # (torch.compile traces no ~ on posenc.torch's uint32 wrapper)
+    ones = xp.asarray(0xFFFFFFFF, dtype=xp.uint32)
+    n3 = (g[3] ^ ones) + 1
     b3 = o.u32(n3 == 0)
-    n2 = (~g[2]) + b3
+    n2 = (g[2] ^ ones) + b3
     b2 = b3 & o.u32(n2 == 0)
-    n1 = (~g[1]) + b2
+    n1 = (g[1] ^ ones) + b2
     b1 = b2 & o.u32(n1 == 0)
-    n0 = (~g[0]) + b1
+    n0 = (g[0] ^ ones) + b1
     flip = half == 1
     y = tuple(xp.where(flip, n, w) for n, w in zip((n0, n1, n2, n3), g, strict=True))
     return q, half, y

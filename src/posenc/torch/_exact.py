@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -34,9 +34,10 @@ from torch import nn
 
 from ..errors import PosEncError, show_value
 from ..exact import Ladder, core, fill_sincos
+from ._fixed import FixedWords, fixed_sincos, register_ladder, sincos32, words_of
 
-__all__ = ["LadderBuffers", "check_input", "exact_sincos", "host_values", "reference_times_twin", "round_twin",
-           "sincos"]
+__all__ = ["LadderBuffers", "check_input", "exact_sincos", "exact_sincos32", "host_eager", "host_values",
+           "reference_times_twin", "round_twin", "sincos", "tracing"]
 
 
 class _TorchOps:
@@ -104,6 +105,22 @@ def sincos(p: torch.Tensor, words: tuple[torch.Tensor, ...],
 
 
 _WORDS = ("w0", "w1", "w2", "w0h", "w0l", "w1h", "w1l")
+#: the 32-bit path's words (:mod:`posenc.torch._fixed`), int64; w32: float32(ω) as its bits (for the derivative)
+_FIXED = ("fixed_frac", "fixed_unwrap", "fixed_int", "w32")
+
+
+def tracing() -> bool:
+    """True while torch.compile, torch.export or ``make_fx`` traces: no host round trip, no sync then."""
+    if torch.compiler.is_compiling():
+        return True
+    from torch.fx.experimental.proxy_tensor import get_proxy_mode
+
+    return get_proxy_mode() is not None
+
+
+def host_eager(x: torch.Tensor) -> bool:
+    """Whether ``x`` is a real CPU tensor outside any trace: the NumPy core can compute in place."""
+    return x.device.type == "cpu" and not tracing() and not torch._subclasses.fake_tensor.is_fake(x)
 
 
 class LadderBuffers(nn.Module):
@@ -124,7 +141,13 @@ class LadderBuffers(nn.Module):
         w0h, w0l, w1h, w1l = ladder.splits
         self._bits = tuple(np.ascontiguousarray(arr, dtype=np.float64).view(np.int64).copy()
                            for arr in (ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l))
-        for name, bits in zip(_WORDS, self._bits, strict=True):
+        fixed = words_of(ladder)
+        #: whether the 32-bit path holds this ladder (every frequency in its range)
+        self.has_fixed = fixed is not None
+        self.key = register_ladder(ladder) if fixed is not None else -1
+        w32 = np.asarray(ladder.w0, dtype=np.float32).view(np.int32).astype(np.int64)
+        self._fixed_bits = () if fixed is None else (*fixed, w32)
+        for name, bits in zip((*_WORDS, *_FIXED), self._bits + self._fixed_bits, strict=False):
             self.register_buffer(name, torch.from_numpy(bits.copy()), persistent=False)
         self.size = len(ladder)
         self.ladder = ladder
@@ -134,7 +157,7 @@ class LadderBuffers(nn.Module):
         # to_empty() after a meta-device init leaves the buffers uninitialised: the words are written again
         # from the ladder wherever they now are (7·n int64s; a move or a cast leaves them as they were)
         with torch.no_grad():
-            for name, bits in zip(_WORDS, self._bits, strict=True):
+            for name, bits in zip((*_WORDS, *_FIXED), self._bits + self._fixed_bits, strict=False):
                 buf = getattr(self, name)
                 if not buf.is_meta and buf.dtype == torch.int64:
                     buf.copy_(torch.from_numpy(bits))
@@ -143,6 +166,40 @@ class LadderBuffers(nn.Module):
     def words(self) -> tuple[torch.Tensor, ...]:
         """The seven float64 words ``[n]`` (views of the int64 buffers, on their device)."""
         return tuple(getattr(self, name).view(torch.float64) for name in _WORDS)
+
+    @property
+    def home(self) -> torch.device:
+        """The device the words are on (read from an int64 buffer: no float64 view in a traced graph)."""
+        return self._buffer("w0").device
+
+    def fixed_words(self) -> FixedWords:
+        """The 32-bit path's words on the module's device (only where :attr:`has_fixed`)."""
+        return FixedWords(self._buffer("fixed_frac"), self._buffer("fixed_unwrap"), self._buffer("fixed_int"))
+
+    def _buffer(self, name: str) -> torch.Tensor:
+        return cast(torch.Tensor, getattr(self, name))  # a registered buffer
+
+    def omega32(self) -> torch.Tensor:
+        """float32(ω_i) ``[n]``: the derivative's factor on the 32-bit path."""
+        return self._buffer("w32").to(torch.int32).view(torch.float32)
+
+    def sincos32(self, p: torch.Tensor, factor: float = 1.0, pair_axes: torch.Tensor | None = None, *,
+                 inline: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """sin/cos of ``p[..., None]·ω`` (times ``factor``), float32 ``[..., n]``, integers only (no float64).
+
+        ``p``: integer, float32, float16 or bfloat16 positions (see
+        :func:`posenc.torch._fixed.fixed_sincos`); with ``pair_axes``
+        ``[..., n_axes]``, pair i at the position of axis ``pair_axes[i]``.
+        One graph node when traced (:func:`posenc.torch._fixed.sincos32`);
+        ``inline=True`` spells the 32-bit operations out instead.
+        """
+        if inline:
+            return fixed_sincos(p, self.fixed_words(), factor, pair_axes)
+        s, c = sincos32(p, self.fixed_words(), self.key, factor)
+        if pair_axes is not None:  # [..., n_axes, n]: pair i from the row of its axis
+            pick = pair_axes.view(*([1] * (s.dim() - 1)), -1).expand(*s.shape[:-2], 1, -1)
+            s, c = torch.gather(s, -2, pick).squeeze(-2), torch.gather(c, -2, pick).squeeze(-2)
+        return s, c
 
     def sincos(self, p: torch.Tensor, lo: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """sin/cos of ``(p + lo)[..., None] · ω``, float64 ``[..., n]``, for float64 ``p [...]`` (and ``lo``).
@@ -191,6 +248,22 @@ def exact_sincos(p: torch.Tensor, angles: LadderBuffers, hi: torch.Tensor | None
     zero = (p - p.detach()).unsqueeze(-1)
     w0 = angles.words()[0]
     return s + zero * (w0 * c), c - zero * (w0 * s)
+
+
+def exact_sincos32(p: torch.Tensor, angles: LadderBuffers, value: torch.Tensor | None = None,
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`exact_sincos` on the 32-bit path: float32 sin/cos of ``value[..., None]·ω`` (default ``p``).
+
+    Differentiable in a floating ``p`` as :func:`exact_sincos` is, with
+    float32(ω) as the derivative's factor (the integer bit path has none).
+    """
+    v = p.detach() if value is None else value.detach()
+    s, c = angles.sincos32(v)
+    if not p.requires_grad:
+        return s, c
+    zero = (p.to(torch.float32) - p.detach().to(torch.float32)).unsqueeze(-1)
+    w = angles.omega32()
+    return s + zero * (w * c), c - zero * (w * s)
 
 
 _INTEGERS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)

@@ -55,7 +55,7 @@ def real_rows(
     device: torch.device, dtype: torch.dtype,
 ) -> torch.Tensor:
     """``[(b,) s, 2, r/2]``: (cos, sin) at validated floating ``positions``, times the attention factor."""
-    home = angles.words()[0].device  # where the ladder's words are: the module's device
+    home = angles.home  # where the ladder's words are: the module's device
     p = positions.detach().to(device=home, dtype=torch.float64)
     s, c = angles.sincos(p)  # [..., n] (1-D) or [..., n_axes, n] (sections)
     if pair_axes is not None:  # sections: pair i from the row of its axis

@@ -131,7 +131,7 @@ class NeRFEncoding(nn.Module):
         return in_dim * (2 * len(self.plan.ladder) + int(self.include_input))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = check_input(x, "x", self.bands.turn.words()[0].device, "posenc.nerf_encoding")
+        x = check_input(x, "x", self.bands.turn.home, "posenc.nerf_encoding")
         x = x.reshape(1) if x.ndim == 0 else x  # a scalar: one point of one coordinate, as the NumPy function
         _check_cpu(x, self._fastest, "x")
         dt = _out_dtype(x)

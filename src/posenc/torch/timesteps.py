@@ -16,7 +16,37 @@ from torch import nn
 
 from ..errors import PosEncError, check_angle, check_channels, check_positions
 from ..timesteps.conventions import Diffusers, Flux, TimestepConvention, get, reference_times, round_to
-from ._exact import LadderBuffers, check_input, exact_sincos, host_values, reference_times_twin
+from ._exact import (
+    LadderBuffers,
+    check_input,
+    exact_sincos,
+    exact_sincos32,
+    host_eager,
+    host_values,
+    reference_times_twin,
+)
+from ._fixed import rows_dtype_ok
+
+#: (significand bits, smallest normal exponent, largest finite value) of the roundings done in float32
+_ROUNDINGS = {"float32": (24, -126, float(np.finfo(np.float32).max)), "float16": (11, -14, 65504.0),
+              "bfloat16": (8, -126, float.fromhex("0x1.fep127"))}
+
+
+def round_float(x: torch.Tensor, name: str) -> torch.Tensor:
+    """float32 ``x`` rounded once to nearest-even in ``name`` (float32, float16, bfloat16), as float32; overflow: NaN.
+
+    :func:`posenc.jax.timesteps.round_float` on torch: the quantum q is a
+    power of two built from x's bits, so x/q, its round and the product are
+    exact in float32 and no dtype cast is there for a compiler to drop.
+    """
+    bits, emin, biggest = _ROUNDINGS[name]
+    if name == "float32":
+        return x
+    b = x.view(torch.int32)
+    e = torch.clamp(((b >> 23) & 0xFF) - 127, min=emin)
+    q = ((e - (bits - 1) + 127) << 23).view(torch.float32)  # 2**(e − bits + 1), a normal float32
+    out = torch.round(x / q) * q  # half to even
+    return torch.where(torch.abs(out) <= biggest, out, float("nan"))
 
 __all__ = ["Timesteps"]
 
@@ -126,10 +156,35 @@ class Timesteps(nn.Module):
             check_angle(float(value.abs().max()), self._fastest, "t")
         return value, grad
 
+    def _fixed(self, t: torch.Tensor) -> bool:
+        """Whether t takes the 32-bit path: off the host (a device, or traced), t not float64, no float64 product."""
+        if host_eager(t) or not self.angles.has_fixed or not rows_dtype_ok(t.dtype):
+            return False
+        return self._round is None or self._format(t) in _ROUNDINGS
+
+    def _times32(self, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`_times` without float64: t itself, or Flux's product in float32 as the reference forms it.
+
+        ``reference_times``' rule (t rounded to the dtype, times
+        float32(time_factor) in one float32 multiply, rounded to the dtype) in
+        float32 arithmetic, as :mod:`posenc.jax.timesteps` does.
+        """
+        if self._round is None:
+            return t.detach(), t
+        name = self._format(t)
+        t32 = t.to(torch.float32)
+        value = round_float(round_float(t32.detach(), name) * self._factor32, name)
+        grad = value + self._factor * (t32 - t32.detach()) if t32.requires_grad else value
+        return value, grad
+
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
-        t = check_input(timesteps, "t", self.angles.words()[0].device, "posenc.timestep_embedding")
-        value, grad = self._times(t)
-        s, c = exact_sincos(grad, self.angles, value)
+        t = check_input(timesteps, "t", self.angles.home, "posenc.timestep_embedding")
+        if self._fixed(t):
+            value, grad = self._times32(t)
+            s, c = exact_sincos32(grad, self.angles, value)
+        else:
+            value, grad = self._times(t)
+            s, c = exact_sincos(grad, self.angles, value)
         parts = [c.float(), s.float()] if self.cos_first else [s.float(), c.float()]
         if self.num_channels % 2:
             parts.append(torch.zeros((*t.shape, 1), dtype=torch.float32, device=t.device))
