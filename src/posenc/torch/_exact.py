@@ -136,7 +136,7 @@ class LadderBuffers(nn.Module):
     {}
     """
 
-    def __init__(self, ladder: Ladder) -> None:
+    def __init__(self, ladder: Ladder, *, host_core: bool = True) -> None:
         super().__init__()
         w0h, w0l, w1h, w1l = ladder.splits
         self._bits = tuple(np.ascontiguousarray(arr, dtype=np.float64).view(np.int64).copy()
@@ -144,7 +144,9 @@ class LadderBuffers(nn.Module):
         fixed = words_of(ladder)
         #: whether the 32-bit path holds this ladder (every frequency in its range)
         self.has_fixed = fixed is not None
-        self.key = register_ladder(ladder) if fixed is not None else -1
+        # traced on a CPU tensor the NumPy core serves the 32-bit path's node (its ladder by this key), unless
+        # host_core is False (a ladder whose dyadic bands the core's three doubles cannot hold exactly): -1
+        self.key = register_ladder(ladder) if fixed is not None and host_core else -1
         w32 = np.asarray(ladder.w0, dtype=np.float32).view(np.int32).astype(np.int64)
         self._fixed_bits = () if fixed is None else (*fixed, w32)
         for name, bits in zip((*_WORDS, *_FIXED), self._bits + self._fixed_bits, strict=False):
@@ -184,7 +186,7 @@ class LadderBuffers(nn.Module):
         return self._buffer("w32").to(torch.int32).view(torch.float32)
 
     def sincos32(self, p: torch.Tensor, factor: float = 1.0, pair_axes: torch.Tensor | None = None, *,
-                 inline: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+                 dtype: torch.dtype = torch.float32, inline: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """sin/cos of ``p[..., None]·ω`` (times ``factor``), float32 ``[..., n]``, integers only (no float64).
 
         ``p``: integer, float32, float16 or bfloat16 positions (see
@@ -194,8 +196,9 @@ class LadderBuffers(nn.Module):
         ``inline=True`` spells the 32-bit operations out instead.
         """
         if inline:
-            return fixed_sincos(p, self.fixed_words(), factor, pair_axes)
-        s, c = sincos32(p, self.fixed_words(), self.key, factor)
+            s, c = fixed_sincos(p, self.fixed_words(), factor, pair_axes)
+            return s.to(dtype), c.to(dtype)
+        s, c = sincos32(p, self.fixed_words(), self.key, factor, dtype)
         if pair_axes is not None:  # [..., n_axes, n]: pair i from the row of its axis
             pick = pair_axes.view(*([1] * (s.dim() - 1)), -1).expand(*s.shape[:-2], 1, -1)
             s, c = torch.gather(s, -2, pick).squeeze(-2), torch.gather(c, -2, pick).squeeze(-2)
@@ -251,14 +254,14 @@ def exact_sincos(p: torch.Tensor, angles: LadderBuffers, hi: torch.Tensor | None
 
 
 def exact_sincos32(p: torch.Tensor, angles: LadderBuffers, value: torch.Tensor | None = None,
-                   ) -> tuple[torch.Tensor, torch.Tensor]:
+                   dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`exact_sincos` on the 32-bit path: float32 sin/cos of ``value[..., None]·ω`` (default ``p``).
 
     Differentiable in a floating ``p`` as :func:`exact_sincos` is, with
     float32(ω) as the derivative's factor (the integer bit path has none).
     """
     v = p.detach() if value is None else value.detach()
-    s, c = angles.sincos32(v)
+    s, c = angles.sincos32(v, dtype=dtype)
     if not p.requires_grad:
         return s, c
     zero = (p.to(torch.float32) - p.detach().to(torch.float32)).unsqueeze(-1)

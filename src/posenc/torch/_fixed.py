@@ -353,8 +353,11 @@ def register_ladder(ladder: Ladder) -> int:
 _HOST_LIMIT = 2.0**53
 
 
-def _host_rows(p: torch.Tensor, key: int, factor: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """The NumPy core's float32 rows of a CPU ``p`` (numba when installed): what the CPU computes eagerly too."""
+def _host_rows(p: torch.Tensor, key: int, factor: float, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """The NumPy core's rows of a CPU ``p`` (numba when installed), each float64 value rounded once to ``dtype``.
+
+    What the CPU computes eagerly too.
+    """
     flat = p.detach().reshape(-1)
     v = flat.to(torch.int64).numpy().astype(np.float64) if not flat.is_floating_point() else \
         flat.to(torch.float32).numpy().astype(np.float64)
@@ -371,28 +374,32 @@ def _host_rows(p: torch.Tensor, key: int, factor: float) -> tuple[torch.Tensor, 
     s64[bad] = np.nan
     c64[bad] = np.nan
     shape = (*p.shape, n)
-    return torch.from_numpy(s64.astype(np.float32)).reshape(shape), \
-        torch.from_numpy(c64.astype(np.float32)).reshape(shape)
+    return torch.from_numpy(s64).to(dtype).reshape(shape), torch.from_numpy(c64).to(dtype).reshape(shape)
 
 
 @torch.library.custom_op("posenc::sincos32", mutates_args=())
 def _sincos32_op(p: torch.Tensor, frac: torch.Tensor, unwrap: torch.Tensor, whole: torch.Tensor, key: int,
-                 factor: float) -> tuple[torch.Tensor, torch.Tensor]:
-    if p.device.type == "cpu":
-        return _host_rows(p, key, factor)
-    return fixed_sincos(p, FixedWords(frac, unwrap, whole), factor)
+                 factor: float, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    if p.device.type == "cpu" and key >= 0:
+        return _host_rows(p, key, factor, dtype)
+    s, c = fixed_sincos(p, FixedWords(frac, unwrap, whole), factor)
+    return s.to(dtype), c.to(dtype)
 
 
 @_sincos32_op.register_fake
 def _(p: torch.Tensor, frac: torch.Tensor, unwrap: torch.Tensor, whole: torch.Tensor, key: int,
-      factor: float) -> tuple[torch.Tensor, torch.Tensor]:
+      factor: float, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     shape = (*p.shape, whole.shape[0])
-    return p.new_empty(shape, dtype=torch.float32), p.new_empty(shape, dtype=torch.float32)
+    return p.new_empty(shape, dtype=dtype), p.new_empty(shape, dtype=dtype)
 
 
 def sincos32(p: torch.Tensor, words: FixedWords, key: int, factor: float = 1.0,
-             ) -> tuple[torch.Tensor, torch.Tensor]:
-    """sin/cos of ``p[..., None]·ω`` in float32 ``[..., n]``, one opaque graph node (``posenc::sincos32``).
+             dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """sin/cos of ``p[..., None]·ω`` in ``dtype`` ``[..., n]``, one opaque graph node (``posenc::sincos32``).
+
+    ``dtype`` float32, float16 or bfloat16: on the host each value is rounded
+    once from the core's float64; on a device the float32 value is rounded
+    once more (as :mod:`posenc.jax` does).
 
     Traced (``torch.compile``, ``make_fx``) it is one custom operator with
     float32 outputs, so a graph holds no float64 and Inductor compiles in
@@ -400,8 +407,9 @@ def sincos32(p: torch.Tensor, words: FixedWords, key: int, factor: float = 1.0,
     Inductor's scheduling). Run, it computes on p's device:
 
     - CPU: the NumPy core (numba when installed), the bits the CPU gives
-      eagerly, which are the 32-bit path's over the golden batteries;
+      eagerly, which are the 32-bit path's over the golden batteries (a
+      ``key`` of -1: the integer operations, as on a device);
     - any other device: :func:`fixed_sincos`, 32-bit integer operations only
       (no float64: MPS has none, GPUs run it at 1/32 to 1/64 rate).
     """
-    return _sincos32_op(p.detach(), words.frac_words, words.unwrap_words, words.int_words, key, float(factor))
+    return _sincos32_op(p.detach(), words.frac_words, words.unwrap_words, words.int_words, key, float(factor), dtype)

@@ -24,7 +24,8 @@ import torch
 from ..errors import MAX_POSITION, PosEncError
 from ..rope.frequencies import RopeFrequencies
 from ._cache import compiling
-from ._exact import LadderBuffers
+from ._exact import LadderBuffers, host_eager, tracing
+from ._fixed import FLOAT_LIMIT
 
 __all__ = ["check_real_positions", "real_rows"]
 
@@ -42,12 +43,25 @@ def check_real_positions(positions: torch.Tensor, s: int, batch: int | None, n_a
             len(shape) > len(tail) and (batch is None or shape[0] not in (1, batch))):
         want = f"{one} with s = {s}" + ("" if batch is None else f", or {two} with b = {batch}")
         raise PosEncError(f"real-valued positions must be {want} (b from q), got {list(shape)}")
-    if compiling() or positions.numel() == 0 or positions.is_meta:
+    if tracing() or positions.numel() == 0 or positions.is_meta or torch._subclasses.fake_tensor.is_fake(positions):
         return
-    p = positions.detach().to(torch.float64)
+    p = positions.detach()  # compared in its own dtype: 2**53 is a float32 (bfloat16) value, float16 never gets there
     bad = ~torch.isfinite(p) | (p.abs() >= MAX_POSITION)
     if bool(bad.any()):
         raise PosEncError(f"positions must be finite with |p| < 2**53, got {p[bad][0].item()!r}")
+
+
+def _fixed(positions: torch.Tensor, angles: LadderBuffers, dtype: torch.dtype) -> bool:
+    """The 32-bit path: float32 (float16, bfloat16) positions, rows not float64, off the host.
+
+    An eager device tensor takes it only where every |p| < 2**31 (the values
+    are checked there anyway); traced, a larger one gives NaN rows.
+    """
+    if dtype == torch.float64 or positions.dtype == torch.float64 or not angles.has_fixed or host_eager(positions):
+        return False
+    if compiling() or positions.numel() == 0 or positions.is_meta or torch._subclasses.fake_tensor.is_fake(positions):
+        return True
+    return tracing() or bool((positions.detach().abs() < FLOAT_LIMIT).all())
 
 
 def real_rows(
@@ -56,6 +70,10 @@ def real_rows(
 ) -> torch.Tensor:
     """``[(b,) s, 2, r/2]``: (cos, sin) at validated floating ``positions``, times the attention factor."""
     home = angles.home  # where the ladder's words are: the module's device
+    if _fixed(positions, angles, dtype):
+        axes = None if pair_axes is None else torch.as_tensor(pair_axes, device=home)
+        s32, c32 = angles.sincos32(positions.detach().to(home), freqs.attention_factor, axes, dtype=dtype)
+        return torch.stack([c32, s32], dim=-2).to(device)
     p = positions.detach().to(device=home, dtype=torch.float64)
     s, c = angles.sincos(p)  # [..., n] (1-D) or [..., n_axes, n] (sections)
     if pair_axes is not None:  # sections: pair i from the row of its axis

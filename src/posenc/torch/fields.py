@@ -23,14 +23,15 @@ from ..exact import Ladder
 from ..exact.dot import dot2_turns
 from ..fields.conventions import get
 from ..fields.encoding import Bands, _matrix, arrange, check_matrix, two_pi
-from ._exact import LadderBuffers, check_input, exact_sincos, host_values, turns_core
+from ._exact import LadderBuffers, check_input, exact_sincos, exact_sincos32, host_eager, host_values, turns_core
+from ._fixed import rows_dtype_ok
 
 __all__ = ["FourierFeatures", "NeRFEncoding"]
 
 
 def _check_cpu(x: torch.Tensor, fastest: float, what: str) -> None:
     """The NumPy API's checks on a CPU tensor in eager mode (on a device they would wait for it)."""
-    if x.device.type != "cpu" or torch.compiler.is_compiling():
+    if not host_eager(x):  # a device tensor, or traced (torch.compile, make_fx)
         return
     arr = check_positions(host_values(x), what)
     if arr.size and fastest:
@@ -124,6 +125,9 @@ class NeRFEncoding(nn.Module):
         self.include_input = bool(keep)
         bands = Bands.of(self.plan)
         self.bands = _TorchBands(bands)
+        # the 32-bit path (off the host, x not float64) reads the plan's ladder whole: its words hold the dyadic
+        # bands (π·2**k) exactly, so sin(kπ) is 0 there as in the NumPy function
+        self.rows32 = LadderBuffers(self.plan.ladder, host_core=False)
         self._fastest = bands.ladder.fastest  # a plain float: compile cannot enter cached_property's lock
 
     def out_dim(self, in_dim: int) -> int:
@@ -136,8 +140,10 @@ class NeRFEncoding(nn.Module):
         _check_cpu(x, self._fastest, "x")
         dt = _out_dtype(x)
         m, d, n = x.shape[:-1].numel(), x.shape[-1], self.bands.n
-        p = x.reshape(-1).to(torch.float64)
-        s, c = self.bands.sincos(p)
+        if not host_eager(x) and rows_dtype_ok(x.dtype) and self.rows32.has_fixed and n:
+            s, c = exact_sincos32(x.reshape(-1), self.rows32, dtype=dt)
+        else:
+            s, c = self.bands.sincos(x.reshape(-1).to(torch.float64))
         enc = arrange(self.plan, s.reshape(m, d, n), c.reshape(m, d, n), dt)
         if self.include_input:
             raw = x.reshape(m, d).to(dt)
