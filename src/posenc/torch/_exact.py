@@ -34,7 +34,8 @@ from torch import nn
 
 from ..errors import PosEncError, show_value
 from ..exact import Ladder, core, fill_sincos
-from ._fixed import FixedWords, fixed_sincos, register_ladder, sincos32, words_of
+from ._fixed import FixedWords, fixed_sincos, words_of
+from ._fixed_op import register_ladder, sincos32
 
 __all__ = ["LadderBuffers", "check_input", "exact_sincos", "exact_sincos32", "host_eager", "host_values",
            "reference_times_twin", "round_twin", "sincos", "tracing"]
@@ -144,9 +145,10 @@ class LadderBuffers(nn.Module):
         fixed = words_of(ladder)
         #: whether the 32-bit path holds this ladder (every frequency in its range)
         self.has_fixed = fixed is not None
-        # traced on a CPU tensor the NumPy core serves the 32-bit path's node (its ladder by this key), unless
-        # host_core is False (a ladder whose dyadic bands the core's three doubles cannot hold exactly): -1
-        self.key = register_ladder(ladder) if fixed is not None and host_core else -1
+        # the 32-bit path's node finds its ladder by this key; traced on a CPU tensor the NumPy core serves it,
+        # unless host_core is False (a ladder whose dyadic bands the core's three doubles cannot hold exactly)
+        self.key = register_ladder(ladder) if fixed is not None else -1
+        self.host_core = host_core
         w32 = np.asarray(ladder.w0, dtype=np.float32).view(np.int32).astype(np.int64)
         self._fixed_bits = () if fixed is None else (*fixed, w32)
         for name, bits in zip((*_WORDS, *_FIXED), self._bits + self._fixed_bits, strict=False):
@@ -198,7 +200,7 @@ class LadderBuffers(nn.Module):
         if inline:
             s, c = fixed_sincos(p, self.fixed_words(), factor, pair_axes)
             return s.to(dtype), c.to(dtype)
-        s, c = sincos32(p, self.fixed_words(), self.key, factor, dtype)
+        s, c = sincos32(p, self.fixed_words(), self.key, factor, dtype, self.host_core)
         if pair_axes is not None:  # [..., n_axes, n]: pair i from the row of its axis
             pick = pair_axes.view(*([1] * (s.dim() - 1)), -1).expand(*s.shape[:-2], 1, -1)
             s, c = torch.gather(s, -2, pick).squeeze(-2), torch.gather(c, -2, pick).squeeze(-2)

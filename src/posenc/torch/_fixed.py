@@ -32,14 +32,13 @@ import numpy as np
 import torch
 
 from ..errors import PosEncError
-from ..exact.angles import fill_sincos
 from ..exact.fixed import FixedLadder, fixed_ladder, scale_words
 from ..exact.fixed_phase import phase_of_floats, phase_of_integers
 from ..exact.fixed_sincos import Ops, sincos_f32
 from ..exact.ladder import Ladder
 
-__all__ = ["FLOAT_LIMIT", "INT_LIMIT", "TORCH_OPS", "U32", "FixedWords", "fixed_sincos", "register_ladder",
-           "rows_dtype_ok", "sincos32"]
+__all__ = ["FLOAT_LIMIT", "INT_LIMIT", "TORCH_OPS", "U32", "FixedWords", "fixed_sincos", "rows_dtype_ok",
+           "words_of"]
 
 M32 = 0xFFFFFFFF
 #: A float position at or beyond this magnitude (or NaN, inf) gives NaN rows: the 32-bit phase holds |t| < 2**31.
@@ -335,81 +334,3 @@ def fixed_sincos(p: torch.Tensor, words: FixedWords, factor: float = 1.0,
         s, c = torch.where(bad, nan, s), torch.where(bad, nan, c)
     return s, c
 
-
-_LADDERS: list[Ladder] = []
-_KEYS: dict[int, int] = {}
-
-
-def register_ladder(ladder: Ladder) -> int:
-    """A key for ``ladder`` that :func:`sincos32` can carry through a graph (an int, not an object)."""
-    key = _KEYS.get(id(ladder))
-    if key is None or _LADDERS[key] is not ladder:
-        _LADDERS.append(ladder)
-        key = _KEYS[id(ladder)] = len(_LADDERS) - 1
-    return key
-
-
-#: |p| at or past this (or NaN) gives NaN rows on the host too: the NumPy core's own limit (2**53)
-_HOST_LIMIT = 2.0**53
-
-
-def _host_rows(p: torch.Tensor, key: int, factor: float, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """The NumPy core's rows of a CPU ``p`` (numba when installed), each float64 value rounded once to ``dtype``.
-
-    What the CPU computes eagerly too.
-    """
-    flat = p.detach().reshape(-1)
-    v = flat.to(torch.int64).numpy().astype(np.float64) if not flat.is_floating_point() else \
-        flat.to(torch.float32).numpy().astype(np.float64)
-    bad = ~(np.abs(v) < _HOST_LIMIT)
-    v = np.where(bad, 0.0, v)
-    ladder = _LADDERS[key]
-    n = len(ladder)
-    s64 = np.empty((v.shape[0], n), dtype=np.float64)
-    c64 = np.empty_like(s64)
-    fill_sincos(v, ladder, s64, c64)
-    if factor != 1.0:  # the float64 product, rounded once (as posenc.rope_cos_sin)
-        s64 *= factor
-        c64 *= factor
-    s64[bad] = np.nan
-    c64[bad] = np.nan
-    shape = (*p.shape, n)
-    return torch.from_numpy(s64).to(dtype).reshape(shape), torch.from_numpy(c64).to(dtype).reshape(shape)
-
-
-@torch.library.custom_op("posenc::sincos32", mutates_args=())
-def _sincos32_op(p: torch.Tensor, frac: torch.Tensor, unwrap: torch.Tensor, whole: torch.Tensor, key: int,
-                 factor: float, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    if p.device.type == "cpu" and key >= 0:
-        return _host_rows(p, key, factor, dtype)
-    s, c = fixed_sincos(p, FixedWords(frac, unwrap, whole), factor)
-    return s.to(dtype), c.to(dtype)
-
-
-@_sincos32_op.register_fake
-def _(p: torch.Tensor, frac: torch.Tensor, unwrap: torch.Tensor, whole: torch.Tensor, key: int,
-      factor: float, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    shape = (*p.shape, whole.shape[0])
-    return p.new_empty(shape, dtype=dtype), p.new_empty(shape, dtype=dtype)
-
-
-def sincos32(p: torch.Tensor, words: FixedWords, key: int, factor: float = 1.0,
-             dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
-    """sin/cos of ``p[..., None]·ω`` in ``dtype`` ``[..., n]``, one opaque graph node (``posenc::sincos32``).
-
-    ``dtype`` float32, float16 or bfloat16: on the host each value is rounded
-    once from the core's float64; on a device the float32 value is rounded
-    once more (as :mod:`posenc.jax` does).
-
-    Traced (``torch.compile``, ``make_fx``) it is one custom operator with
-    float32 outputs, so a graph holds no float64 and Inductor compiles in
-    seconds (the 32-bit algorithm inlined is ~2,000 operations, minutes of
-    Inductor's scheduling). Run, it computes on p's device:
-
-    - CPU: the NumPy core (numba when installed), the bits the CPU gives
-      eagerly, which are the 32-bit path's over the golden batteries (a
-      ``key`` of -1: the integer operations, as on a device);
-    - any other device: :func:`fixed_sincos`, 32-bit integer operations only
-      (no float64: MPS has none, GPUs run it at 1/32 to 1/64 rate).
-    """
-    return _sincos32_op(p.detach(), words.frac_words, words.unwrap_words, words.int_words, key, float(factor), dtype)
