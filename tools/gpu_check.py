@@ -13,7 +13,7 @@ On a CUDA GPU (one H100/H200, under 5 minutes):
    the GPU's peak (``--peak-tbs`` or the table below).
 
 ``--dry-run`` runs the same steps on the CPU through Triton's interpreter
-(TRITON_INTERPRET=1, tiny shapes): tests/triton/test_gpu_check.py does, so the
+(TRITON_INTERPRET=1, tiny shapes): tests/triton_kernels/test_gpu_check.py does, so the
 script is known to work before a GPU is lent. The last line is a JSON summary.
 """
 

@@ -1,4 +1,4 @@
-"""posenc.triton through Triton's interpreter (TRITON_INTERPRET=1, tests/triton/conftest.py), on CPU tensors.
+"""posenc.triton through Triton's interpreter (TRITON_INTERPRET=1, tests/triton_kernels/conftest.py), on CPU tensors.
 
 The rows are the NumPy 32-bit path's float32 bits (:mod:`posenc.exact.fixed_sincos` run on NumPy), and the
 fused rotation equals :func:`posenc.apply_rope` (each pair in float32, rounded once to the dtype).
