@@ -164,3 +164,43 @@ def test_the_inlined_integer_kernel_gives_nan_rows_outside_its_range():
     s, _ = lad.sincos32(torch.tensor([2**31, -2**31 - 1, 5], dtype=torch.int64), inline=True)
     assert torch.isnan(s[:2]).all() and not torch.isnan(s[2]).any()
 
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_fourier_features_traced_by_make_fx_hold_no_float64(dtype):
+    from posenc.torch import FourierFeatures
+
+    g = torch.Generator().manual_seed(6)
+    ff = FourierFeatures(torch.randn(12, 3, generator=g) * 10)  # float32 values: the 32-bit path holds B
+    x = torch.randn(30, 3, generator=g).to(dtype)
+    gm = make_fx(ff)(x)
+    assert float64_nodes(gm) == []
+    assert same_bits(gm(x), ff(x))
+
+
+def test_fourier_features_the_integer_phase_gives_the_hosts_bits_and_its_derivative():
+    """The device computation (phase_of_dot on TORCH_OPS) equals the NumPy function's bits; the gradient is 2π·B."""
+    from posenc.exact.fixed_dot import phase_of_dot
+    from posenc.torch import FourierFeatures
+    from posenc.torch._fixed import TORCH_OPS
+
+    g = torch.Generator().manual_seed(7)
+    b = torch.randn(8, 2, generator=g) * 5
+    x = torch.randn(20, 2, generator=g)
+    ff = FourierFeatures(b)
+    s, c = sincos_f32(TORCH_OPS, phase_of_dot(TORCH_OPS, x, b)[0])
+    assert same_bits(torch.cat([c, s], -1), ff(x))
+    xg = x.clone().requires_grad_(True)
+    gm = make_fx(lambda v: ff(v).sum())(xg)  # the traced (32-bit) path with its derivative
+    assert float64_nodes(gm) == []
+    (grad,) = torch.autograd.grad(ff(xg.double()).sum(), xg)  # the float64 path's derivative, in float64
+    got = torch.func.grad(lambda v: make_fx(lambda u: ff(u).sum())(v)(v))(x.clone())
+    assert torch.allclose(got, grad.float(), rtol=1e-4, atol=1e-3)
+
+
+def test_fourier_features_with_a_b_float32_does_not_hold_keeps_float64():
+    from posenc.torch import FourierFeatures
+
+    ff = FourierFeatures(torch.tensor([[0.1]], dtype=torch.float64))  # 0.1 is no float32
+    gm = make_fx(ff)(torch.ones(2, 1))
+    assert float64_nodes(gm) != []

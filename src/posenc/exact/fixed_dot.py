@@ -35,10 +35,16 @@ __all__ = ["MAX_TERMS", "phase_of_dot", "product_words", "significand"]
 MAX_TERMS = 2**16 - 1
 
 
+def _integral(v: Any) -> bool:
+    """Whether v holds integers: a NumPy or JAX dtype's kind, or a torch dtype (which has none)."""
+    kind = getattr(v.dtype, "kind", None)
+    return kind in ("i", "u") if kind is not None else not v.dtype.is_floating_point
+
+
 def significand(o: Ops, v: Any) -> tuple[Any, Any, Any, Any]:
     """(m, e, negative, finite) with |v| = m·2**e: uint32 m, int32 e, for float32 or int32 v (any shape)."""
     xp = o.xp
-    if v.dtype.kind in "iu":
+    if _integral(v):
         u = o.u32(v)
         neg = v < 0
         zero = xp.zeros(v.shape, dtype=xp.int32)
@@ -121,7 +127,7 @@ def phase_of_dot(o: Ops, v: Any, b: Any) -> tuple[Words, Any]:
     d = int(v.shape[-1])
     if d > MAX_TERMS:
         raise PosEncError(f"the coordinates' last axis d = {d} is past {MAX_TERMS}, the longest exact sum")
-    if v.dtype.kind in "iu" and b.dtype.kind in "iu":  # an integer B·v: the phase is 0 (no work to fold away)
+    if _integral(v) and _integral(b):  # an integer B·v: the phase is 0 (no work to fold away)
         zero = o.xp.zeros(o.xp.broadcast_shapes((*v.shape[:-1], 1), b.shape[:-1]), dtype=o.xp.uint32)
         return (zero, zero, zero, zero), zero == 0
     mv, ev, nv, fv = significand(o, v)

@@ -21,10 +21,12 @@ from torch import nn
 from ..errors import PosEncError, check_angle, check_positions, shape_text, show_value
 from ..exact import Ladder
 from ..exact.dot import dot2_turns
+from ..exact.fixed_dot import phase_of_dot
+from ..exact.fixed_sincos import sincos_f32
 from ..fields.conventions import get
 from ..fields.encoding import Bands, _matrix, arrange, check_matrix, two_pi
 from ._exact import LadderBuffers, check_input, exact_sincos, exact_sincos32, host_eager, host_values, turns_core
-from ._fixed import rows_dtype_ok
+from ._fixed import TORCH_OPS, rows_dtype_ok
 
 __all__ = ["FourierFeatures", "NeRFEncoding"]
 
@@ -151,6 +153,48 @@ class NeRFEncoding(nn.Module):
         return enc.reshape(*x.shape[:-1], enc.shape[-1])
 
 
+_TWO_PI: list[LadderBuffers] = []  # the host's 2π ladder, built on first use
+
+
+def _host_features(v: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(cos, sin) of 2π·B·v in float64 on the host, as the NumPy function: B·v mod 1 as a double-double."""
+    if not _TWO_PI:
+        _TWO_PI.append(LadderBuffers(two_pi()))
+    m, d = b.shape
+    x64 = v.reshape(-1, 1, d).to(torch.float64)
+    hi, lo = dot2_turns(b.to(torch.float64).unsqueeze(0), x64, torch.round)
+    q, f, g = turns_core(hi.reshape(-1), lo.reshape(-1))
+    s, c = exact_sincos(hi.reshape(-1), _TWO_PI[0], f, g, quarter=q)
+    return c.reshape(-1, m) + 0.0, s.reshape(-1, m) + 0.0  # + 0.0: an exact zero is +0
+
+
+@torch.library.custom_op("posenc::fourier32", mutates_args=())
+def _fourier32(v: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """(cos, sin) of 2π·B·v ``[k, m]`` for float32 v ``[k, d]`` and B ``[m, d]``, in ``dtype``, no float64 off the host.
+
+    On the CPU: the NumPy function's double-double (what the CPU computes
+    eagerly too), each value rounded once to ``dtype``; elsewhere
+    :func:`posenc.exact.fixed_dot.phase_of_dot`, the exact phase in 32-bit
+    integers, and the 32-bit sin/cos (NaN where an operand is not finite).
+    """
+    if v.device.type == "cpu":
+        c, s = _host_features(v, b)
+        return c.to(dtype), s.to(dtype)
+    phase, finite = phase_of_dot(TORCH_OPS, v, b)
+    s, c = sincos_f32(TORCH_OPS, phase)
+    nan = torch.full_like(s[..., :1], float("nan"))
+    return torch.where(finite.unsqueeze(-1), c, nan).to(dtype), torch.where(finite.unsqueeze(-1), s, nan).to(dtype)
+
+
+@_fourier32.register_fake
+def _(v: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    shape = (v.shape[0], b.shape[0])
+    return v.new_empty(shape, dtype=dtype), v.new_empty(shape, dtype=dtype)
+
+
+_EXACT_IN_F32 = (torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.uint8)
+
+
 class FourierFeatures(nn.Module):
     """Tancik et al.'s ``[cos(2π B v) | sin(2π B v)]`` for a fixed ``b`` = B ``[m, d]``: ``[..., d] -> [..., 2m]``.
 
@@ -166,6 +210,7 @@ class FourierFeatures(nn.Module):
     """
 
     B: torch.Tensor
+    b32: torch.Tensor
 
     def __init__(self, b: Any) -> None:
         super().__init__()
@@ -176,6 +221,24 @@ class FourierFeatures(nn.Module):
         mat = _matrix(arr, shape[1])
         self.register_buffer("B", torch.from_numpy(mat.copy()))
         self.angles = LadderBuffers(two_pi())
+        self.register_buffer("b32", torch.zeros(mat.shape, dtype=torch.int32), persistent=False)
+        self._b_is_f32 = False
+        self._hold32()
+
+    def _hold32(self) -> None:
+        """B's float32 bits (an int32 buffer: a dtype cast leaves it), when float32 holds every B_ij exactly.
+
+        The 32-bit path (off the host) reads them; a B that float32 does not
+        hold keeps the float64 path. Written when B is built or loaded (B
+        changed in place afterwards: call this again).
+        """
+        b = self.B.detach()
+        if b.is_meta:
+            return
+        b32 = b.to(torch.float32)
+        self._b_is_f32 = bool(torch.equal(b32.to(torch.float64), b))
+        with torch.no_grad():
+            self.b32.copy_(b32.view(torch.int32).to(self.b32.device))
 
     def _apply(self, fn: Any, recurse: bool = True) -> FourierFeatures:
         b = self.B
@@ -192,6 +255,17 @@ class FourierFeatures(nn.Module):
                                   f"got shape {shape_text(tuple(b.shape))}")
             check_matrix(b.detach().cpu().to(torch.float64).numpy())
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        self._hold32()
+
+    def _features32(self, x: torch.Tensor, m: int, d: int) -> torch.Tensor:
+        """The 32-bit path: float32 v and B (both exact), no float64 node; differentiable in x as the formula."""
+        v = x.reshape(-1, d).to(torch.float32)
+        b = self.b32.view(torch.float32)
+        c, s = _fourier32(v.detach(), b, _out_dtype(x))
+        if v.requires_grad:  # d/dx (cos, sin)(2π B x) = 2π·(−sin, cos)·(B dx), the formula's derivative
+            w = float(2 * np.pi) * ((v - v.detach()).unsqueeze(-2) * b).sum(-1)
+            c, s = c - s * w, s + c * w
+        return torch.cat([c, s], dim=-1).reshape(*x.shape[:-1], 2 * m)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = check_input(x, "x", self.B.device, "posenc.fourier_features")
@@ -199,9 +273,11 @@ class FourierFeatures(nn.Module):
         x = x.reshape(1) if x.ndim == 0 else x  # a scalar: one point of one coordinate, as the NumPy function
         if x.shape[-1] != d:
             raise PosEncError(f"x's last axis must hold B's d = {d} coordinates, got shape {tuple(x.shape)}")
-        if self.B.device.type == "cpu" and not torch.compiler.is_compiling():
+        if host_eager(self.B):
             check_matrix(self.B.detach().numpy())  # B as it is now (a buffer can be written in place)
         _check_cpu(x, 0.0, "x")
+        if not host_eager(x) and self._b_is_f32 and x.dtype in _EXACT_IN_F32:
+            return self._features32(x, m, d)
         x64 = x.reshape(-1, 1, d).to(torch.float64)
         plain = (x64 * self.B).sum(-1)  # the differentiable B·x; its value comes from the double-double below
         hi, lo = dot2_turns(self.B.unsqueeze(0), x64.detach(), torch.round)  # B·x mod 1, as the NumPy function
