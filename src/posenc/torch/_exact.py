@@ -1,5 +1,10 @@
 """posenc's exact angle as torch operations: :mod:`posenc.exact.core` run on float64 tensors, on any device.
 
+Off the host (an accelerator, or a trace) and for float32, float16 or
+bfloat16 results, the modules take the 32-bit path instead
+(:mod:`posenc.torch._fixed`, :meth:`LadderBuffers.sincos32`: integers only,
+no float64 node); the float64 twin below stays for float64 inputs or outputs.
+
 Continuous inputs (a diffusion time, a field coordinate) cannot be looked up
 in a table, so the torch modules that take them compute sin/cos of p·ω the
 way :mod:`posenc.exact` does, on the input's device, with no host round trip.

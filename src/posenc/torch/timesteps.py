@@ -70,7 +70,11 @@ class Timesteps(nn.Module):
         max_period: the slowest period's base (diffusers' default 10000).
 
     Input: t of any shape ``[...]`` and dtype (integer steps, float32, bf16…),
-    on any device with float64 (not MPS). Output ``[..., num_channels]``,
+    on any device. Off the host (an accelerator, or traced) a non-float64 t
+    takes the 32-bit exact path (:mod:`posenc.torch._fixed`: integers only,
+    no float64, so MPS too; Triton's kernel on CUDA when installed), where
+    an integer t outside int32 or a float |t| >= 2**31 gives NaN channels;
+    a float64 t keeps the float64 path. Output ``[..., num_channels]``,
     float32 as diffusers', on t's device. On CPU tensors in eager mode t is
     checked (finite, inside the exact range: else :class:`~posenc.PosEncError`);
     on an accelerator, or under compile, checking would wait for the device,
