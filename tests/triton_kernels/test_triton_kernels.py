@@ -23,7 +23,7 @@ from posenc.timesteps.conventions import Diffusers
 pytest.importorskip("triton")  # pinned in requirements-dev.txt (the posenc[triton] extra)
 
 from posenc.torch._fixed_op import device_path
-from posenc.triton import apply_rope, sincos_rows, use_triton
+from posenc.triton import apply_rope, sincos_rows, timestep_embedding, use_triton
 
 LADDER = Diffusers(True, 0, 1, 10000).plan(24).ladder
 
@@ -130,3 +130,18 @@ def test_posenc_torch_chooses_the_kernel_for_cuda_tensors_when_triton_is_there(m
 
     monkeypatch.setattr(pt, "available", lambda: False)  # Triton missing: the fallback
     assert device_path(cuda, True) == "torch"
+
+
+@pytest.mark.parametrize("convention", ["diffusers", "guided-diffusion", "flux"])
+def test_timestep_embedding_is_numpys_float32_at_integer_steps(convention):
+    t = torch.tensor([0, 1, 17, 999, 123456])
+    got = timestep_embedding(t, 21, convention=convention)
+    want = posenc.timestep_embedding(t.numpy(), 21, convention=convention, dtype=np.float32)
+    assert np.array_equal(bits(got.numpy()), bits(want))
+
+
+def test_timestep_embedding_refuses_a_rounded_flux_product():
+    from posenc.timesteps.conventions import Flux
+
+    with pytest.raises(posenc.PosEncError, match=r"posenc\.torch\.Timesteps"):
+        timestep_embedding(torch.tensor([0.5]), 8, convention=Flux(1000.0, 10000, "float32"))

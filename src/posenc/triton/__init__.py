@@ -26,7 +26,7 @@ from ..errors import PosEncError
 from ..exact.fixed import fixed_ladder
 from ..exact.ladder import Ladder
 
-__all__ = ["apply_rope", "available", "sincos_rows", "use_triton"]
+__all__ = ["apply_rope", "available", "sincos_rows", "timestep_embedding", "use_triton"]
 
 
 def available() -> bool:
@@ -165,3 +165,35 @@ def apply_rope(q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, spec: 
             *q.stride(), *k.stride(), *qo.stride(), *ko.stride(), spb, pos.stride(1),
             INTERLEAVED=cfg.layout == "interleaved", BF16=q.dtype == torch.bfloat16, BN=bn)
     return qo, ko
+
+
+def timestep_embedding(t: torch.Tensor, dim: int, *, convention: Any = "diffusers") -> torch.Tensor:
+    """:func:`posenc.timestep_embedding` of a tensor t on the GPU: ``[..., dim]`` float32, rows by the kernel.
+
+    Args:
+        t: integer steps (inside int32) or float32 (float16, bfloat16) times ``[...]``.
+        dim: output channels (odd: the last is zero).
+        convention: a :mod:`posenc.timesteps` preset or its name; Flux with a
+            ``time_dtype`` rounding is not formed here (use
+            :class:`posenc.torch.Timesteps`).
+
+    Returns:
+        ``[..., dim]`` float32: sin and cos of t·ω_k, the NumPy float32 core's
+        bits (integer t; float t: the correctly rounded values, within 1 ulp).
+    """
+    from ..errors import check_channels
+    from ..timesteps.conventions import Flux, get
+
+    preset = get(convention)
+    if isinstance(preset, Flux) and preset.time_dtype is not None:
+        raise PosEncError(f"{preset!r}: time_factor·t rounded to a dtype is not formed by posenc.triton; use "
+                          "posenc.torch.Timesteps")
+    plan = preset.plan(check_channels(dim, "dim"))
+    n = len(plan.ladder)
+    parts = []
+    if n:
+        s, c = sincos_rows(t, plan.ladder)
+        parts = [c, s] if plan.cos_first else [s, c]
+    if plan.dim > 2 * n:
+        parts.append(torch.zeros((*t.shape, plan.dim - 2 * n), dtype=torch.float32, device=t.device))
+    return torch.cat(parts, dim=-1)
