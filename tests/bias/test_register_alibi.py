@@ -215,3 +215,42 @@ def test_a_variant_whose_reach_or_coefficient_is_junk_is_refused_at_use(variant:
     # before: a raw error (float('far')), a bias of NaN, or a raw broadcasting ValueError
     with pytest.raises(PosEncError, match=why):
         posenc.alibi_bias(1, 3, 2, offset=2, convention=variant)
+
+
+@dataclass(frozen=True)
+class StrCoefficient(Press):
+    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
+        return "x"
+
+
+@dataclass(frozen=True)
+class HalfCoefficient(Press):
+    def coefficient(self, q_pos: Any, k_pos: Any, k_last: Any, causal: bool) -> Any:
+        return (k_pos - q_pos) * 0.5
+
+
+@pytest.mark.parametrize(("variant", "why"), [
+    (NaNCoefficient(), r"NaNCoefficient\(\): coefficient\(\.\.\.\) returned a non-finite distance term"),
+    (StrCoefficient(), r"StrCoefficient\(\): coefficient\(\.\.\.\) returned 'x'; expected a real tensor"),
+    (WrongShapeCoefficient(), r"WrongShapeCoefficient\(\): coefficient\(\.\.\.\) returned .*\(shape \(7,\)\); "
+                              r"expected a real tensor broadcastable to \(3, 3\)"),
+    (HalfCoefficient(), r"HalfCoefficient\(\): coefficient\(\.\.\.\) returned fractional distance terms"),
+], ids=["nan", "str", "shape", "fractional"])
+def test_the_torch_module_checks_a_variants_coefficient_as_numpy_does(variant: Any, why: str) -> None:
+    # before: the NaN was reported as a position, a str raised AttributeError 'numel', the wrong shape a raw
+    # RuntimeError, and 0.5 was reported as a position the table cannot index
+    pytest.importorskip("torch")
+    import posenc.torch as pt
+
+    with pytest.raises(PosEncError, match=why):
+        pt.AlibiBias(2, convention=variant)(3, 3)
+
+
+@pytest.mark.parametrize("variant", [NaNCoefficient(), StrCoefficient(), WrongShapeCoefficient()],
+                         ids=["nan", "str", "shape"])
+def test_the_jax_form_checks_a_variants_coefficient_as_numpy_does(variant: Any) -> None:
+    pytest.importorskip("jax")
+    import posenc.jax as pj
+
+    with pytest.raises(PosEncError, match=type(variant).__name__ + r"\(\): coefficient"):
+        pj.alibi_bias(3, 3, 2, convention=variant)
