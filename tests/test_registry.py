@@ -126,9 +126,9 @@ def test_every_built_in_name_and_a_64_character_one_pass_the_rule() -> None:
     from posenc.registry import check_name
     from posenc.rope.presets import ROPE_PRESETS
     from posenc.rope.registry import SCALING_FACTORIES
-    from posenc.sinusoidal import conventions_nd, presets
+    from posenc.sinusoidal import conventions, conventions_nd
 
-    builtin = [*TIMESTEPS, *FIELDS, *presets.NAMES, *conventions_nd.NAMES, *posenc.ALIBI_CONVENTIONS,
+    builtin = [*TIMESTEPS, *FIELDS, *conventions.NAMES, *conventions_nd.NAMES, *posenc.ALIBI_CONVENTIONS,
                *SCALING_FACTORIES, *ROPE_PRESETS]
     assert {"guided-diffusion", "qwen2-vl-vision", "big_vision", "hf-marian", "llama3"} <= set(builtin)
     for name in builtin:

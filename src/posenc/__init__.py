@@ -71,7 +71,7 @@ from .sinusoidal import (
     table,
     wavelengths,
 )
-from .sinusoidal.presets import register_convention
+from .sinusoidal.conventions import register_convention
 from .timesteps import timestep_embedding
 
 # `import posenc.conventions` keeps working: the presets moved into the sinusoidal family

@@ -16,30 +16,10 @@ from typing import Any
 
 from ..errors import MAX_POSITION, PosEncError, check_int
 from .proportional import proportional_factory
-from .registry import ScalingFactory, register_scaling
+from .registry import ScalingFactory, check_keys, register_scaling
 from .scaling import DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 
-__all__ = ["COMMON_KEYS", "check_keys", "register_builtins"]
-
-#: keys any rope dict may hold beside its type's own (read by from_hf_config itself)
-COMMON_KEYS = frozenset({"rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section",
-                         "mrope_interleaved"})
-
-
-def _names(keys: Any) -> list[str]:
-    return sorted(k if isinstance(k, str) else repr(k) for k in keys)
-
-
-def check_keys(rope_type: str, rope: Mapping[str, Any], required: set[str], optional: set[str]) -> None:
-    """Refuse a rope dict with keys outside ``required | optional | COMMON_KEYS``, or missing a required one."""
-    unknown = _names(set(rope) - required - optional - COMMON_KEYS)
-    if unknown:
-        raise PosEncError(f"unknown key(s) {unknown} in the {rope_type!r} rope dict; allowed: "
-                          f"{sorted(required | optional | COMMON_KEYS)}")
-    missing = sorted(required - set(rope))
-    if missing:
-        raise PosEncError(f"the {rope_type!r} rope dict is missing {missing}")
-
+__all__ = ["register_builtins"]
 
 def _max_pos(cfg: Mapping[str, Any]) -> int | None:
     value = cfg.get("max_position_embeddings")

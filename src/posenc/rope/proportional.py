@@ -30,6 +30,7 @@ from .._compile import outside_compile
 from ..arguments import set_fields
 from ..errors import PosEncError, check_channels, check_int, show_value
 from ..exact import decimal_context, ladder_digits
+from .registry import check_keys
 from .scaled import Scaled, checked_scaled, exact_decimal, factor
 
 __all__ = ["HEAD_HALF", "Proportional", "proportional_factory", "proportional_rotary_dim", "rotate_head_half"]
@@ -80,8 +81,6 @@ def proportional_rotary_dim(head_dim: int, prf: float) -> int:
 
 def proportional_factory(rope: Mapping[str, Any], cfg: Mapping[str, Any]) -> Proportional:
     """The registry's factory for ``rope_type="proportional"`` (keys of ``_validate_proportional_rope_parameters``)."""
-    from .hf_scalings import check_keys
-
     check_keys("proportional", rope, set(), {"factor"})
     if cfg.get("head_dim") is not None:
         head_dim = check_channels(cfg["head_dim"], "head_dim")

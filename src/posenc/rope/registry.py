@@ -33,9 +33,31 @@ from ..errors import PosEncError, show_value
 from ..registry import Call, Registry, guarded, returned
 from .scaled import Scaled, checked_scaled
 
+#: keys any rope dict may hold beside its type's own (read by from_hf_config itself)
+COMMON_KEYS = frozenset({"rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section",
+                         "mrope_interleaved"})
+
+
+def _names(keys: Any) -> list[str]:
+    return sorted(k if isinstance(k, str) else repr(k) for k in keys)
+
+
+def check_keys(rope_type: str, rope: Mapping[str, Any], required: set[str], optional: set[str]) -> None:
+    """Refuse a rope dict with keys outside ``required | optional | COMMON_KEYS``, or missing a required one."""
+    unknown = _names(set(rope) - required - optional - COMMON_KEYS)
+    if unknown:
+        raise PosEncError(f"unknown key(s) {unknown} in the {rope_type!r} rope dict; allowed: "
+                          f"{sorted(required | optional | COMMON_KEYS)}")
+    missing = sorted(required - set(rope))
+    if missing:
+        raise PosEncError(f"the {rope_type!r} rope dict is missing {missing}")
+
+
 __all__ = [
+    "COMMON_KEYS",
     "SCALING_FACTORIES",
     "ScalingFactory",
+    "check_keys",
     "is_scaling",
     "register_scaling",
     "registered_rope_types",

@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..array_reading import read_array
-from ..errors import PosEncError, check_angle, check_channels, check_dtype, check_positions
+from ..errors import PosEncError, check_angle, check_channels, check_dtype, check_positions, read_array
 from ..exact import fill_sincos
 from ..memory import allocate, check_size, shape_of
 from .conventions import TimestepPlan, get, preset_times
