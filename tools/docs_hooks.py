@@ -60,8 +60,7 @@ def hf_config_keys() -> str:
     from posenc import PosEncError
     from posenc.rope import hf_config as hf
     from posenc.rope import hf_families as fam
-    from posenc.rope.registry import COMMON_KEYS
-    from posenc.rope.registry import registered_rope_types, scaling_factory
+    from posenc.rope.registry import COMMON_KEYS, registered_rope_types, scaling_factory
 
     def keys(names: object) -> str:
         return ", ".join(f"`{k}`" for k in sorted(names)) or "—"  # type: ignore[call-overload]

@@ -73,7 +73,7 @@ def sinusoid(dt: str) -> Iterator[Any]:
     p = positions()
     for d in (4, 6, 64, 130):
         for base in (100.0, 1e4, 5e5):
-            for layout in posenc.LAYOUTS:
+            for layout in posenc.CHANNEL_LAYOUTS:
                 yield posenc.encode(p, d, base=base, layout=layout, dtype=dt)
                 yield posenc.table(40, d, start=3, base=base, layout=layout, dtype=dt)
     yield posenc.table(1024, 128, dtype=dt)  # 131072 values: the compiled engine's size when numba is there
@@ -121,7 +121,7 @@ def rope(dt: str) -> Iterator[Any]:
     for sc in _scalings():
         for seq_len in (None, 300, 4096):
             yield from posenc.rope_cos_sin(pos, 64, scaling=sc, seq_len=seq_len, dtype=dt)
-        for layout in posenc.ROPE_LAYOUTS:
+        for layout in ("half", "interleaved"):  # the battery as fixed (head_half came later)
             yield posenc.apply_rope(x, pos, scaling=sc, layout=layout, seq_len=2048)
             if not isinstance(sc, posenc.LongRoPE):  # its factors are per pair of the full rotary dim
                 yield posenc.apply_rope(x, pos, scaling=sc, layout=layout, rotary_dim=32, base=5e5)

@@ -11,7 +11,6 @@ from . import _early  # noqa: F401  (first: in the command, a Ctrl-C while NumPy
 from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, register_alibi, t5_bucket, t5_bucket_edges
 from .errors import PosEncError
 from .fields import fourier_features, nerf_encoding
-from .layout import LAYOUTS
 from .rope import (
     MROPE_ADVANCES,
     NTK,
@@ -73,6 +72,7 @@ from .sinusoidal import (
 )
 from .sinusoidal.conventions import register_convention
 from .timesteps import timestep_embedding
+from .vocabulary import CHANNEL_LAYOUTS
 
 # `import posenc.conventions` keeps working: the presets moved into the sinusoidal family
 _sys.modules[__name__ + ".conventions"] = conventions
@@ -81,7 +81,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ALIBI_CONVENTIONS",
-    "LAYOUTS",
+    "CHANNEL_LAYOUTS",
     "MROPE_ADVANCES",
     "NTK",
     "ROPE_LAYOUTS",

@@ -13,12 +13,9 @@ from typing import Any, cast
 import numpy as np
 
 from .errors import check_layout
-from .vocabulary import CHANNEL_LAYOUTS, PAIR_LAYOUTS, ChannelLayout, PairLayout
+from .vocabulary import CHANNEL_LAYOUTS, PAIR_LAYOUTS, ROPE_LAYOUTS, ChannelLayout, PairLayout, RopeLayout
 
-__all__ = ["LAYOUTS", "check_channel_layout", "check_pair_layout", "pair_permutation", "sin_cos_views"]
-
-#: The channel layouts of an encoding (:data:`posenc.vocabulary.ChannelLayout`).
-LAYOUTS = CHANNEL_LAYOUTS
+__all__ = ["check_channel_layout", "check_pair_layout", "check_rope_layout", "pair_permutation", "sin_cos_views"]
 
 
 def check_channel_layout(layout: Any) -> ChannelLayout:
@@ -31,6 +28,11 @@ def check_pair_layout(layout: Any) -> PairLayout:
     return cast(PairLayout, check_layout(layout, PAIR_LAYOUTS))
 
 
+def check_rope_layout(layout: Any) -> RopeLayout:
+    """A layout RoPE rotates in (:data:`posenc.vocabulary.RopeLayout`: a pair layout or ``head_half``)."""
+    return cast(RopeLayout, check_layout(layout, ROPE_LAYOUTS))
+
+
 def sin_cos_views(out: np.ndarray, n: int, layout: ChannelLayout | str) -> tuple[np.ndarray, np.ndarray]:
     """The sin and cos channel views of ``out`` (``[..., >= 2n]``), each ``[..., n]``."""
     if layout == "interleaved":
@@ -38,7 +40,7 @@ def sin_cos_views(out: np.ndarray, n: int, layout: ChannelLayout | str) -> tuple
     return out[..., :n], out[..., n : 2 * n]
 
 
-def pair_permutation(d: int, from_layout: str, to_layout: str) -> np.ndarray:
+def pair_permutation(d: int, from_layout: ChannelLayout, to_layout: ChannelLayout) -> np.ndarray:
     """Index array ``idx`` with ``x_to = x_from[..., idx]``.
 
     >>> pair_permutation(4, "interleaved", "split").tolist()

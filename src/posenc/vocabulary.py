@@ -24,11 +24,13 @@ __all__ = [
     "LADDER_SHARINGS",
     "PAIR_CHANNELS",
     "PAIR_LAYOUTS",
+    "ROPE_LAYOUTS",
     "SECTION_LAYOUTS",
     "ChannelLayout",
     "FillLayout",
     "LadderSharing",
     "PairLayout",
+    "RopeLayout",
     "SectionLayout",
 ]
 
@@ -40,6 +42,12 @@ ChannelLayout = Literal["interleaved", "split"]
 #: RoPE's rotated pairs: ``half`` pairs channel i with i + d/2 (Llama, NeoX,
 #: HF's ``rotate_half``); ``interleaved`` pairs 2i with 2i+1 (GPT-J, Meta's original).
 PairLayout = Literal["half", "interleaved"]
+
+#: The pairs RoPE rotates: a :data:`PairLayout` (over the first rotary_dim
+#: channels), or ``head_half``: pairs (i, i + h_d/2) for i < rotary_dim/2
+#: (Gemma 4's proportional RoPE, :mod:`posenc.rope.proportional`), which
+#: equals ``half`` when rotary_dim = h_d.
+RopeLayout = Literal["half", "interleaved", "head_half"]
 
 #: What an exact fill writes (:func:`posenc.exact.fill_range`): a channel
 #: layout, or ``cos_sin`` (every cosine first, then every sine).
@@ -53,6 +61,7 @@ LadderSharing = Literal["shared", "per_axis"]
 
 CHANNEL_LAYOUTS: tuple[ChannelLayout, ...] = get_args(ChannelLayout)
 PAIR_LAYOUTS: tuple[PairLayout, ...] = get_args(PairLayout)
+ROPE_LAYOUTS: tuple[RopeLayout, ...] = get_args(RopeLayout)
 FILL_LAYOUTS: tuple[FillLayout, ...] = get_args(FillLayout)
 SECTION_LAYOUTS: tuple[SectionLayout, ...] = get_args(SectionLayout)
 LADDER_SHARINGS: tuple[LadderSharing, ...] = get_args(LadderSharing)

@@ -397,7 +397,7 @@ def _check_registered(out: Any, kw: dict[str, Any]) -> None:
 
 #: Public names that are results or data, not things to call with hostile input.
 NOT_CALLED = {"Aliasing", "ContextReport", "RopeConfig", "RopeContextReport", "RopeFrequencies", "Separation",
-              "conventions", "LAYOUTS", "ROPE_LAYOUTS", "PosEncError", "__version__", "ALIBI_CONVENTIONS",
+              "conventions", "CHANNEL_LAYOUTS", "ROPE_LAYOUTS", "PosEncError", "__version__", "ALIBI_CONVENTIONS",
               "AxisLadder", "GridReport", "conventions_nd", "MROPE_ADVANCES"}
 
 

@@ -22,11 +22,11 @@ from .. import plot
 from .._files import atomic_file
 from ..bias.alibi import ALIBI_CONVENTIONS
 from ..errors import PosEncError, show_value
-from ..layout import LAYOUTS
 from ..plot.bias import alibi_curves, bucket_steps, xpos_curves
 from ..rope import ROPE_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
 from ..timesteps import CONVENTIONS as TIMESTEP_CONVENTIONS
+from ..vocabulary import CHANNEL_LAYOUTS
 from ._base import CommandError, command, emit_json, integer, position, real
 from .grid import int_list
 from .rope import scaling_spec
@@ -157,7 +157,7 @@ PLOT_KINDS: dict[str, PlotKind] = {
         PlotKind("heatmap", "the table PE(pos, channel): positions down, channels across", plot.plot_heatmap,
                  (Option("--length", "length", integer, "positions (default 128)", metavar="N"),
                   Option("--start", "start", integer, "first position (default 0)", metavar="S"), _d(64), _B,
-                  Option("--layout", "layout", str, "channel layout (default interleaved)", choices=LAYOUTS))),
+                  Option("--layout", "layout", str, "channel layout (default interleaved)", choices=CHANNEL_LAYOUTS))),
         PlotKind("kernel", "PE(p)·PE(p + Δ) against Δ for several p: it depends only on |Δ|", plot.plot_kernel,
                  (_d(64), _B,
                   Option("--max-offset", "max_offset", integer, "Δ from -M to M (default 100)", metavar="M"),

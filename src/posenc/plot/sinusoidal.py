@@ -29,6 +29,7 @@ from ..errors import (
 from ..layout import check_channel_layout, sin_cos_views
 from ..sinusoidal.encoding import encode, table
 from ..sinusoidal.frequencies import context_report, frequencies, wavelengths
+from ..vocabulary import ChannelLayout
 from ._canvas import BLUE, GREY, MAX_CELLS, ORANGE, RED, canvas, legend_clear_of_data
 
 if TYPE_CHECKING:
@@ -237,7 +238,7 @@ def plot_heatmap(
     *,
     start: int = 0,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     ax: Axes | None = None,
 ) -> Figure:
     """The table PE(pos, channel) as an image: positions down, channels across.

@@ -12,10 +12,11 @@ tables, :mod:`~posenc.rope.apply` the rotation of q and k,
 :mod:`~posenc.rope.context` what a scaled ladder covers.
 """
 
+from ..vocabulary import ROPE_LAYOUTS
 from .apply import apply_rope
 from .context import RopeContextReport, rope_context_report, rope_grid_report
 from .cos_sin import rope_cos_sin, rope_table
-from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
+from .frequencies import RopeFrequencies, rope_frequencies
 from .hf_config import from_hf_config
 from .multimodal import MROPE_ADVANCES, Text, VisionGrid, mrope_decode_positions, mrope_positions
 from .permute import permute_qk_weights, qk_permutation

@@ -28,7 +28,7 @@ from ..errors import MAX_POSITION, PosEncError, check_base, check_channels, chec
 from .frequencies import spec_frequencies
 from .hf_families import Plan, plan
 from .hf_scalings import register_builtins
-from .proportional import HEAD_HALF, proportional_rotary_dim
+from .proportional import proportional_rotary_dim
 from .registry import is_scaling, registered_rope_types, scaling_factory
 from .spec import RopeConfig
 
@@ -202,7 +202,7 @@ def _one(p: Plan, rope: Mapping[str, Any], kind: str) -> RopeConfig:
         prf = rope.get("partial_rotary_factor")
         rotary_dim = proportional_rotary_dim(head_dim, 1.0 if prf is None else check_real(prf, "partial_rotary_factor"))
         if rotary_dim < head_dim and layout == "half":
-            layout = HEAD_HALF
+            layout = "head_half"
     else:
         rotary_dim = _rotary_dim(cfg, rope, head_dim, source)
     max_pos = cfg.get("max_position_embeddings")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import PosEncError, check_int, show_value
+from ..vocabulary import RopeLayout
 
 __all__ = ["INTERLEAVED", "NO_ROPE", "Plan", "plan"]
 
@@ -96,7 +97,7 @@ class Plan:
     cfg: Mapping[str, Any]  # the language model's config, legacy keys renamed, defaults filled in
     kinds: Mapping[str, Mapping[str, Any] | None]
     layers: tuple[str, ...] | None  # None: every layer is kind "all"
-    layout: str
+    layout: RopeLayout
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # kind -> its layers' config keys
 
 
@@ -247,7 +248,7 @@ def _no_rope(cfg: Mapping[str, Any], model_type: Any, kinds: dict[str, Any],
     return out, tuple(k if f else "nope" for k, f in zip(base, flags, strict=True))
 
 
-def _layout(cfg: Mapping[str, Any], model_type: Any) -> str:
+def _layout(cfg: Mapping[str, Any], model_type: Any) -> RopeLayout:
     flag = cfg.get("rope_interleave")
     if flag is not None:  # DeepSeek-V3 family: apply_rotary_pos_emb_interleave when set (default True)
         if not isinstance(flag, bool):

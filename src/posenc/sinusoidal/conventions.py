@@ -53,6 +53,7 @@ from ..exact import Ladder, fill_range, fill_sincos, geometric_ladder, ladder_di
 from ..layout import check_channel_layout, sin_cos_views
 from ..memory import allocate, check_rows, shape_of
 from ..registry import Registry, checked_results
+from ..vocabulary import ChannelLayout
 
 __all__ = [
     "NAMES",
@@ -89,7 +90,7 @@ class Plan:
     """
 
     ladder: Ladder
-    layout: str
+    layout: ChannelLayout
     d_model: int
     origin: int = 0
     zero_at: int | None = None
@@ -186,7 +187,7 @@ class Vaswani(Convention):
     name: ClassVar[str] = "vaswani"
 
     base: float = 10000.0  # b in ω_i = b^(-2i/d); the paper's 10000
-    layout: str = "interleaved"  # sin at 2i, cos at 2i+1; "split": [sin | cos]
+    layout: ChannelLayout = "interleaved"  # sin at 2i, cos at 2i+1; "split": [sin | cos]
 
     @outside_compile("conventions.Vaswani")
     def __post_init__(self) -> None:

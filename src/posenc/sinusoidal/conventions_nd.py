@@ -37,6 +37,7 @@ from ..arguments import default, left_out, set_fields
 from ..errors import PosEncError, check_base, check_channels, check_int, show_value
 from ..exact import Ladder, geometric_ladder
 from ..registry import Registry, checked_results
+from ..vocabulary import ChannelLayout
 
 __all__ = [
     "MAE",
@@ -76,7 +77,7 @@ class Block:
     axis: int
     start: int
     ladder: Ladder
-    layout: str
+    layout: ChannelLayout
     width: int
 
     @property

@@ -28,6 +28,7 @@ from ..errors import (
 from ..exact import seed_ladder, sincos
 from ..layout import check_channel_layout, sin_cos_views
 from ..memory import allocate
+from ..vocabulary import ChannelLayout
 
 __all__ = ["shift", "shift_matrix"]
 
@@ -38,7 +39,7 @@ def shift_matrix(
     d_model: int,
     *,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     dtype: Any = np.float64,
 ) -> np.ndarray:
     """The block-diagonal T_k with ``T_k @ encode(p) == encode(p + k)``.
@@ -83,7 +84,7 @@ def shift(
     k: Any,
     *,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
 ) -> np.ndarray:
     """Rotate an encoding by offset ``k`` without building T_k.
 

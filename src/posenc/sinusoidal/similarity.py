@@ -32,6 +32,7 @@ from ..errors import (
 )
 from ..exact import fill_sincos, seed_ladder, sincos
 from ..layout import check_channel_layout, sin_cos_views
+from ..vocabulary import ChannelLayout
 
 __all__ = ["Aliasing", "Separation", "aliasing", "min_separation", "similarity"]
 
@@ -110,7 +111,7 @@ class Aliasing:
     q: float
     d_model: int
     base: float
-    layout: str
+    layout: ChannelLayout
     atol: float
     diff: np.ndarray = field(repr=False)
     coincide: np.ndarray = field(repr=False)
@@ -130,7 +131,7 @@ def aliasing(
     d_model: int,
     *,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     atol: float = 1e-9,
 ) -> Aliasing:
     """Which dimensions of PE(p) and PE(q) coincide, and how far apart they are.
