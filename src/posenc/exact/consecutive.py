@@ -37,7 +37,7 @@ import numpy as np
 from .._concurrency import default_threads, run_spans, spans
 from .._optional import compiled, ready
 from ..errors import check_angle
-from ..vocabulary import FILL_LAYOUTS
+from ..vocabulary import FILL_LAYOUTS, FillLayout
 from . import _jit
 from .angles import fill_sincos
 from .core import FAST_EPS, build_fill
@@ -100,7 +100,7 @@ def fill_range(
     length: int,
     ladder: Ladder,
     out: np.ndarray,
-    layout: str = "interleaved",
+    layout: FillLayout = "interleaved",
     *,
     threads: int | None = None,
     engine: str = "auto",
