@@ -156,3 +156,23 @@ def test_import_posenc_loads_no_framework():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_the_top_level_keeps_the_public_entry_points_and_at_most_5_modules():
+    # the cross-cutting code lives in posenc/support/, the command's signals and files in posenc/cli/
+    loose = sorted(p.name for p in SRC.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    assert len(loose) <= 5, loose
+    assert not any(name.startswith("_") for name in loose), loose
+
+
+def test_import_posenc_installs_no_signal_handler_and_loads_none_of_the_command():
+    code = (
+        "import signal, sys\n"
+        "before = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)]\n"
+        "import posenc\n"
+        "after = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)]\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('posenc.cli') and m != 'posenc.cli.signals')\n"
+        "print(before == after, loaded)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True ['posenc.cli']"

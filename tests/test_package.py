@@ -115,7 +115,7 @@ CACHES = [
     ".mypy_cache/3.10/posenc/layout.data.json", ".ruff_cache/0.17.6/123", ".pytest_cache/v/cache/nodeids",
     "tools/stray.pyc",
 ]
-KEPT = ["Makefile", "src/posenc/layout.py", "tests/cli/test_cli_main.py", "docs/figures/rope.png"]
+KEPT = ["Makefile", "src/posenc/support/layout.py", "tests/cli/test_cli_main.py", "docs/figures/rope.png"]
 
 
 def test_make_clean_removes_every_cache(tmp_path):

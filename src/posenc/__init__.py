@@ -7,8 +7,8 @@ The public API needs NumPy only. PyTorch modules live in :mod:`posenc.torch`
 
 import sys as _sys
 
-from . import _early  # noqa: F401  (first: in the command, a Ctrl-C while NumPy loads is one line from here)
 from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, register_alibi, t5_bucket, t5_bucket_edges
+from .cli import signals as _signals  # noqa: F401  (first: in the command, a Ctrl-C while NumPy loads is one line)
 from .errors import PosEncError
 from .fields import fourier_features, nerf_encoding
 from .rope import (
@@ -71,8 +71,8 @@ from .sinusoidal import (
     wavelengths,
 )
 from .sinusoidal.conventions import register_convention
+from .support.vocabulary import CHANNEL_LAYOUTS
 from .timesteps import timestep_embedding
-from .vocabulary import CHANNEL_LAYOUTS
 
 # `import posenc.conventions` keeps working: the presets moved into the sinusoidal family
 _sys.modules[__name__ + ".conventions"] = conventions

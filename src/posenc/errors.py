@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .vocabulary import CHANNEL_LAYOUTS
+from .support.vocabulary import CHANNEL_LAYOUTS
 
 __all__ = [
     "MAX_ANGLE",
@@ -370,7 +370,7 @@ def as_array(value: Any, name: str) -> np.ndarray:
 
 
 def check_layout(layout: Any, allowed: tuple[str, ...] = CHANNEL_LAYOUTS) -> str:
-    """One of the layout names ``allowed`` (by default a channel layout, :data:`posenc.vocabulary.ChannelLayout`)."""
+    """A layout name of ``allowed`` (default: a channel layout, :data:`posenc.support.vocabulary.ChannelLayout`)."""
     if not isinstance(layout, str) or layout not in allowed:
         raise PosEncError(
             f"layout must be one of {', '.join(repr(x) for x in allowed)}, got {show_value(layout)}"

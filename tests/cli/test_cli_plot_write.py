@@ -3,7 +3,7 @@
 Before: both called ``fig.savefig(target)``, which writes the target in place,
 so a file-size limit (``ulimit -f``) or a full disk mid-image left a partial
 PNG where the user's old file was. Now the figure is rendered in memory and
-written aside and renamed (:func:`posenc._files.atomic_file`). The file-size
+written aside and renamed (:func:`posenc.cli.files.atomic_file`). The file-size
 limit is set in a real child process (``python -m posenc``), where it meets
 the old code and the new alike; a full disk comes from ``os.write`` patched
 to fail, as in tests/cli/test_cli_table_write.py.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-import posenc._files as files
+import posenc.cli.files as files
 from cli_helpers import run
 
 OLD = b"the user's old figure\n"

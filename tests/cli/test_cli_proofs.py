@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import posenc._files as files
+import posenc.cli.files as files
 from cli_helpers import run
 from posenc.cli import _base
 

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import torch
 
-import posenc.memory as memory
+import posenc.support.memory as memory
 from posenc import PosEncError, timestep_embedding
 from posenc.timesteps import Diffusers, Flux, GuidedDiffusion
 

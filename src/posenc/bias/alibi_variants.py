@@ -26,11 +26,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import set_fields
 from ..errors import MAX_D_MODEL, PosEncError, check_int, check_real, show_value
 from ..exact import decimal_context
 from ..registry import Registry, guarded
+from ..support.arguments import set_fields
+from ..support.compile import outside_compile
 
 __all__ = [
     "ALIBI_CONVENTIONS",

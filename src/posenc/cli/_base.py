@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..arguments import default
 from ..errors import SHOW_LIMIT, show_value
-from ..layout import sin_cos_views
-from ..vocabulary import CHANNEL_LAYOUTS
+from ..support.arguments import default
+from ..support.layout import sin_cos_views
+from ..support.vocabulary import CHANNEL_LAYOUTS
 from .typed import Shown, mark_negatives, unmark, unmarked, written_float, written_int
 
 __all__ = [

@@ -14,8 +14,8 @@ import numpy as np
 import posenc
 
 from ..errors import PosEncError, check_positions, show_value
-from ..layout import sin_cos_views
-from ..vocabulary import ChannelLayout
+from ..support.layout import sin_cos_views
+from ..support.vocabulary import ChannelLayout
 from ._base import (
     CommandError,
     add_output_options,

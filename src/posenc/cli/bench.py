@@ -9,7 +9,7 @@ import numpy as np
 
 from ..bench import format_markdown, format_report, run
 from ..errors import PosEncError, check_d_model, show_value
-from ..memory import check_size
+from ..support.memory import check_size
 from ._base import CommandError, command, emit_json, integer, integers
 
 MAX_REPEATS = 1000  # a median of 1000 is as steady as it gets; more only runs longer

@@ -19,15 +19,15 @@ from typing import Any
 import posenc
 
 from .. import plot
-from .._files import atomic_file
 from ..bias.alibi import ALIBI_CONVENTIONS
 from ..errors import PosEncError, show_value
 from ..plot.bias import alibi_curves, bucket_steps, xpos_curves
 from ..rope import ROPE_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
+from ..support.vocabulary import CHANNEL_LAYOUTS
 from ..timesteps import CONVENTIONS as TIMESTEP_CONVENTIONS
-from ..vocabulary import CHANNEL_LAYOUTS
 from ._base import CommandError, command, emit_json, integer, position, real
+from .files import atomic_file
 from .grid import int_list
 from .rope import scaling_spec
 from .timesteps import check_times
@@ -225,9 +225,9 @@ def save(fig: Any, path: Path, dpi: int = 100, *, linger: bool = False) -> None:
     """Write ``fig`` as PNG or SVG, chosen by the suffix, written aside and renamed.
 
     The figure is rendered into memory first, then written whole with
-    :func:`posenc._files.atomic_file`: a failed render, a full disk or a
+    :func:`posenc.cli.files.atomic_file`: a failed render, a full disk or a
     signal leaves the old file (or none), never a partial image. ``linger``
-    as in :func:`~posenc._files.atomic_file` (the command about to exit).
+    as in :func:`~posenc.cli.files.atomic_file` (the command about to exit).
     """
     data = render(fig, path, dpi)
     with atomic_file(path, size=data.nbytes, linger=linger) as out:

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, plot, seed
-from .._file_set import write_set
 from ..errors import PosEncError, show_value
 from ..seed import Case, QuizItem, bias_cases, time_cases
 from ._base import add_json_option, command, emit_json, folder, render_table
+from .file_set import write_set
 from .plotting import PLOT_KINDS, render
 
 __all__: list[str] = []
@@ -248,7 +248,7 @@ def _print_errata(in_cases: int) -> None:
 
 
 def _figures(out: Path, linger: bool) -> None:
-    """Every figure and the page, as one set (:func:`posenc._file_set.write_set`): all new, or all old."""
+    """Every figure and the page, as one set (:func:`posenc.cli.file_set.write_set`): all new, or all old."""
     from ..page import build_html
 
     files: dict[Path, Any] = {}

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .._concurrency import default_threads, run_spans, spans
-from .._optional import compiled, ready
 from ..errors import check_angle
-from ..memory import allocate
+from ..support.concurrency import default_threads, run_spans, spans
+from ..support.memory import allocate
+from ..support.optional import compiled, ready
 from .core import build_fill, quadrant, reduce_core, refold, sincos_core, split
 from .ladder import Ladder
 

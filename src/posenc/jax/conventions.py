@@ -27,7 +27,7 @@ from ..sinusoidal import encode_nd, grid
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import Keras, Tensor2Tensor
 from ..sinusoidal.conventions_nd import BigVision
-from ..vocabulary import PairLayout, RopeLayout
+from ..support.vocabulary import PairLayout, RopeLayout
 from ._rows import computed_once, sincos_rows
 from .inputs import as_input, check_traced_positions
 from .rope import apply_rope, frequencies, rotate

@@ -15,11 +15,11 @@ from flax import nnx
 
 import jax
 
-from ..arguments import default
 from ..errors import PosEncError
 from ..rope.frequencies import RopeFrequencies
 from ..rope.spec import RopeConfig, as_spec
-from ..vocabulary import ChannelLayout, LadderSharing, RopeLayout, SectionLayout
+from ..support.arguments import default
+from ..support.vocabulary import ChannelLayout, LadderSharing, RopeLayout, SectionLayout
 from ._rows import computed_once
 from .inputs import check_traced_positions
 from .rope import cos_sin_rows, float_array, rotate, traced_frequencies

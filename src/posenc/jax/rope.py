@@ -16,14 +16,14 @@ import numpy as np
 
 import jax
 
-from ..arguments import default
 from ..errors import PosEncError, check_int, show_value
-from ..layout import check_rope_layout
 from ..rope.apply import check_broadcast
 from ..rope.cos_sin import check_axes
 from ..rope.frequencies import RopeFrequencies, spec_frequencies
 from ..rope.spec import RopeConfig, as_spec, spec_of
-from ..vocabulary import LadderSharing, RopeLayout, SectionLayout
+from ..support.arguments import default
+from ..support.layout import check_rope_layout
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from ._rows import computed_once, sincos_rows
 from .inputs import as_input, check_output, check_traced_positions
 

@@ -10,10 +10,10 @@ import numpy as np
 
 import jax
 
-from ..arguments import default
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import resolve
-from ..vocabulary import ChannelLayout
+from ..support.arguments import default
+from ..support.vocabulary import ChannelLayout
 from ._rows import sincos_rows
 from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype

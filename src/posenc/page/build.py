@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, seed
-from .._files import atomic_file
+from ..cli.files import atomic_file
 from ..errors import PosEncError, show_value
 from .data import Start, explorer_data
 from .explorer import explorer_html
@@ -116,7 +116,7 @@ def build_html(start: Start | None = None) -> str:
 def write_page(out: str | os.PathLike[str], start: Start | None = None) -> Path:
     """Write ``out/index.html`` (the folder is created); returns its path.
 
-    Written aside and renamed (:func:`posenc._files.atomic_file`): a crash
+    Written aside and renamed (:func:`posenc.cli.files.atomic_file`): a crash
     or a failed build never leaves half a page, and the old one stays.
     """
     if not str(out).strip():  # Path("") is the current folder: never what an empty argument meant

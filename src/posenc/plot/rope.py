@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..arguments import default
 from ..errors import PosEncError, check_base, check_int, check_positions, show_value
 from ..rope.apply import apply_rope
 from ..rope.frequencies import rope_frequencies
-from ..vocabulary import RopeLayout
+from ..support.arguments import default
+from ..support.vocabulary import RopeLayout
 from ._canvas import BLUE, GREY, ORANGE, RED, require
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ tables, :mod:`~posenc.rope.apply` the rotation of q and k,
 :mod:`~posenc.rope.context` what a scaled ladder covers.
 """
 
-from ..vocabulary import ROPE_LAYOUTS
+from ..support.vocabulary import ROPE_LAYOUTS
 from .apply import apply_rope
 from .context import RopeContextReport, rope_context_report, rope_grid_report
 from .cos_sin import rope_cos_sin, rope_table

@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
 from ..errors import PosEncError, as_array, check_d_model, check_dtype, check_positions, check_seq_len
-from ..layout import sin_cos_views
-from ..memory import check_size, nbytes, shape_of
-from ..vocabulary import PAIR_CHANNELS, LadderSharing, PairLayout, RopeLayout, SectionLayout
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.layout import sin_cos_views
+from ..support.memory import check_size, nbytes, shape_of
+from ..support.vocabulary import PAIR_CHANNELS, LadderSharing, PairLayout, RopeLayout, SectionLayout
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len, tables_work
 from .frequencies import spec_frequencies
 from .proportional import rotate_head_half

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
 from ..errors import MAX_POSITION, PosEncError, check_context, show_value
-from ..layout import check_pair_layout
 from ..sinusoidal.frequencies import min_base
 from ..sinusoidal.grid_analysis import GridReport, axis_ladder, check_sizes
-from ..vocabulary import LadderSharing, RopeLayout, SectionLayout
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.layout import check_pair_layout
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from .frequencies import check_scaling, rope_frequencies
 
 __all__ = ["RopeContextReport", "rope_context_report", "rope_grid_report"]

@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from .._concurrency import BoundedCache
-from ..arguments import default
 from ..errors import check_seq_len
 from ..exact import Ladder, decimal_context, decimal_pi
-from ..vocabulary import LadderSharing, SectionLayout
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.concurrency import BoundedCache
+from ..support.vocabulary import LadderSharing, SectionLayout
 from .registry import scaled_by
 from .scaled import plain_ladder
 from .scaling import Scaled

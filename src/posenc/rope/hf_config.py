@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._compile import outside_compile
 from ..errors import MAX_POSITION, PosEncError, check_base, check_channels, check_int, check_real, show_value
+from ..support.compile import outside_compile
 from .frequencies import spec_frequencies
 from .hf_families import Plan, plan
 from .hf_scalings import register_builtins

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import PosEncError, check_int, show_value
-from ..vocabulary import RopeLayout
+from ..support.vocabulary import RopeLayout
 
 __all__ = ["INTERLEAVED", "NO_ROPE", "Plan", "plan"]
 

@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
 from ..errors import PosEncError, check_int
-from ..layout import check_pair_layout, pair_permutation
-from ..memory import check_size
-from ..vocabulary import PAIR_CHANNELS, PairLayout
+from ..support.compile import outside_compile
+from ..support.layout import check_pair_layout, pair_permutation
+from ..support.memory import check_size
+from ..support.vocabulary import PAIR_CHANNELS, PairLayout
 from .frequencies import check_dims
 
 __all__ = ["permute_qk_weights", "qk_permutation"]

@@ -13,7 +13,7 @@ transformers 5.23 ``modeling_rope_utils._compute_proportional_rope_parameters``
 So pair i is (i, i + h_d/2) for i < k, and channels k … h_d/2 - 1 and
 h_d/2 + k … h_d - 1 pass through (angle 0: cos 1, sin 0). posenc reads it as
 ``rotary_dim = 2k``, the scaling :class:`Proportional` (the cut ladder) and
-the layout ``"head_half"`` (:data:`posenc.vocabulary.RopeLayout`); :func:`rotate_head_half` rotates in it.
+the layout ``"head_half"`` (:data:`posenc.support.vocabulary.RopeLayout`); :func:`rotate_head_half` rotates in it.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import set_fields
 from ..errors import PosEncError, check_channels, check_int, show_value
 from ..exact import decimal_context, ladder_digits
+from ..support.arguments import set_fields
+from ..support.compile import outside_compile
 from .registry import check_keys
 from .scaled import Scaled, checked_scaled, exact_decimal, factor
 

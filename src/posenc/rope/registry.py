@@ -28,9 +28,9 @@ from collections.abc import Callable, Hashable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from .._compile import outside_compile
 from ..errors import PosEncError, show_value
 from ..registry import Call, Registry, guarded, returned
+from ..support.compile import outside_compile
 from .scaled import Scaled, checked_scaled
 
 #: keys any rope dict may hold beside its type's own (read by from_hf_config itself)

@@ -26,10 +26,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .._compile import outside_compile
-from ..arguments import set_fields
 from ..errors import PosEncError
 from ..exact import decimal_context
+from ..support.arguments import set_fields
+from ..support.compile import outside_compile
 from .scaled import (
     Scaled,
     check_rescalable,

@@ -20,12 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._compile import outside_compile
-from .._concurrency import BoundedCache
-from ..arguments import default, left_out, set_fields
 from ..errors import MAX_POSITION, PosEncError, check_base, check_d_model, check_int, show_value
-from ..layout import check_rope_layout
-from ..vocabulary import LadderSharing, RopeLayout, SectionLayout
+from ..support.arguments import default, left_out, set_fields
+from ..support.compile import outside_compile
+from ..support.concurrency import BoundedCache
+from ..support.layout import check_rope_layout
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from .registry import is_scaling
 from .scaling import SCALINGS
 from .sections import Sections, check_sections

@@ -33,8 +33,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default, passed, set_fields
 from ..errors import (
     MAX_ANGLE,
     MAX_POSITION,
@@ -50,10 +48,12 @@ from ..errors import (
     check_span,
 )
 from ..exact import Ladder, fill_range, fill_sincos, geometric_ladder, ladder_digits, seed_ladder, two_sum
-from ..layout import check_channel_layout, sin_cos_views
-from ..memory import allocate, check_rows, shape_of
 from ..registry import Registry, checked_results
-from ..vocabulary import ChannelLayout
+from ..support.arguments import default, passed, set_fields
+from ..support.compile import outside_compile
+from ..support.layout import check_channel_layout, sin_cos_views
+from ..support.memory import allocate, check_rows, shape_of
+from ..support.vocabulary import ChannelLayout
 
 __all__ = [
     "NAMES",

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
-from ..vocabulary import ChannelLayout
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.vocabulary import ChannelLayout
 from .conventions import resolve
 
 __all__ = ["encode", "table"]

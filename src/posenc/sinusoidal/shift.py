@@ -15,8 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
 from ..errors import (
     PosEncError,
     as_array,
@@ -26,9 +24,11 @@ from ..errors import (
     check_positions,
 )
 from ..exact import seed_ladder, sincos
-from ..layout import check_channel_layout, sin_cos_views
-from ..memory import allocate
-from ..vocabulary import ChannelLayout
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.layout import check_channel_layout, sin_cos_views
+from ..support.memory import allocate
+from ..support.vocabulary import ChannelLayout
 
 __all__ = ["shift", "shift_matrix"]
 

@@ -19,8 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import check_flag, default
 from ..errors import (
     PosEncError,
     check_base,
@@ -31,8 +29,10 @@ from ..errors import (
     show_value,
 )
 from ..exact import fill_sincos, seed_ladder, sincos
-from ..layout import check_channel_layout, sin_cos_views
-from ..vocabulary import ChannelLayout
+from ..support.arguments import check_flag, default
+from ..support.compile import outside_compile
+from ..support.layout import check_channel_layout, sin_cos_views
+from ..support.vocabulary import ChannelLayout
 
 __all__ = ["Aliasing", "Separation", "aliasing", "min_separation", "similarity"]
 

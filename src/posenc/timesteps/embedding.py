@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
 from ..errors import PosEncError, check_angle, check_channels, check_dtype, check_positions, read_array
 from ..exact import fill_sincos
-from ..memory import allocate, check_size, shape_of
+from ..support.compile import outside_compile
+from ..support.memory import allocate, check_size, shape_of
 from .conventions import TimestepPlan, get, preset_times
 
 __all__ = ["timestep_embedding"]

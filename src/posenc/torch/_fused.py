@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._concurrency import default_threads, run_spans, spans
-from ..vocabulary import RopeLayout
+from ..support.concurrency import default_threads, run_spans, spans
+from ..support.vocabulary import RopeLayout
 from ._cache import compiling
 from ._kernels import kernels
 

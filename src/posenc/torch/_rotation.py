@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..errors import PosEncError
-from ..vocabulary import RopeLayout
+from ..support.vocabulary import RopeLayout
 
 __all__ = [
     "FLOATS", "batch_size", "broadcast_rows", "check_qk", "check_sequence_dim", "rotate_pairs", "table_dtype",
@@ -67,7 +67,7 @@ def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
                  rotary_dim: int) -> torch.Tensor:
     """(x1·cos - x2·sin, x2·cos + x1·sin) per pair, in float32 (float64 for float64 x), back in x.dtype.
 
-    ``layout`` is a :data:`posenc.vocabulary.RopeLayout`: the pairs of the
+    ``layout`` is a :data:`posenc.support.vocabulary.RopeLayout`: the pairs of the
     first rotary_dim channels (``half``, ``interleaved``), or ``head_half``'s
     (i, i + h_d/2) for i < rotary_dim/2 (:func:`posenc.rope.proportional.rotate_head_half`).
     """

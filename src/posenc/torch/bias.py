@@ -27,11 +27,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..arguments import default
 from ..bias.alibi import alibi_convention, alibi_rows_at, alibi_slopes, alibi_table, check_placement
 from ..bias.t5 import T5Buckets, t5_bucket, t5_buckets
 from ..errors import MAX_D_MODEL, MAX_POSITION, PosEncError, check_int, show_value
 from ..registry import guarded
+from ..support.arguments import default
 from ._cache import DEFAULT_ROWS, TableCache, compiling
 from ._memory import check_device_size
 

@@ -32,15 +32,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..arguments import default
 from ..errors import PosEncError, check_int, check_seq_len
-from ..layout import check_rope_layout
 from ..rope.cos_sin import cos_sin_tables, rope_table
 from ..rope.frequencies import RopeFrequencies, rope_frequencies
 from ..rope.sections import Sections, check_sections
 from ..rope.spec import RopeConfig, as_spec
 from ..rope.xpos import check_xpos
-from ..vocabulary import LadderSharing, RopeLayout, SectionLayout
+from ..support.arguments import default
+from ..support.layout import check_rope_layout
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from . import _fused
 from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
 from ._exact import LadderBuffers

@@ -11,12 +11,12 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from ..arguments import default
 from ..errors import PosEncError, check_positions
 from ..rope.apply import spec_cos_sin
 from ..rope.sections import Sections
 from ..rope.spec import RopeConfig, spec_of
-from ..vocabulary import LadderSharing, RopeLayout, SectionLayout
+from ..support.arguments import default
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from ._cache import compiling
 from ._memory import check_device_size
 from ._rotation import FLOATS, broadcast_rows, check_sequence_dim, rotate_pairs

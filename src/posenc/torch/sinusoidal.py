@@ -14,10 +14,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..arguments import default
 from ..errors import PosEncError, check_int, check_real
 from ..sinusoidal.conventions import Convention, resolve
-from ..vocabulary import ChannelLayout
+from ..support.arguments import default
+from ..support.vocabulary import ChannelLayout
 from ._cache import DEFAULT_ROWS, TableCache, drop_keys
 
 __all__ = ["SinusoidalPositionalEncoding", "encode"]

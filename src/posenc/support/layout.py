@@ -12,24 +12,24 @@ from typing import Any, cast
 
 import numpy as np
 
-from .errors import check_layout
+from ..errors import check_layout
 from .vocabulary import CHANNEL_LAYOUTS, PAIR_LAYOUTS, ROPE_LAYOUTS, ChannelLayout, PairLayout, RopeLayout
 
 __all__ = ["check_channel_layout", "check_pair_layout", "check_rope_layout", "pair_permutation", "sin_cos_views"]
 
 
 def check_channel_layout(layout: Any) -> ChannelLayout:
-    """A sinusoid's channel layout (:data:`posenc.vocabulary.ChannelLayout`)."""
+    """A sinusoid's channel layout (:data:`posenc.support.vocabulary.ChannelLayout`)."""
     return cast(ChannelLayout, check_layout(layout, CHANNEL_LAYOUTS))
 
 
 def check_pair_layout(layout: Any) -> PairLayout:
-    """A RoPE pair layout (:data:`posenc.vocabulary.PairLayout`)."""
+    """A RoPE pair layout (:data:`posenc.support.vocabulary.PairLayout`)."""
     return cast(PairLayout, check_layout(layout, PAIR_LAYOUTS))
 
 
 def check_rope_layout(layout: Any) -> RopeLayout:
-    """A layout RoPE rotates in (:data:`posenc.vocabulary.RopeLayout`: a pair layout or ``head_half``)."""
+    """A layout RoPE rotates in (:data:`posenc.support.vocabulary.RopeLayout`: a pair layout or ``head_half``)."""
     return cast(RopeLayout, check_layout(layout, ROPE_LAYOUTS))
 
 

@@ -1,11 +1,11 @@
-"""posenc._concurrency: built-once memos and a pool that nested work cannot deadlock."""
+"""posenc.support.concurrency: built-once memos and a pool that nested work cannot deadlock."""
 
 from __future__ import annotations
 
 import sys
 import threading
 
-from posenc._concurrency import BoundedCache, Memo, default_threads, run_spans, spans
+from posenc.support.concurrency import BoundedCache, Memo, default_threads, run_spans, spans
 
 
 def _race(get, threads: int = 8) -> list[object]:

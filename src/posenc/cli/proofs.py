@@ -3,7 +3,7 @@
 A writer can be right byte by byte and still leave a file nothing can
 read: the command once wrote a ``.npy`` whose header said ``(1e6, 4)``,
 which ``np.load`` refuses (the user's old file was gone by then). So
-:func:`posenc._files.atomic_file` and :func:`posenc._file_set.write_set`
+:func:`posenc.cli.files.atomic_file` and :func:`posenc.cli.file_set.write_set`
 read every file back, chosen by its suffix, with the reader its consumer
 uses, before the rename:
 
@@ -196,7 +196,7 @@ def json_grammar(path: Path, poll: Poll = lambda: None) -> None:
     >>> json_grammar(p)
     Traceback (most recent call last):
     ...
-    posenc._proofs.Unreadable: JSON grammar: ']' where a value belongs, line 1
+    posenc.cli.proofs.Unreadable: JSON grammar: ']' where a value belongs, line 1
     """
     stack: list[str] = []
     want = "value"  # value | first (a value or ']') | key | firstkey (a key or '}') | colon | next | end
@@ -390,5 +390,5 @@ def proof_for(path: Path) -> Proof:
     proof = PROOFS.get(path.suffix.lower())
     if proof is None:
         raise ValueError(f"no proof that a {path.suffix or 'suffix-less'} file reads back: every writer proves "
-                         f"what it writes (add one to posenc._proofs.PROOFS)")
+                         f"what it writes (add one to posenc.cli.proofs.PROOFS)")
     return proof

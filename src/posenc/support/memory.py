@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PosEncError, shape_text
+from ..errors import PosEncError, shape_text
 
 __all__ = ["allocate", "check_rows", "check_size", "format_bytes", "limit", "nbytes", "shape_of"]
 

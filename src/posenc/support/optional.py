@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._concurrency import Memo
+from .concurrency import Memo
 
 __all__ = ["compiled", "ready"]
 

@@ -8,7 +8,7 @@ renames them in, one after another, with SIGINT and SIGTERM recorded, not
 acted on, until the last rename is done. Should a rename fail, the files
 already renamed are put back from hard links of the old ones taken just
 before, so the set on disk is still the old one. Every file is read back
-as its format (:mod:`posenc._proofs`) once it is aside, before any rename:
+as its format (:mod:`posenc.cli.proofs`) once it is aside, before any rename:
 one that does not is an ``OSError`` too. Every failure says what is true:
 nothing in the folder was changed.
 """
@@ -23,8 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ._early import hold
-from ._files import (
+from .files import (
     Expected,
     Interrupted,
     Unproven,
@@ -38,7 +37,8 @@ from ._files import (
     check_writes,
     prove,
 )
-from ._proofs import proof_for
+from .proofs import proof_for
+from .signals import hold
 
 __all__ = ["write_set"]
 
@@ -97,16 +97,16 @@ def write_set(files: Mapping[Path, Any], *, linger: bool = False,
     Args:
         files: the targets and their contents (bytes or any buffer); their
             folders must exist. A symlink is written through, as by
-            :func:`posenc._files.atomic_file`.
-        linger: as in :func:`~posenc._files.atomic_file` (the command about to exit).
-        expect: what some of the files must hold (:class:`posenc._proofs.Expected`);
+            :func:`posenc.cli.files.atomic_file`.
+        linger: as in :func:`~posenc.cli.files.atomic_file` (the command about to exit).
+        expect: what some of the files must hold (:class:`posenc.cli.proofs.Expected`);
             every file's format, by its suffix, is proved in any case.
 
     Raises:
         Interrupted: SIGINT or SIGTERM arrived before the renames; no file was changed.
         OSError: a write or a rename failed (ENOSPC, EFBIG, ...), naming the
             file; no file was changed. A file that does not read back is one
-            (:class:`posenc._files.Unproven`).
+            (:class:`posenc.cli.files.Unproven`).
         ValueError: a suffix no proof knows (a writer's mistake), before anything is written.
     """
     check_writes()

@@ -17,7 +17,7 @@ temporary behind:
   file-size limit before the first byte, so ``--length 10**12`` fails at
   once.
 
-- Before the rename, the file is read back as its format (:mod:`posenc._proofs`):
+- Before the rename, the file is read back as its format (:mod:`posenc.cli.proofs`):
   one that does not load, or holds other than what was meant, is
   :class:`Unproven`, an ``OSError`` naming the target, which is kept.
 
@@ -26,7 +26,7 @@ page is a bus error (SIGBUS), which no handler can turn into a clean
 message.
 
 A signal the process ignores (a background job's SIGINT, ``nohup``'s) stays
-ignored while it writes, as it does everywhere else (:mod:`posenc._early`).
+ignored while it writes, as it does everywhere else (:mod:`posenc.cli.signals`).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ._early import EXIT_STATUS, hold
-from ._proofs import Expected, Unreadable, proof_for
-from .memory import format_bytes
+from ..support.memory import format_bytes
+from .proofs import Expected, Unreadable, proof_for
+from .signals import EXIT_STATUS, hold
 
 __all__ = ["AtomicFile", "Expected", "Interrupted", "Unproven", "WritesRefused", "atomic_file", "prove",
            "refusing_writes"]
@@ -83,7 +83,7 @@ def _kept(existed: bool) -> str:
 
 
 class Unproven(OSError):
-    """The file written does not read back (:mod:`posenc._proofs`); it was not renamed in."""
+    """The file written does not read back (:mod:`posenc.cli.proofs`); it was not renamed in."""
 
 
 class WritesRefused(Exception):
@@ -95,7 +95,7 @@ _refusing = 0
 
 @contextmanager
 def refusing_writes() -> Iterator[None]:
-    """Within it, :func:`atomic_file` and :func:`~posenc._file_set.write_set` raise :class:`WritesRefused` at once.
+    """Within it, :func:`atomic_file` and :func:`~posenc.cli.file_set.write_set` raise :class:`WritesRefused` at once.
 
     For the command's second run that only words a message (:func:`posenc.cli.reworded`).
     """
@@ -156,7 +156,7 @@ class AtomicFile:
     """The open temporary file of :func:`atomic_file`; write bytes with :meth:`write`.
 
     Attributes:
-        expect: what the file must read back as (:class:`posenc._proofs.Expected`), set by
+        expect: what the file must read back as (:class:`posenc.cli.proofs.Expected`), set by
             :func:`atomic_file`'s ``expect`` or by the body (once the size checks passed).
         written: bytes written so far.
     """
@@ -299,7 +299,7 @@ def atomic_file(path: str | os.PathLike[str], *, size: int | None = None, at_lea
             (for a command about to exit); otherwise the caller's handlers
             come back.
         expect: what the file must hold, read back before the rename
-            (:class:`posenc._proofs.Expected`; or set ``out.expect`` in the
+            (:class:`posenc.cli.proofs.Expected`; or set ``out.expect`` in the
             body); its format, by the suffix, is proved in any case.
 
     Raises:

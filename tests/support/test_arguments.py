@@ -1,4 +1,4 @@
-"""Marked defaults (posenc.arguments): a setting passed beside a spec or a preset is refused, at its default value too.
+"""Marked defaults (posenc.support.arguments): a setting passed beside a spec or preset is refused, at its default too.
 
 ``base=10000.0`` typed beside a spec of base 500000, or ``layout="interleaved"``
 beside the split tensor2tensor convention, is a conflict: before, it was
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import posenc
 from posenc import PosEncError, RopeConfig
-from posenc.arguments import check_flag, default, left_out
 from posenc.bias import T5Buckets
+from posenc.support.arguments import check_flag, default, left_out
 
 #: the settings a spec or a preset holds: every public signature's default for these is marked
 HELD = {"base", "layout", "section_layout", "ladder", "num_buckets", "max_distance", "bidirectional"}

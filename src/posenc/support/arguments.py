@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from .errors import PosEncError, show_value
+from ..errors import PosEncError, show_value
 
 __all__ = ["check_choice", "check_flag", "check_items", "default", "left_out", "passed", "set_fields"]
 

@@ -6,10 +6,10 @@ on a 10**10-element view after 36 s, ``AlibiBias(8)(10**6, 10**6)``,
 ``T5RelativeBias(4)(1, 10**12)`` and ``positions_from_cu_seqlens`` reached
 torch's allocator, ``T5RelativeBias(4)(30000, 30000)`` worked 17 s before it
 failed, and temporaries reached 1.15–3.8× the output. Now each entry point
-declares its output and its working arrays to :func:`posenc.memory.check_size`
+declares its output and its working arrays to :func:`posenc.support.memory.check_size`
 before it reads a value. Two kinds of test hold every declaration:
 
-- *honest*: the machine's memory set (``posenc.memory._memory``) to one byte
+- *honest*: the machine's memory set (``posenc.support.memory._memory``) to one byte
   below the peak tracemalloc measures for a call, the call is refused by the
   size check, before any work; with a few times that peak it runs;
 - *at once*: views of 10**12 elements are refused with a message naming the
@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import posenc
-import posenc.memory as memory
+import posenc.support.memory as memory
 from posenc.errors import PosEncError
 
 N = 100_000  # positions: outputs of a few tens of MB, far above any fixed overhead

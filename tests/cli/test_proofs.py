@@ -1,4 +1,4 @@
-"""posenc._proofs: a written file is read back as its format before it is renamed over the user's (issue 31 §2).
+"""posenc.cli.proofs: a written file is read back as its format before it is renamed over the user's (issue 31 §2).
 
 Good files come from the consumers' own writers (``np.save``, ``np.savez``,
 ``json.dumps``, matplotlib); damaged ones are those files with a byte
@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import posenc._files as files
-import posenc._proofs as proofs
-from posenc._file_set import write_set
-from posenc._proofs import Expected, Unreadable, json_grammar, proof_for
+import posenc.cli.files as files
+import posenc.cli.proofs as proofs
+from posenc.cli.file_set import write_set
+from posenc.cli.proofs import Expected, Unreadable, json_grammar, proof_for
 
 
 def _prove(path: Path, expect: Expected | None = None) -> None:
