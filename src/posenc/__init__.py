@@ -7,10 +7,14 @@ The public API needs NumPy only. PyTorch modules live in :mod:`posenc.torch`
 
 import sys as _sys
 
-from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, register_alibi, t5_bucket, t5_bucket_edges
-from .cli import signals as _signals  # noqa: F401  (first: in the command, a Ctrl-C while NumPy loads is one line)
+# isort: off
+# first, before NumPy: in the command's own process a Ctrl-C while posenc loads is then one line
+from .cli import signals as _signals  # noqa: F401
+# isort: on
+from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
 from .errors import PosEncError
 from .fields import fourier_features, nerf_encoding
+from .registration import register
 from .rope import (
     MROPE_ADVANCES,
     NTK,
@@ -35,7 +39,6 @@ from .rope import (
     mrope_positions,
     permute_qk_weights,
     qk_permutation,
-    register_scaling,
     rope_context_report,
     rope_cos_sin,
     rope_frequencies,
@@ -70,7 +73,6 @@ from .sinusoidal import (
     table,
     wavelengths,
 )
-from .sinusoidal.conventions import register_convention
 from .support.vocabulary import CHANNEL_LAYOUTS
 from .timesteps import timestep_embedding
 
@@ -129,9 +131,7 @@ __all__ = [
     "nerf_encoding",
     "permute_qk_weights",
     "qk_permutation",
-    "register_alibi",
-    "register_convention",
-    "register_scaling",
+    "register",
     "rope_context_report",
     "rope_cos_sin",
     "rope_frequencies",

@@ -265,7 +265,7 @@ for _v in (Press(), Bloom(), Mpt()):
 ALIBI_CONVENTIONS: Mapping[str, AlibiConvention] = MappingProxyType({n: ALIBI_VARIANTS.get(n) for n in ALIBI_VARIANTS})
 
 
-@outside_compile("register_alibi")
+@outside_compile("bias.register_alibi")
 def register_alibi(name: str, variant: Any) -> None:
     """Make ``alibi_bias(..., convention=name)`` (and every ALiBi entry point) use ``variant``.
 

@@ -1,8 +1,8 @@
 """The ``posenc`` command (:func:`main`): :mod:`posenc.cli.command` parses and runs it.
 
-This package's own module imports nothing: ``import posenc`` loads
-:mod:`posenc.cli.signals` first (signals, before NumPy: it acts only in the
-command's own process) and nothing else of the command. :func:`main` and the
+This package's own module imports nothing at import time: ``import posenc``
+loads :mod:`posenc.cli.signals` first (signals, before NumPy; it acts only
+in the command's own process) and nothing else of the command. :func:`main` and the
 names below load :mod:`posenc.cli.command` when first used.
 """
 

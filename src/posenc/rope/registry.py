@@ -75,7 +75,7 @@ FACTORY_CALL = Call(("rope_dict", "config_dict"))
 SCALING_FACTORIES: Registry[ScalingFactory] = Registry("scaling factory", callable, calls=(FACTORY_CALL,))
 
 
-@outside_compile("register_scaling")
+@outside_compile("rope.register_scaling")
 def register_scaling(rope_type: str, factory: ScalingFactory, *, replace: bool = False) -> None:
     """Make :func:`posenc.from_hf_config` read ``rope_type`` with ``factory``.
 

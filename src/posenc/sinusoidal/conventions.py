@@ -370,7 +370,7 @@ _PRESETS = Registry[Convention]("a posenc.conventions preset", Convention,
 NAMES = tuple(_PRESETS)
 
 
-@outside_compile("register_convention")
+@outside_compile("conventions.register_convention")
 def register_convention(name: str, preset: Any) -> None:
     """Make ``encode(..., convention=name)`` (and every entry point taking a convention) use ``preset``.
 
