@@ -30,6 +30,7 @@ import posenc.memory as memory
 from posenc.errors import PosEncError
 
 N = 100_000  # positions: outputs of a few tens of MB, far above any fixed overhead
+_FIELDS_RNG = np.random.default_rng(31)  # coordinates and B for the neural-field entries (issue 31 §4)
 
 #: name -> (the inputs, built before the measure: the caller's, not the call's; the call)
 CALLS: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
@@ -55,6 +56,20 @@ CALLS: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
     "alibi_bias": (lambda: None, lambda _: posenc.alibi_bias(300, 300, 8)),
     "alibi_bias positions": (lambda: np.arange(300)[None].repeat(2, 0),
                              lambda p: posenc.alibi_bias(300, 300, 8, positions=p)),
+    # issue 31 §4: fourier_features was not sized (a MemoryError for 745 GiB); nerf_encoding sized only after
+    # reading x
+    "nerf": (lambda: _FIELDS_RNG.uniform(-1, 1, (N, 3)), lambda x: posenc.nerf_encoding(x, 10)),
+    "nerf tcnn (turns)": (lambda: _FIELDS_RNG.uniform(-1, 1, (N, 3)),
+                          lambda x: posenc.nerf_encoding(x, 10, convention="tcnn")),
+    "nerfstudio float64 input": (lambda: _FIELDS_RNG.uniform(-1, 1, (N, 3)),
+                                 lambda x: posenc.nerf_encoding(x, 10, convention="nerfstudio", include_input=True,
+                                                                dtype=np.float64)),
+    "nerf wide rows": (lambda: _FIELDS_RNG.uniform(-1, 1, (4, 20_000)),
+                       lambda x: posenc.nerf_encoding(x, 6, convention="tcnn")),
+    "fourier_features": (lambda: (_FIELDS_RNG.uniform(-1, 1, (N, 3)), _FIELDS_RNG.normal(0, 5, (64, 3))),
+                         lambda a: posenc.fourier_features(*a)),
+    "fourier_features wide B": (lambda: (_FIELDS_RNG.uniform(-1, 1, (4, 3)), _FIELDS_RNG.normal(0, 5, (50_000, 3))),
+                                lambda a: posenc.fourier_features(*a)),
 }
 
 

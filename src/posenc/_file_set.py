@@ -7,8 +7,10 @@ temporary in its target's folder, synced), and only when all are there
 renames them in, one after another, with SIGINT and SIGTERM recorded, not
 acted on, until the last rename is done. Should a rename fail, the files
 already renamed are put back from hard links of the old ones taken just
-before, so the set on disk is still the old one. Every failure says what
-is true: nothing in the folder was changed.
+before, so the set on disk is still the old one. Every file is read back
+as its format (:mod:`posenc._proofs`) once it is aside, before any rename:
+one that does not is an ``OSError`` too. Every failure says what is true:
+nothing in the folder was changed.
 """
 
 from __future__ import annotations
@@ -22,7 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from ._early import hold
-from ._files import Interrupted, _check_room, _check_target, _discard, _mode, _preallocate, _Signals, _through_link
+from ._files import (
+    Expected,
+    Interrupted,
+    Unproven,
+    _check_room,
+    _check_target,
+    _discard,
+    _mode,
+    _preallocate,
+    _Signals,
+    _through_link,
+    check_writes,
+    prove,
+)
+from ._proofs import proof_for
 
 __all__ = ["write_set"]
 
@@ -74,7 +90,8 @@ class _Aside:
                 _discard(-1, name)
 
 
-def write_set(files: Mapping[Path, Any], *, linger: bool = False) -> None:
+def write_set(files: Mapping[Path, Any], *, linger: bool = False,
+              expect: Mapping[Path, Expected] | None = None) -> None:
     """Write every file of ``files`` (path -> bytes) or none of them.
 
     Args:
@@ -82,12 +99,19 @@ def write_set(files: Mapping[Path, Any], *, linger: bool = False) -> None:
             folders must exist. A symlink is written through, as by
             :func:`posenc._files.atomic_file`.
         linger: as in :func:`~posenc._files.atomic_file` (the command about to exit).
+        expect: what some of the files must hold (:class:`posenc._proofs.Expected`);
+            every file's format, by its suffix, is proved in any case.
 
     Raises:
         Interrupted: SIGINT or SIGTERM arrived before the renames; no file was changed.
         OSError: a write or a rename failed (ENOSPC, EFBIG, ...), naming the
-            file; no file was changed.
+            file; no file was changed. A file that does not read back is one
+            (:class:`posenc._files.Unproven`).
+        ValueError: a suffix no proof knows (a writer's mistake), before anything is written.
     """
+    check_writes()
+    for p in files:
+        proof_for(Path(p))
     items = [(_Aside(Path(p)), data) for p, data in files.items()]
     folders = sorted({str(a.shown.parent) for a, _ in items})
     kept = f"nothing in {', '.join(folders)} was changed"
@@ -100,8 +124,13 @@ def write_set(files: Mapping[Path, Any], *, linger: bool = False) -> None:
     with _Signals(linger) as signals:
         renamed: list[_Aside] = []
         try:
+            def poll() -> None:
+                if signals.received:
+                    raise Interrupted(current.shown.parent, signals.received[0], True, kept=kept)
+
             for current, data in items:
                 current.write(data, signals, kept)
+                prove(current.tmp, current.shown, (expect or {}).get(current.shown), poll)
                 hold("mid-set", lambda: bool(signals.received))
             if signals.received:
                 raise Interrupted(current.shown.parent, signals.received[0], True, kept=kept)
@@ -118,7 +147,8 @@ def write_set(files: Mapping[Path, Any], *, linger: bool = False) -> None:
             raise
         except OSError as exc:
             _undo(renamed)
-            raise OSError(exc.errno or errno.EIO, f"{exc.strerror or exc}; {kept}", str(current.shown)) from exc
+            kind = Unproven if isinstance(exc, Unproven) else OSError  # a proof that failed stays one
+            raise kind(exc.errno or errno.EIO, f"{exc.strerror or exc}; {kept}", str(current.shown)) from exc
         except BaseException:
             _undo(renamed)
             raise

@@ -17,8 +17,16 @@ temporary behind:
   file-size limit before the first byte, so ``--length 10**12`` fails at
   once.
 
-No memory map is used: on a full disk a write into a mapped page is a bus
-error (SIGBUS), which no handler can turn into a clean message.
+- Before the rename, the file is read back as its format (:mod:`posenc._proofs`):
+  one that does not load, or holds other than what was meant, is
+  :class:`Unproven`, an ``OSError`` naming the target, which is kept.
+
+No memory map is used for writing: on a full disk a write into a mapped
+page is a bus error (SIGBUS), which no handler can turn into a clean
+message.
+
+A signal the process ignores (a background job's SIGINT, ``nohup``'s) stays
+ignored while it writes, as it does everywhere else (:mod:`posenc._early`).
 """
 
 from __future__ import annotations
@@ -36,9 +44,11 @@ from types import FrameType
 from typing import Any
 
 from ._early import EXIT_STATUS, hold
+from ._proofs import Expected, Unreadable, proof_for
 from .memory import format_bytes
 
-__all__ = ["AtomicFile", "Interrupted", "atomic_file"]
+__all__ = ["AtomicFile", "Expected", "Interrupted", "Unproven", "WritesRefused", "atomic_file", "prove",
+           "refusing_writes"]
 
 #: Set by the fault tests only: after the second write, create the file named
 #: here and wait (at most a minute) for a signal, so a test can interrupt a
@@ -72,6 +82,45 @@ def _kept(existed: bool) -> str:
     return "the old file is unchanged" if existed else "no file was created"
 
 
+class Unproven(OSError):
+    """The file written does not read back (:mod:`posenc._proofs`); it was not renamed in."""
+
+
+class WritesRefused(Exception):
+    """A write attempted inside :func:`refusing_writes`; nothing was touched."""
+
+
+_refusing = 0
+
+
+@contextmanager
+def refusing_writes() -> Iterator[None]:
+    """Within it, :func:`atomic_file` and :func:`~posenc._file_set.write_set` raise :class:`WritesRefused` at once.
+
+    For the command's second run that only words a message (:func:`posenc.cli.reworded`).
+    """
+    global _refusing
+    _refusing += 1
+    try:
+        yield
+    finally:
+        _refusing -= 1
+
+
+def check_writes() -> None:
+    """Raise :class:`WritesRefused` inside :func:`refusing_writes`."""
+    if _refusing:
+        raise WritesRefused("no file is written while a message is worded")
+
+
+def prove(tmp: str | os.PathLike[str], shown: Path, expect: Expected | None, poll: Any) -> None:
+    """Read ``tmp``, the aside copy of ``shown``, back as ``shown``'s format; :class:`Unproven` if it does not."""
+    try:
+        proof_for(shown)(Path(tmp), expect, poll)
+    except Unreadable as exc:
+        raise Unproven(errno.EIO, f"the file written does not read back ({exc})", str(shown)) from None
+
+
 class _Signals:
     """Record SIGINT/SIGTERM instead of raising them mid-statement; ignore SIGXFSZ while writing."""
 
@@ -88,7 +137,8 @@ class _Signals:
             wanted = [*_STOP, *([signal.SIGXFSZ] if hasattr(signal, "SIGXFSZ") else [])]
             for s in wanted:
                 self.saved[s] = signal.getsignal(s)
-                signal.signal(s, self._record if s in _STOP else signal.SIG_IGN)
+                if self.saved[s] is not signal.SIG_IGN:  # ignored (nohup, `&`): the user asked for it
+                    signal.signal(s, self._record if s in _STOP else signal.SIG_IGN)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -103,7 +153,13 @@ class _Signals:
 
 
 class AtomicFile:
-    """The open temporary file of :func:`atomic_file`; write bytes with :meth:`write`."""
+    """The open temporary file of :func:`atomic_file`; write bytes with :meth:`write`.
+
+    Attributes:
+        expect: what the file must read back as (:class:`posenc._proofs.Expected`), set by
+            :func:`atomic_file`'s ``expect`` or by the body (once the size checks passed).
+        written: bytes written so far.
+    """
 
     def __init__(self, fd: int, target: Path, signals: _Signals, existed: bool) -> None:
         self._fd = fd
@@ -113,6 +169,7 @@ class AtomicFile:
         self._hold = os.environ.get(HOLD_ENV)
         self._writes = 0
         self.written = 0
+        self.expect: Expected | None = None
 
     def check(self) -> None:
         """Raise :class:`Interrupted` if SIGINT or SIGTERM arrived since the write began."""
@@ -230,7 +287,7 @@ def _discard(fd: int, tmp: str) -> None:
 
 @contextmanager
 def atomic_file(path: str | os.PathLike[str], *, size: int | None = None, at_least: int = 0,
-                linger: bool = False) -> Iterator[AtomicFile]:
+                linger: bool = False, expect: Expected | None = None) -> Iterator[AtomicFile]:
     """Write ``path`` all at once: the body writes a temporary file, renamed over ``path`` at the end.
 
     Args:
@@ -241,20 +298,27 @@ def atomic_file(path: str | os.PathLike[str], *, size: int | None = None, at_lea
         linger: after an interruption, leave SIGINT and SIGTERM ignored
             (for a command about to exit); otherwise the caller's handlers
             come back.
+        expect: what the file must hold, read back before the rename
+            (:class:`posenc._proofs.Expected`; or set ``out.expect`` in the
+            body); its format, by the suffix, is proved in any case.
 
     Raises:
         Interrupted: SIGINT or SIGTERM arrived; the target is unchanged.
         OSError: the write failed (ENOSPC, EFBIG, ...); ``filename`` is the
             target, ``strerror`` the cause; the target is unchanged.
+        Unproven: (an OSError) the file written does not read back; the target is unchanged.
+        ValueError: a suffix no proof knows (a writer's mistake), before anything is written.
 
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
-    >>> with atomic_file(target, size=3) as out:
+    >>> with atomic_file(target, size=3) as out:  # a .txt must be UTF-8 to be renamed in
     ...     out.write(b"abc")
     >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
     ('abc', ['t.txt'])
     """
     shown = Path(path)
+    check_writes()
+    proof_for(shown)  # every writer proves what it writes: a format without a proof is refused first
     target = _through_link(shown)
     folder = target.parent
     _check_target(shown, target)
@@ -267,6 +331,7 @@ def atomic_file(path: str | os.PathLike[str], *, size: int | None = None, at_lea
         try:
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".part")
             out = AtomicFile(fd, shown, signals, existed)
+            out.expect = expect
             if size is not None:
                 _preallocate(fd, size)
             yield out
@@ -277,12 +342,15 @@ def atomic_file(path: str | os.PathLike[str], *, size: int | None = None, at_lea
             os.fsync(fd)
             os.close(fd)
             fd = -1
+            prove(tmp, shown, out.expect, out.check)
             out.check()  # the last moment the old file can still be kept
             os.replace(tmp, target)
             tmp = ""
             _fsync_folder(folder)
         except OSError as exc:
             _discard(fd, tmp)
+            if isinstance(exc, Unproven):
+                raise Unproven(exc.errno, f"{exc.strerror}; {_kept(existed)}", str(shown)) from None
             if exc.filename == str(shown):
                 raise
             raise OSError(exc.errno, f"{exc.strerror or exc}; {_kept(existed)}", str(shown)) from exc

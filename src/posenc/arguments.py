@@ -21,7 +21,7 @@ import numpy as np
 
 from .errors import PosEncError, show_value
 
-__all__ = ["check_choice", "check_flag", "check_items", "default", "left_out", "set_fields"]
+__all__ = ["check_choice", "check_flag", "check_items", "default", "left_out", "passed", "set_fields"]
 
 
 def check_choice(value: Any, name: str, allowed: Sequence[str]) -> str:
@@ -111,6 +111,19 @@ def left_out(value: Any) -> bool:
     is None reads None as left out itself.
     """
     return isinstance(value, _LeftOut)
+
+
+def passed(**settings: Any) -> str:
+    """The settings the caller passed (not left at a marked default), as ``name=value, …``, for a message.
+
+    A message about a clash names what the user typed, never a setting left
+    at its default: ``encode(3, 8, convention="keras", base=10000.0)`` passed
+    ``base`` alone.
+
+    >>> passed(base=10000.0, layout=default("interleaved"))
+    'base=10000.0'
+    """
+    return ", ".join(f"{k}={show_value(v)}" for k, v in settings.items() if not left_out(v))
 
 
 def check_items(value: Any, name: str, what: str) -> tuple[Any, ...]:

@@ -283,10 +283,9 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
     float64 no longer holds every integer, so the position itself would be
     rounded before any encoding is computed.
     """
-    try:
-        arr = np.asarray(positions)
-    except (OverflowError, ValueError, TypeError) as exc:
-        raise PosEncError(f"{name} must be real numbers, got {show_value(positions)}") from exc
+    from .array_reading import read_array
+
+    arr = read_array(positions, name, "real numbers")
     kind = arr.dtype.kind
     if kind == "O" and arr.size and all(_exact_int(v) for v in arr.flat):
         # Python ints (a start and a start + length - 1): judged exactly, the first one too large
@@ -303,7 +302,7 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
             raise PosEncError(f"{name} must be real numbers, got {show_value(positions)}")
         try:
             arr = np.asarray(positions, dtype=np.float64)
-        except (OverflowError, ValueError, TypeError) as exc:
+        except Exception as exc:  # a number type whose __float__ raises anything: the boundary names the value
             raise PosEncError(
                 f"{name} must be real numbers with |p| < 2**53, got {show_value(positions)}"
             ) from exc
@@ -366,10 +365,9 @@ def check_span(start: Any, length: Any, name: str = "positions start … start+l
 
 def as_array(value: Any, name: str) -> np.ndarray:
     """``np.asarray(value)``, with a ragged list or an unconvertible object reported as a PosEncError."""
-    try:
-        return np.asarray(value)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise PosEncError(f"{name} must be an array (a nested list of equal lengths), got {show_value(value)}") from exc
+    from .array_reading import read_array  # that module words its messages with this one's helpers
+
+    return read_array(value, name, "an array (a nested list of equal lengths)")
 
 
 def check_layout(layout: Any, allowed: tuple[str, ...] = CHANNEL_LAYOUTS) -> str:

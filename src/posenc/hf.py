@@ -27,8 +27,11 @@ layers get rows widened with angle 0 (:func:`posenc.torch.hf_rotary.padded`).
 A vision tower's 2-D RoPE is left as it is.
 
 What keeps working: ``generate`` with the KV cache, left padding
-(``position_ids`` from the attention mask are read as given), ``torch.compile``,
-``model.to(dtype)`` (rows stay exact; float64 models get float64 rows),
+(``position_ids`` from the attention mask are read as given), ``torch.compile``
+at any position, ``fullgraph=True`` included, with eager's rows (one custom
+operator: :mod:`posenc.torch.hf_rotary`), ``model.to(dtype)`` (rows stay
+exact; float64 models get float64 rows; a model already cast to bfloat16,
+or built on the meta device, is read from its config),
 ``save_pretrained``/``state_dict`` (no new keys: the rows are not saved), and
 dynamic NTK's length-dependent base as transformers defines it (kept after a
 long call; see :mod:`posenc.torch.hf_rotary`).
@@ -83,10 +86,19 @@ def _named(model_type: str, version: str) -> Iterator[None]:
         raise PosEncError(f"model_type {model_type!r} under transformers {version}: {exc}") from None
 
 
-def _model_type(model: Any) -> str:
+def _model_type(model: Any, fn: str = "patch") -> str:
+    """The model's ``model_type``, once ``model`` is a transformers model instance (else a PosEncError naming it)."""
+    torch = _torch()
+    if isinstance(model, type):
+        raise PosEncError(f"{fn} needs a transformers model instance, got the class {model.__name__} "
+                          f"(build it first: {model.__name__}(config) or {model.__name__}.from_pretrained(name))")
     config = getattr(model, "config", None)
-    if config is None or not hasattr(config, "to_dict"):
-        raise PosEncError(f"patch needs a transformers model (with .config), got {type(model).__name__}")
+    if not isinstance(model, torch.nn.Module) or config is None or not hasattr(config, "to_dict"):
+        got = "None" if model is None else f"the string {model[:40]!r}" if isinstance(model, str) \
+            else type(model).__name__
+        hint = " (a config: build the model from it first)" if hasattr(model, "to_dict") and hasattr(
+            model, "model_type") else ""
+        raise PosEncError(f"{fn} needs a transformers model (a torch.nn.Module with .config), got {got}{hint}")
     return str(getattr(config, "model_type", "?"))
 
 
@@ -203,50 +215,125 @@ def _select(module: Any, distinct: set[Any]) -> set[Any]:
 
 
 def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
-    """layer type (None: the module takes none) -> RopeConfig, for what this module serves."""
+    """layer type (None: the module takes none) -> RopeConfig, for what this module serves.
+
+    Only the layer types the layers use: Mellum's and Laguna's rope dicts
+    define ``sliding_attention`` beside ``full_attention``, but with every layer
+    full their rotary module holds ``full_attention`` alone. A module whose
+    ``layer_type`` has no default (Step3p7's) is called with it even when one
+    type serves every layer.
+    """
     from .rope.hf_config import rope_layer_plan
 
     config = getattr(module, "config", None) or model.config.get_text_config()
-    kinds, _ = rope_layer_plan(config)
-    used: dict[str | None, Any] = {k: r for k, r in kinds.items() if r is not None}
+    kinds, layers = rope_layer_plan(config)
+    used: dict[str | None, Any] = {k: r for k, r in kinds.items()
+                                   if r is not None and (layers is None or k in layers)}
+    name = type(module).__name__
+    if not used:
+        raise PosEncError(f"{name}: no layer of this model uses RoPE (every layer is NoPE); nothing to patch")
     takes = _takes(module)
     if "seq_len" in takes and any(r.scaling is not None and r.scaling.cache_key(2**31) != r.scaling.cache_key(None)
                                   for r in used.values()):
         # transformers 4.x Phi-3: its LongRoPE picks the factors by the seq_len its attention passes (the cache's
         # length), which posenc's rows (chosen by the positions) do not see
-        raise PosEncError(f"{type(module).__name__} is called with seq_len, which decides its length-dependent "
+        raise PosEncError(f"{name} is called with seq_len, which decides its length-dependent "
                           f"scaling ({sorted(type(r.scaling).__name__ for r in used.values() if r.scaling)}); "
                           "posenc follows the positions, so it is not patched")
-    if "layer_type" in takes and len(used) > 1:
-        return {k: r for k, r in used.items()}
+    param = inspect.signature(module.forward).parameters.get("layer_type")
+    required = param is not None and param.default is inspect.Parameter.empty
+    if param is not None and (len(used) > 1 or required):
+        if layers is None or any(k in ("all", "nope") for k in used):
+            raise PosEncError(f"{name} takes a layer_type, but the config names no layer types (layer_types) "
+                              "for posenc to call it with; not patched")
+        return dict(used)
     distinct = set(used.values())
     if len(distinct) > 1:  # one module per layer kind (4.x Gemma 3: rotary_emb, rotary_emb_local): read its inv_freq
         distinct = _select(module, distinct)
     if len(distinct) != 1:
-        raise PosEncError(f"{type(module).__name__} serves layers with different RoPE ({sorted(map(str, used))}) "
+        raise PosEncError(f"{name} serves layers with different RoPE ({sorted(map(str, used))}) "
                           "but takes no layer_type; posenc cannot tell them apart")
     return {None: next(iter(distinct))}
+
+
+def _check_sections(module: Any, ropes: dict[str | None, Any]) -> None:
+    """The module's own ``mrope_section`` (M-RoPE modules hold it) against the sections posenc read."""
+    held = getattr(module, "mrope_section", None)
+    if not isinstance(held, (list, tuple)) or not all(isinstance(v, int) for v in held):
+        return
+    for kind, rope in ropes.items():
+        if rope.sections != tuple(held):
+            read = "none (1-D RoPE)" if rope.sections is None else list(rope.sections)
+            raise PosEncError(
+                f"{type(module).__name__} ({'all layers' if kind is None else kind}) splits its rows by "
+                f"mrope_section {list(held)}, but posenc read {read} from the config: posenc does not know "
+                "this family's multi-axis RoPE; not patched")
+
+
+def _probe_target(module: Any, model: Any) -> Any:
+    """The module to check posenc's rows against: itself, or a float32 rebuild from its config.
+
+    A model on the meta device holds no values to check; ``model.to(torch.bfloat16)``
+    casts ``inv_freq`` to bfloat16 (``from_pretrained(dtype=torch.bfloat16)`` keeps it
+    float32). Both are read from the config, as the module was built: the module
+    is built again on the CPU from its config, in float32, and for a cast module
+    its buffers must be that rebuild's rounded to their dtype (the config's RoPE,
+    rounded), else the model is refused naming the buffer.
+    """
+    torch = _torch()
+    floats = [(n, b) for n, b in module.named_buffers() if b.is_floating_point()]
+    meta = any(b.is_meta for _, b in floats)
+    low = [(n, b) for n, b in floats if not b.is_meta and b.dtype not in (torch.float32, torch.float64)]
+    if not meta and not low:
+        return module
+    name = type(module).__name__
+    why = "is on the meta device (no values to check posenc's rows against)" if meta else (
+        f"holds {low[0][0]} in {str(low[0][1].dtype).removeprefix('torch.')} (model.to(dtype) cast it)")
+    config = getattr(module, "config", None) or model.config.get_text_config()
+    try:
+        with torch.device("cpu"):
+            fresh = type(module)(config)
+    except Exception as exc:
+        raise PosEncError(f"{name} {why}, and posenc cannot rebuild it from its config to check it "
+                          f"({type(exc).__name__}); patch the model before casting or once it is loaded: "
+                          "posenc.hf.patch(model).to(dtype)") from None
+    held = dict(fresh.named_buffers())
+    for buffer, value in low:
+        want = held.get(buffer)
+        if want is None or want.shape != value.shape or not torch.equal(want.to(value.dtype), value.cpu()):
+            raise PosEncError(f"{name} {why}, but its {buffer} is not its config's frequencies rounded to "
+                              f"{str(value.dtype).removeprefix('torch.')}: it was changed after the model was "
+                              "built; not patched")
+    return fresh
 
 
 def _form(module: Any, ropes: dict[str | None, Any]) -> str:
     torch = _torch()
     from .torch.hf_rotary import multi_axis_rows, output_form, padded, rotary_for
 
+    _check_sections(module, ropes)
     forms = set()
     for kind, rope in ropes.items():
+        which = "all layers" if kind is None else kind
         positions = torch.arange(_PROBE).reshape(1, _PROBE)
         if rope.sections is not None:  # M-RoPE: axes that differ, so that each pair's axis is checked
             positions = torch.stack([positions * (a + 1) % _PROBE for a in range(len(rope.sections))])
         x = torch.zeros(1, _PROBE, 1, dtype=torch.float32)
-        with torch.no_grad():
-            stock = module(x, positions) if kind is None else module(x, positions, layer_type=kind)
+        try:
+            with torch.no_grad():
+                stock = module(x, positions) if kind is None else module(x, positions, layer_type=kind)
+        except Exception as exc:  # the stock module itself fails on this config (a mismatched default …)
+            detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            raise PosEncError(f"{type(module).__name__} ({which}) fails on its own config at positions 0 … "
+                              f"{_PROBE - 1} ({type(exc).__name__}: {detail}); posenc read {rope}; "
+                              "not patched") from None
         flat = positions.reshape(-1, _PROBE)
         rows = rotary_for(rope).cache.lookup(_PROBE, positions=flat, batch=int(flat.shape[0]))
         if rope.sections is not None:
             rows = multi_axis_rows(rows, rope)
         form = output_form(stock, *padded(rows[..., 0, :], rows[..., 1, :], rope))
         if form is None:
-            raise PosEncError(f"{type(module).__name__} ({'all layers' if kind is None else kind}) computes rows "
+            raise PosEncError(f"{type(module).__name__} ({which}) computes rows "
                               f"posenc does not reproduce from its config (read as {rope}); not patched")
         forms.add(form)
     if len(forms) != 1:  # pragma: no cover - one module, one code path
@@ -359,9 +446,13 @@ def patch(model: Any) -> Any:
         The same model, patched in place (patching twice is a no-op).
 
     Raises:
-        PosEncError: a model without RoPE or ALiBi (naming its model_type), or
-            a rotary module whose rows posenc cannot reproduce from its
-            config (naming it); nothing is changed then.
+        PosEncError: not a transformers model instance (None, a string, a
+            config, a class); a model without RoPE or ALiBi (naming its
+            model_type and what it has instead: a vision tower's 2-D RoPE, a
+            rotary module posenc does not recognise, or what its config
+            says), or a rotary module whose rows posenc cannot reproduce from
+            its config, or that fails on its own config (naming it); nothing
+            is changed then.
     """
     _torch()
     from .torch.hf_alibi import patch_alibi
@@ -376,10 +467,11 @@ def patch(model: Any) -> Any:
     found = _rotary_modules(model, model_type, version)
     with _named(model_type, version):
         plans = [(parent, name, module, _ropes(module, model)) for parent, name, module in found]
-        axes = [_per_axis(module, ropes) for _, _, module, ropes in plans]
+        targets = [_probe_target(module, model) for _, _, module, _ in plans]  # meta or cast: a rebuilt module
+        axes = [_per_axis(target, ropes) for target, (_, _, _, ropes) in zip(targets, plans, strict=True)]
         plans = [(p, n, m, r if a is None else a[1]) for (p, n, m, r), a in zip(plans, axes, strict=True)]
-        forms = [_form(module, ropes) if a is None else a[0]  # every check before any change
-                 for (_, _, module, ropes), a in zip(plans, axes, strict=True)]
+        forms = [_form(target, ropes) if a is None else a[0]  # every check before any change
+                 for target, (_, _, _, ropes), a in zip(targets, plans, axes, strict=True)]
     for (parent, name, module, ropes), form, per_axis in zip(plans, forms, axes, strict=True):
         # 4.x M-RoPE; 4.x Phi-3, Gemma, DBRX (called with seq_len too); every other
         kind = AxesPatchedRotary if per_axis else SeqLenPatchedRotary if "seq_len" in _takes(module) else PatchedRotary
@@ -388,16 +480,46 @@ def patch(model: Any) -> Any:
         setattr(parent, name, replacement if device is None else replacement.to(device))
     if not found and not any(isinstance(m, PatchedRotary) for m in model.modules()) and \
             not _patch_tables(model, model_type, version):
-        raise PosEncError(f"model_type {model_type!r} has no rotary embedding (nor ALiBi) for posenc to patch")
+        raise PosEncError(_nothing_to_patch(model, model_type))
     return model
 
 
+def _nothing_to_patch(model: Any, model_type: str) -> str:
+    """Why a model is refused: what it has instead of a rotary module posenc reads (the refusal's wording)."""
+    from .rope.hf_config import rope_layer_plan
+
+    rotary = sorted({type(m).__name__ for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")
+                     or any(b.endswith("inv_freq") for b, _ in m.named_buffers(recurse=False))})
+    vision = [n for n in rotary if "Vision" in n]
+    other = [n for n in rotary if "Vision" not in n]
+    if other:
+        return (f"model_type {model_type!r} has a rotary module posenc does not recognise ({', '.join(other)}); "
+                "not patched")
+    head = f"model_type {model_type!r} has "
+    if vision:
+        head += (f"only a vision tower's 2-D RoPE ({', '.join(vision)}), which posenc leaves as it is, and no "
+                 "language-model rotary embedding nor ALiBi to patch")
+    else:
+        head += "no rotary embedding module nor ALiBi for posenc to patch"
+    try:
+        rope_layer_plan(model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config)
+    except PosEncError as exc:
+        return f"{head} (its config: {exc})"
+    return f"{head}, though its config reads as RoPE: posenc does not know where this family computes it"
+
+
 def unpatch(model: Any) -> Any:
-    """Undo :func:`patch`: the original rotary modules, methods and ALiBi tables; returns the model."""
+    """Undo :func:`patch`: the original rotary modules, methods and ALiBi tables; returns the model.
+
+    Raises:
+        PosEncError: ``model`` is not a transformers model instance (None, a
+            string, a config, a class), as :func:`patch` refuses them.
+    """
     _torch()
     from .torch.hf_alibi import unpatch_alibi
     from .torch.hf_rotary import PatchedRotary, PatchedSinCos
 
+    _model_type(model, "unpatch")
     unpatch_alibi(model)
     for parent in model.modules():
         for name, child in list(parent.named_children()):

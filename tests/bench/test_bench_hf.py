@@ -25,5 +25,5 @@ def test_the_patched_decoder_holds_its_rows_where_it_decodes():
     for _ in range(3):
         step()
     rotary = next(m for m in step.model.modules() if isinstance(m, PatchedRotary))
-    held = rotary.rotary["None"].cache.held()
+    held = rotary.rotary["all_layers"].cache.held()
     assert held[0] <= POSITION and step.position <= held[1]  # a window at 10^6, not rows computed one by one

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_signals import popen
 
 import posenc._files as files
 from cli_helpers import run
@@ -47,7 +48,8 @@ def _held(argv: list[str], stage: str, marker: Path, sig: int) -> tuple[int, str
     """Run ARGV, wait until it says it is at STAGE, send SIG: (exit status, stdout, stderr, the marker's text)."""
     env = dict(os.environ, POSENC_TEST_HOLD_AT=f"{stage}:{marker}")  # posenc._early.HOLD_AT_ENV
     env.pop(files.HOLD_ENV, None)
-    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # SIGINT at its default in the child, even when pytest runs as a background job (`make test &`)
+    proc = popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120  # a bound against a hang, not a timing: the child waits for us
     while not marker.exists() or not marker.read_text().endswith("\n"):
         assert proc.poll() is None, proc.communicate()

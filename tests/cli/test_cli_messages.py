@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import mpmath
 import pytest
+from cli_options import parsers
 
 from cli_helpers import run, run_json
 from posenc.cli import build_parser
@@ -85,18 +86,11 @@ def test_negative_positions_in_every_form_are_values(capsys):
 def _options(keep: Callable[[argparse.Action], bool], *, positional: bool = False) -> list[tuple[list[str], str]]:
     """(subcommand path, option) for every option of every subcommand that ``keep`` takes; "" for a positional slot."""
     found = []
-
-    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for name, sub in action.choices.items():
-                    walk(sub, [*path, name])
-            elif action.option_strings and keep(action):
-                found.append((path, action.option_strings[-1]))
+    for path, parser in parsers():
+        found += [(path, a.option_strings[-1]) for a in parser._actions
+                  if a.option_strings and not isinstance(a, argparse._SubParsersAction) and keep(a)]
         if path and positional:
             found.append((path, ""))
-
-    walk(build_parser(), [])
     return found
 
 

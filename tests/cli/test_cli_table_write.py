@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_signals import popen
 
 import posenc
 import posenc._files as files
@@ -48,7 +49,8 @@ def _start(argv: list[str], marker: Path | None = None, fsize: int | None = None
         if fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limit)
+    # SIGINT at its default in the child, even when pytest runs as a background job (`make test &`)
+    return popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, then=limit)
 
 
 def _wait_for(marker: Path, proc: subprocess.Popen[bytes]) -> None:
@@ -333,7 +335,16 @@ def test_failure_mid_table_keeps_the_old_file(capsys, monkeypatch, tmp_path):
     assert out.read_bytes() == OLD and _folder(out) == [out.name]
 
 
-def test_an_interrupt_in_process_gives_the_handlers_back(capsys, monkeypatch, tmp_path):
+@pytest.fixture
+def python_ctrl_c():
+    """Python's own Ctrl-C handler for the test: pytest run as a background job has SIGINT ignored, and an
+    ignored SIGINT stays ignored while posenc writes."""
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, saved)
+
+
+def test_an_interrupt_in_process_gives_the_handlers_back(capsys, monkeypatch, tmp_path, python_ctrl_c):
     # main(argv) called from Python: after the interrupted write, SIGINT and SIGTERM act as before
     monkeypatch.setattr(cli_tables, "CHUNK_BYTES", 8 * 4 * 2)
     real = posenc.table

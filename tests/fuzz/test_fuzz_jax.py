@@ -119,6 +119,13 @@ def _check_fourier(out: Any, kw: dict[str, Any]) -> None:
         np.testing.assert_allclose(g, want, rtol=2**-7, atol=2**-7)
 
 
+def _check_positions(out: Any, kw: dict[str, Any]) -> None:
+    # the checked array holds the values given, unmoved: int32 for integers, float32 for floats
+    host = np.asarray(kw["values"])
+    assert out.dtype in (jnp.int32, jnp.float32) and out.shape == host.shape
+    assert np.array_equal(np.asarray(out).astype(np.float64), host.astype(np.float64))
+
+
 def _rope_opts(kw: dict[str, Any]) -> dict[str, Any]:
     return {k: kw[k] for k in ("base", "scaling", "rotary_dim", "seq_len") if k in kw}
 
@@ -216,6 +223,7 @@ JAX_CASES: dict[str, Case] = {
         X=st.integers(0, 3).flatmap(lambda k: positions() if k == 0 else _POINTS),
         B=st.integers(0, 3).flatmap(lambda k: st.one_of(positions(), junk) if k == 0 else _MATRIX), dtype=_OUT),
                              _check_fourier),
+    "positions": Case(pj.positions, _kw(VALUES=positions()), _check_positions),
     "rope_cos_sin": Case(pj.rope_cos_sin, _kw(POSITIONS=positions(), HEAD_DIM=d_models(), **_ROPE_J, dtype=_OUT),
                          _check_cos_sin),
     "frequencies": Case(pj.frequencies, _kw(HEAD_DIM=d_models(), **_ROPE_J), _check_frequencies),

@@ -2,8 +2,10 @@
 
 The rows are integer code, the same anywhere; the float arithmetic around
 them (the rotation, x + PE) is where XLA could round otherwise inside a
-fused program than op by op (FMA contraction), so every name is called both
-ways on traced arguments and compared bit for bit, signs of zeros included.
+fused program than op by op (FMA contraction, which the rotation keeps out:
+tests/jax/test_jax_rotation_bits.py holds it to NumPy's bits), so every name
+is called both ways on traced arguments and compared bit for bit, signs of
+zeros included.
 A new name in ``__all__`` fails :func:`test_every_name_has_a_case` until it
 has one.
 """
@@ -46,6 +48,7 @@ CASES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "fourier_features": (lambda c, b: pj.fourier_features(c, b), (_C, _B)),
     "frequencies": (lambda p: pj.rope_cos_sin(p, pj.frequencies(64, base=500000.0).rotary_dim)[0], (_P,)),
     "nerf_encoding": (lambda c: pj.nerf_encoding(c / 64, 10), (_C,)),
+    "positions": (lambda p, t: (pj.positions(p), pj.positions(t)), (_P, _T)),
     "rope_cos_sin": (lambda p: pj.rope_cos_sin(p, 64, scaling=posenc.NTK(8.0)), (_P,)),
     "rotate": (lambda x, p: _rows(x, *pj.rope_cos_sin(p, 64)), (_X, _P)),
     "t5_bias": (lambda w: pj.t5_bias(w, 48, 48), (_W,)),

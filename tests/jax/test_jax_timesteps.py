@@ -98,9 +98,22 @@ def test_flux_time_dtype_input_follows_t_and_refuses_what_float32_cannot_round()
     want = pj.timestep_embedding(t.astype(jnp.float32), 32, convention=Flux(time_dtype="bfloat16"))
     assert mismatches(got, want) == 0
     with pytest.raises(posenc.PosEncError, match="time_factor"):
-        pj.timestep_embedding(jnp.ones(2), 8, convention=Flux(time_factor=0.1, time_dtype="float32"))
-    with pytest.raises(posenc.PosEncError, match="time_factor"):
-        pj.timestep_embedding(jnp.ones(2), 8, convention=Flux(time_factor=65537.0, time_dtype="bfloat16"))
+        pj.timestep_embedding(jnp.ones(2), 8, convention=Flux(time_factor=1e39, time_dtype="float32"))
+
+
+@pytest.mark.parametrize("factor", [0.1, 1 / 3, 999.9, 65537.0])
+@pytest.mark.parametrize("time_dtype", ["bfloat16", "float16", "float32", "input"])
+def test_flux_time_factor_that_is_no_float32_follows_the_references_multiply(factor, time_dtype):
+    # the reference forms float32(factor)·t in float32 (torch's multiply by a Python float); NumPy and torch
+    # repeat it (tests/timesteps/test_flux_reference.py), and so does posenc.jax, eager and under jit
+    t = np.concatenate([RNG.uniform(0, 1, 1000), [0.123, 0.5, 1.0]]).astype(np.float32)
+    preset = Flux(time_factor=factor, time_dtype=time_dtype)
+    if time_dtype == "float16" and factor > 1000:
+        t = t / 8  # keep float32(factor)·t inside float16's range, which the core refuses beyond
+    want = posenc.timestep_embedding(t, 32, convention=preset)
+    assert mismatches(pj.timestep_embedding(jnp.asarray(t), 32, convention=preset), want) == 0
+    got = jax.jit(lambda x: pj.timestep_embedding(x, 32, convention=preset))(jnp.asarray(t))
+    assert mismatches(got, want) == 0
 
 
 def test_overflowing_float16_product_gives_nan_not_inf_values():

@@ -120,4 +120,7 @@ def test_every_family_is_read_as_its_rotary_module_or_refused():
                  "modernbert", "phimoe", "deepseek_v2", "persimmon", "phi", "gemma4", "gemma4_text",
                  "qwen2_vl", "qwen3_vl"):
         assert must in agree, (must, must in refused)
-    assert len(agree) >= 200  # 202 read, 71 refused with transformers 5.23
+    # 200 read, 73 refused with transformers 5.23 (dbrx, moonshine read since issue 31; glm_image(_text) and
+    # qwen4_exp(_text) refused: they were read as 1-D RoPE
+    # while their modules split by default mrope_sections that do not fit their default head)
+    assert len(agree) >= 200

@@ -55,6 +55,7 @@ from .._compile import outside_compile
 from ..arguments import set_fields
 from ..errors import PosEncError, check_dtype, check_int, check_positions, check_real, check_span, show_value
 from ..memory import allocate, check_size
+from ..registry import guarded
 from .alibi_variants import (
     ALIBI_CONVENTIONS,
     ALIBI_VARIANTS,
@@ -65,6 +66,8 @@ from .alibi_variants import (
     alibi_convention,
     is_variant,
     register_alibi,
+    variant_reach,
+    variant_slopes,
 )
 
 __all__ = [
@@ -112,7 +115,7 @@ class AlibiSpec:
         q = check_int(self.q_len, "q_len", minimum=1)
         k = check_int(self.k_len, "k_len", minimum=1)
         conv = alibi_convention(self.convention)
-        slopes = conv.slopes(self.n_heads)
+        slopes = variant_slopes(conv, self.n_heads)  # a user's variant too: n_heads finite slopes > 0, checked
         off = check_int(self.offset, "offset")
         if not isinstance(self.causal, (bool, np.bool_)):
             raise PosEncError(f"causal must be True or False, got {self.causal!r}")
@@ -142,8 +145,7 @@ def alibi_slopes(n_heads: int, *, convention: Any = "press") -> np.ndarray:
     >>> alibi_slopes(12)[8:].round(6).tolist()    # 2**-0.5, 2**-1.5, …: the second series
     [0.707107, 0.353553, 0.176777, 0.088388]
     """
-    conv = alibi_convention(convention)
-    return np.asarray(conv.slopes(n_heads), dtype=np.float64)
+    return variant_slopes(alibi_convention(convention), n_heads)
 
 
 _FLOAT64_MAX = float(np.finfo(np.float64).max)
@@ -217,6 +219,26 @@ def _key_positions(positions: Any, k: int) -> np.ndarray:
     return pos
 
 
+def _coefficient(conv: Any, qp: np.ndarray, kp: np.ndarray, causal: bool, shape: tuple[int, ...]) -> np.ndarray:
+    """The variant's distance terms t, checked: real, finite, broadcastable to ``[..., q, k]`` (a user's too)."""
+    who = f"the ALiBi variant {show_value(conv)}: coefficient(...)"
+    t = guarded(who, conv.coefficient, qp[..., :, None], kp[..., None, :], kp[..., -1:, None], causal)
+    arr = t if isinstance(t, np.ndarray) else None
+    if arr is None or arr.dtype.kind not in "iuf" or not _broadcasts(arr.shape, shape):
+        got = show_value(t) if arr is None else f"{arr.dtype} of shape {arr.shape}"
+        raise PosEncError(f"{who} returned {got}; expected a real array broadcastable to {shape} (t in bias = m·t)")
+    if not np.isfinite(arr).all():
+        raise PosEncError(f"{who} returned a non-finite distance term; t must be finite (bias = m·t)")
+    return arr
+
+
+def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    try:
+        return np.broadcast_shapes(shape, to) == to
+    except ValueError:
+        return False
+
+
 @outside_compile("alibi_bias")
 def alibi_bias(
     q_len: int,
@@ -278,13 +300,13 @@ def alibi_bias(
     batch = kp.shape[:-1]
     check_size((*batch, slopes.shape[0], q, k), dt, "ALiBi bias", work=3 * math.prod(batch) * q * k * 8)
     lo, hi = min(kp.min(), qp.min()), max(kp.max(), qp.max())
-    top = float(slopes.max()) * conv.reach(float(lo), float(hi))
+    top = float(slopes.max()) * variant_reach(conv, float(lo), float(hi))
     if top > float(np.finfo(dt).max):
         raise PosEncError(
             f"the bias reaches {top:.4g} over positions {lo:g} … {hi:g}, beyond {dt.name}'s largest "
             f"{float(np.finfo(dt).max):.4g}; ask for float32"
         )
-    t = conv.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], bool(causal))
+    t = _coefficient(conv, qp, kp, bool(causal), (*batch, q, k))
     out = allocate((*batch, slopes.shape[0], q, k), dt, "ALiBi bias")
     for h, m in enumerate(slopes):
         out[..., h, :, :] = _product(m, t)

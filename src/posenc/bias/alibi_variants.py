@@ -4,6 +4,13 @@ Each variant is a frozen dataclass; :func:`register_alibi` adds one by name
 (:data:`ALIBI_VARIANTS`, posenc's one :class:`~posenc.registry.Registry`), so
 every ALiBi entry point finds a user's variant as it finds a built-in. What
 each variant means, and where its slopes come from: :mod:`posenc.bias.alibi`.
+
+A user's variant is checked, not trusted: :func:`register_alibi` takes a
+frozen dataclass instance only and asks it for its slopes at 1, 2 and 3
+heads; every use reads them through :func:`variant_slopes` (``n_heads``
+finite reals > 0, as float64) and its reach through :func:`variant_reach`,
+so a wrong length, a NaN or a str is a PosEncError naming the variant, never
+a bias of the wrong shape or of NaNs.
 """
 
 from __future__ import annotations
@@ -21,9 +28,9 @@ import numpy as np
 
 from .._compile import outside_compile
 from ..arguments import set_fields
-from ..errors import MAX_D_MODEL, PosEncError, check_int, check_real
+from ..errors import MAX_D_MODEL, PosEncError, check_int, check_real, show_value
 from ..exact import decimal_context
-from ..registry import Registry
+from ..registry import Registry, guarded
 
 __all__ = [
     "ALIBI_CONVENTIONS",
@@ -35,6 +42,8 @@ __all__ = [
     "alibi_convention",
     "is_variant",
     "register_alibi",
+    "variant_reach",
+    "variant_slopes",
 ]
 
 
@@ -174,21 +183,80 @@ class Mpt:
         return hi - lo
 
 
-#: An ALiBi variant: a built-in, or any object with ``slopes``, ``coefficient`` and ``reach`` (registered ones).
+#: An ALiBi variant: a built-in, or a frozen dataclass with ``slopes``, ``coefficient`` and ``reach``.
 AlibiConvention = Press | Bloom | Mpt | Any
+
+_METHODS = ("slopes", "coefficient", "reach")
+
+
+def _has_methods(obj: Any) -> bool:
+    return not isinstance(obj, type) and all(callable(getattr(obj, m, None)) for m in _METHODS)
+
+
+def _frozen_dataclass(obj: Any) -> bool:
+    params = getattr(type(obj), "__dataclass_params__", None)
+    return not isinstance(obj, type) and bool(getattr(params, "frozen", False))
 
 
 def is_variant(obj: Any) -> bool:
-    """An ALiBi variant: an instance (not a class) with ``slopes(n_heads)``, ``coefficient(...)`` and ``reach``."""
+    """An ALiBi variant: a frozen dataclass instance with ``slopes(n_heads)``, ``coefficient(...)`` and ``reach``.
+
+    Frozen, since one instance serves every caller (and every cached bias
+    made from it): a variant that could change under them is refused.
+    """
     if isinstance(obj, (Press, Mpt)):
         return True
-    return not isinstance(obj, type) and all(callable(getattr(obj, m, None)) for m in ("slopes", "coefficient",
-                                                                                         "reach"))
+    return _has_methods(obj) and _frozen_dataclass(obj)
+
+
+def variant_slopes(conv: Any, n_heads: Any) -> np.ndarray:
+    """``conv.slopes(n_heads)`` checked: float64 ``[n_heads]``, every slope finite and > 0.
+
+    The slope multiplies the distance: a NaN would fill the bias with NaN,
+    a wrong length give a bias for another head count, and ALiBi's
+    penalty (and posenc's bound on the bias, ``max(m)·reach``, and
+    :func:`posenc.alibi_distance`, ``penalty/m``) needs m > 0.
+
+    Raises:
+        PosEncError: naming the variant and what its slopes were.
+    """
+    n = _check_heads(n_heads)
+    raw = guarded(f"{show_value(conv)}.slopes({n})", conv.slopes, n)
+    return _checked_slopes(conv, n, raw)
+
+
+def _checked_slopes(conv: Any, n: int, raw: Any) -> np.ndarray:
+    who = f"the ALiBi variant {show_value(conv)}: slopes({n}) returned {show_value(raw)}"
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, (np.ndarray, list, tuple)):
+        raise PosEncError(f"{who}; expected float64 [{n}] (one slope per head)")
+    try:
+        arr = np.asarray(raw)
+    except Exception:  # a ragged list, a hostile __array__
+        arr = np.asarray(None)
+    if arr.dtype.kind not in "iuf" or arr.shape != (n,):
+        shape = f"shape {arr.shape} of {arr.dtype}" if arr.dtype.kind != "O" else "no numeric array"
+        raise PosEncError(f"{who} ({shape}); expected float64 [{n}] (one real slope per head)")
+    out = arr.astype(np.float64)  # exact: every integer and float format below float64 fits in it
+    if not (np.isfinite(out).all() and (out > 0).all()):
+        bad = out[~(np.isfinite(out) & (out > 0))][0]
+        raise PosEncError(f"{who}; every slope must be finite and > 0 (it scales the distance penalty), "
+                          f"got {show_value(float(bad))}")
+    return out
+
+
+def variant_reach(conv: Any, lo: float, hi: float) -> float:
+    """``conv.reach(lo, hi)`` checked: a finite real >= 0, the largest |t| over positions in [lo, hi]."""
+    who = f"the ALiBi variant {show_value(conv)}: reach({lo!r}, {hi!r})"
+    r = guarded(who, conv.reach, lo, hi)
+    if isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, float, np.integer, np.floating)) or not (
+            math.isfinite(float(r)) and float(r) >= 0):
+        raise PosEncError(f"{who} returned {show_value(r)}; expected a finite real >= 0 (the largest |t|)")
+    return float(r)
 
 
 #: Every ALiBi variant by name: the built-ins and those :func:`register_alibi` adds.
 ALIBI_VARIANTS: Registry[AlibiConvention] = Registry(
-    "a Press/Bloom/Mpt instance (or a variant with slopes, coefficient and reach)", is_variant)
+    "a Press/Bloom/Mpt instance (or a frozen dataclass with slopes, coefficient and reach)", is_variant)
 for _v in (Press(), Bloom(), Mpt()):
     ALIBI_VARIANTS.register(_v.name, _v)
 
@@ -202,20 +270,61 @@ def register_alibi(name: str, variant: Any) -> None:
     """Make ``alibi_bias(..., convention=name)`` (and every ALiBi entry point) use ``variant``.
 
     Args:
-        name: the new name; a name is registered once (the built-ins' included).
-        variant: a frozen instance with ``slopes(n_heads)`` (float64
-            ``[n_heads]``), ``coefficient(q_pos, k_pos, k_last, causal)`` (t
-            with bias = m·t, from array operators only, so the torch and JAX
-            forms run it too) and ``reach(lo, hi)`` (the largest |t|), such as a
-            :class:`Press` subclass; or a zero-argument factory of one.
+        name: the new name, 1 to 64 ASCII letters, digits, ``_ . + -``, a letter or
+            digit first (:func:`posenc.registry.check_name`); a name is registered
+            once (the built-ins' included).
+        variant: a frozen dataclass instance with ``slopes(n_heads)``
+            (float64 ``[n_heads]``, each finite and > 0),
+            ``coefficient(q_pos, k_pos, k_last, causal)`` (t with bias = m·t,
+            from array operators only, so the torch and JAX forms run it too)
+            and ``reach(lo, hi)`` (the largest |t|), such as a :class:`Press`
+            subclass; or a zero-argument factory of one (called at each use,
+            its result checked then).
+
+    Raises:
+        PosEncError: a name that is not a short printable word or is taken;
+            a variant that is not a frozen dataclass, or whose slopes at 1, 2
+            or 3 heads (asked for here, where they are cheap) are not that
+            many finite reals > 0; a factory that cannot be called with no
+            argument.
 
     >>> register_alibi("doc-mpt-16", Mpt(alibi_bias_max=16))
     >>> alibi_convention("doc-mpt-16").slopes(2).tolist()
     [0.00390625, 1.52587890625e-05]
     """
+    if _has_methods(variant):
+        if not _frozen_dataclass(variant):
+            raise PosEncError(f"register_alibi({show_value(name)}): the variant must be a frozen dataclass "
+                              f"instance (@dataclass(frozen=True); one instance serves every caller), "
+                              f"got {show_value(variant)}")
+        _probe(variant, name)
     ALIBI_VARIANTS.register(name, variant)
+
+
+def _probe(variant: Any, name: Any) -> None:
+    """Ask a variant for its slopes at 1, 2 and 3 heads: a fixed length, a NaN or a str fails now, not at use.
+
+    A PosEncError from ``slopes`` itself is the variant refusing that head
+    count (one that needs a multiple of 4 heads, say): allowed.
+    """
+    for n in (1, 2, 3):
+        try:
+            raw = variant.slopes(n)
+        except PosEncError:
+            continue
+        except Exception as exc:
+            text = " ".join(str(exc).split())[:200]  # one line, as the command prints it
+            raise PosEncError(f"register_alibi({show_value(name)}): {show_value(variant)}.slopes({n}) raised "
+                              f"{type(exc).__name__}: {text}") from exc
+        try:
+            _checked_slopes(variant, n, raw)
+        except PosEncError as exc:
+            raise PosEncError(f"register_alibi({show_value(name)}): {exc}") from None
 
 
 def alibi_convention(convention: Any) -> AlibiConvention:
     """The variant named (``"press"``, ``"bloom"``, ``"mpt"``, or one registered) or given as an instance."""
+    if _has_methods(convention) and not is_variant(convention):
+        raise PosEncError(f"convention must be a frozen dataclass instance (@dataclass(frozen=True)) when it is "
+                          f"a variant of its own, got {show_value(convention)}")
     return ALIBI_VARIANTS.get(convention, "convention")

@@ -18,17 +18,26 @@ stderr, no traceback), 130 for SIGINT and 143 for SIGTERM at any moment
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import os
 import signal
 import sys
+import time
+import traceback
 
 from .. import __version__, _early
-from .._files import Interrupted
+from .._files import Interrupted, refusing_writes
 from ..errors import PosEncError
 from . import analysis, bench, bias, page, plotting, seed, tables, timesteps  # noqa: F401  (each registers its subcommands)
 from ._base import COMMANDS, CommandError, Parser, one_line
+from .typed import plain_namespace, respelled
 
-__all__ = ["build_parser", "main"]
+__all__ = ["REWORD_WITHIN", "build_parser", "main", "reworded"]
+
+#: Seconds: a refusal that came later than this, after real work, is not reworded (:func:`reworded` would
+#: repeat the work); refusals come before any work, in milliseconds.
+REWORD_WITHIN = 5.0
 
 # how `posenc --help` lists them; subcommands registered later follow
 _ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "alibi", "buckets", "examples", "quiz",
@@ -91,14 +100,21 @@ def _interrupted(exc: KeyboardInterrupt) -> int:
 
 def _run(argv: list[str] | None) -> int:
     _utf8_or_replace()
+    typed: argparse.Namespace | None = None
+    began = time.monotonic()
     try:
-        args = build_parser().parse_args(argv)
-        args.as_command = argv is None  # the process's own command: it may keep signals muted while it exits
-        return int(args.run(args))
+        typed = build_parser().parse_args(argv)
+        typed.as_command = argv is None  # the process's own command: it may keep signals muted while it exits
+        began = time.monotonic()
+        return int(typed.run(plain_namespace(typed)))  # the library gets plain numbers, never the spelling
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
     except (CommandError, PosEncError) as exc:
-        return _error(str(exc))
+        try:
+            late = time.monotonic() - began > REWORD_WITHIN
+            return _error(str(exc) if typed is None or late else reworded(exc, typed))
+        except KeyboardInterrupt as stop:  # Ctrl-C while the message was being worded
+            return _interrupted(stop)
     except BrokenPipeError:
         # the reader went away (`posenc table ... | head`): stop quietly
         try:
@@ -117,3 +133,46 @@ def _run(argv: list[str] | None) -> int:
         return exc.exit_status
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated) in the process's own command
         return _interrupted(exc)
+
+
+class _Discard:
+    """A stream that keeps nothing: the output of :func:`reworded`'s second run."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def _raised_at(exc: BaseException) -> tuple[str, int, str] | None:
+    frames = traceback.extract_tb(exc.__traceback__)
+    return (frames[-1].filename, frames[-1].lineno or 0, type(exc).__name__) if frames else None
+
+
+def reworded(exc: CommandError | PosEncError, typed: argparse.Namespace) -> str:
+    """The message of ``exc``, raised by a run on plain numbers, with the numbers as the user typed them.
+
+    The run is made again with the typed numbers (their ``repr`` is the text
+    typed, :mod:`.typed`), which every message shows through
+    :func:`posenc.errors.show_value`; nothing of that second run gets out:
+    its output is discarded and any file write refused before a byte.
+    Its message is used only when it was raised where the first one was
+    (same file, line and class): the same check, on the same values. Run
+    only when some number was typed otherwise than Python writes it.
+    """
+    message = str(exc)
+    if not respelled(vars(typed)):
+        return message
+    where = _raised_at(exc)
+    try:
+        with contextlib.redirect_stdout(_Discard()), contextlib.redirect_stderr(_Discard()), refusing_writes():
+            typed.run(typed)
+    except (CommandError, PosEncError) as again:
+        if where is not None and _raised_at(again) == where:
+            return str(again)
+    except Exception:  # a refused write, or any other end: the first message stands
+        pass
+    return message

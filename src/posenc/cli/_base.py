@@ -13,6 +13,7 @@ import json
 import math
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
@@ -39,9 +40,11 @@ __all__ = [
     "fixed",
     "folder",
     "integer",
+    "integers",
     "jsonable",
     "model_options",
     "one_line",
+    "plain_digits",
     "pos_text",
     "position",
     "real",
@@ -136,23 +139,55 @@ def command(name: str, help: str, setup: Setup) -> Callable[[Run], Run]:
 
 # ---------------------------------------------------------------- argument types
 
+#: Fullwidth signs and letters a number may be typed with (an East Asian keyboard), as ASCII.
+_FULLWIDTH = {ord(c): ord(c) - 0xFEE0 for c in "＋－．ｅＥ＿"}
+
+
+def plain_digits(text: str) -> str:
+    """``text`` with every decimal digit ASCII (fullwidth ``１０``, Arabic-Indic ``١٠``), and ``＋－．ｅ＿`` too.
+
+    Python's ``int`` and ``float`` read any script's digits; this reads them
+    the same way for every kind of number the command takes, and nothing
+    else: a superscript ``²`` is no digit.
+
+    >>> plain_digits("１ｅ６"), plain_digits("١٠"), plain_digits("2²")
+    ('1e6', '10', '2²')
+    """
+    out = []
+    for ch in text.translate(_FULLWIDTH):
+        d = unicodedata.decimal(ch, None) if not ch.isascii() else None
+        out.append(ch if d is None else str(d))
+    return "".join(out)
+
+
+#: A count as the command reads it: a sign, digits with single ``_`` between them (as Python writes
+#: ``1_000_000``), a fraction, an exponent (``1e6``, ``2.0E3``, ``1e1``); integral in value. Each part can
+#: match one way only, so a 100 KB argument is read in linear time.
+_COUNT = re.compile(r"([+-]?)((?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d{1,9})?)", re.ASCII)
+#: The same, without fraction or exponent: a position written so is an exact Python int.
+_DIGITS = re.compile(r"[+-]?\d(?:_?\d)*", re.ASCII)
+
+
 def position(text: str) -> int | float:
     """A position: an integer, a real number, or a multiple of π (``2pi``, ``0.5*π``).
 
-    Integers stay Python ints so that the library, not float rounding, judges
-    how large they may be. The value remembers its text for messages.
+    Integers written as digits stay Python ints so that the library, not
+    float rounding, judges how large they may be. The value remembers its
+    text for messages.
+
+    >>> [type(position(t)).__name__ for t in ("12", "1e6", "2pi", "１０")], position("1_000") + 0
+    (['WrittenInt', 'WrittenFloat', 'WrittenFloat', 'WrittenInt'], 1000)
     """
-    try:
-        return written_int(int(text), text)
-    except ValueError:
-        pass
-    m = _NUMBER.match(text.strip())
+    ascii_text = plain_digits(text).strip()
+    if _DIGITS.fullmatch(ascii_text):
+        return written_int(int(ascii_text), text)
+    m = _NUMBER.match(ascii_text)
     if m and m.group(3):
         sign, factor, _ = m.groups()
         value = math.pi if factor is None else float(factor) * math.pi
         return written_float(-value if sign == "-" else value, text)
     try:
-        return written_float(float(text), text)
+        return written_float(float(ascii_text), text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a number (e.g. 3, -2.5, 1e6, 2pi), got {show_value(text)}"
@@ -164,24 +199,45 @@ _MAX_DIGITS = 30
 
 
 def integer(text: str) -> int:
-    """An integer argument, written as positions are: ``4096``, ``1e6``, ``1_000_000`` (not ``2.5``).
+    """A count: the one reader of every integer the command takes, alone or in a list (``--grid 64,1e2``).
 
-    >>> [int(integer(t)) for t in ("1e6", "-3", "2.0E3")], integer("1e6")  # each shows as typed
-    ([1000000, -3, 2000], 1e6)
+    Written as positions are: ``4096``, ``1e6``, ``1E6``, ``1_000_000``,
+    ``+5``, ``5.0``, ``１０``; refused: a value that is no integer (``2.5``,
+    ``1e-3``), ``0x10`` (no base prefixes), ``inf``, and values of
+    :data:`_MAX_DIGITS` digits or more.
+
+    >>> [int(integer(t)) for t in ("1e6", "-3", "2.0E3", "+5", "１０")], integer("1e6")  # each shows as typed
+    ([1000000, -3, 2000, 5, 10], 1e6)
     """
-    try:
-        return written_int(int(text), text)
-    except ValueError:
-        pass
-    m = _NUMBER.match(text.strip())
-    if m is None or m.group(2) is None or m.group(3):
+    m = _COUNT.fullmatch(plain_digits(text).strip())
+    if m is None:
         raise argparse.ArgumentTypeError(f"expected an integer (e.g. 4096, 1e6), got {show_value(text)}")
     exact = Decimal(m.group(1) + m.group(2).replace("_", ""))
     if exact != exact.to_integral_value():
         raise argparse.ArgumentTypeError(f"expected an integer, got {show_value(text)}")
-    if exact.adjusted() >= _MAX_DIGITS:
+    if exact and exact.adjusted() >= _MAX_DIGITS:
         raise argparse.ArgumentTypeError(f"expected an integer below 1e{_MAX_DIGITS}, got {show_value(text)}")
     return written_int(int(exact), text)
+
+
+def integers(text: str, sep: str = ",") -> tuple[int, ...]:
+    """Counts separated by ``sep`` (``64,64``; ``4096x512`` with ``sep="x"``), each read by :func:`integer`.
+
+    >>> [int(n) for n in integers("4e0,6.0,1_0")], [int(n) for n in integers("1e3X8", "x")]
+    ([4, 6, 10], [1000, 8])
+    """
+    parts = re.split(re.escape(sep), text, flags=re.IGNORECASE) if sep else [text]
+    example = "4096x512" if sep.lower() == "x" else "64,64"
+    what = f"integers separated by {sep!r}" if sep != "," else "integers separated by commas"
+    values = []
+    for part in parts:
+        try:
+            values.append(integer(part))
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"expected {what} (e.g. {example}), each written as a count is (4096, 1e6), "
+                f"got {show_value(part)} in {show_value(text)}") from None
+    return tuple(values)
 
 
 def folder(text: str) -> str:
@@ -196,9 +252,13 @@ def folder(text: str) -> str:
 
 
 def real(text: str) -> float:
-    """A real-number argument (the library checks its range); it remembers its text for messages."""
+    """A real-number argument (the library checks its range); it remembers its text for messages.
+
+    >>> real("１ｅ３"), float(real("１ｅ３"))
+    (１ｅ３, 1000.0)
+    """
     try:
-        return written_float(float(text), text)
+        return written_float(float(plain_digits(text)), text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {show_value(text)}") from None
 
@@ -285,8 +345,17 @@ def jsonable(obj: Any) -> Any:
 
 
 def emit_json(obj: Any) -> None:
-    """Print ``obj`` as strict JSON (no NaN or Infinity tokens)."""
-    print(json.dumps(jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False))
+    """Print ``obj`` as strict JSON (no NaN or Infinity tokens), read back before a character is printed."""
+    text = json.dumps(jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False)
+    try:
+        json.loads(text, parse_constant=_no_constant)
+    except ValueError as exc:
+        raise CommandError(f"the JSON output does not read back ({exc}); nothing printed") from None
+    print(text)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON value")
 
 
 def model_options(parser: argparse.ArgumentParser, *, layout: bool = False, dtype: bool = False) -> None:

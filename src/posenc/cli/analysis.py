@@ -13,7 +13,7 @@ import numpy as np
 
 import posenc
 
-from ..errors import check_positions
+from ..errors import PosEncError, check_positions, show_value
 from ..layout import sin_cos_views
 from ._base import (
     CommandError,
@@ -344,6 +344,8 @@ def _alias_setup(p: argparse.ArgumentParser) -> None:
 @command("alias", "do PE(p) and PE(q) coincide? per dimension, and the full-vector distance (Ex 4)", _alias_setup)
 def alias_cmd(args: argparse.Namespace) -> int:
     d, lay = args.d_model, args.layout
+    if not args.atol >= 0:  # the library words this one with str(): -1e+300 for the -1e300 typed
+        raise PosEncError(f"atol must be >= 0, got {show_value(args.atol)}")
     a = posenc.aliasing(args.p, args.q, d, base=args.base, layout=lay, atol=args.atol)
     ep = posenc.encode(args.p, d, base=args.base, layout=lay, dtype=np.float64)
     eq = posenc.encode(args.q, d, base=args.base, layout=lay, dtype=np.float64)

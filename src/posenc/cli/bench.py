@@ -10,7 +10,7 @@ import numpy as np
 from ..bench import format_markdown, format_report, run
 from ..errors import PosEncError, check_d_model, show_value
 from ..memory import check_size
-from ._base import CommandError, command, emit_json, integer
+from ._base import CommandError, command, emit_json, integer, integers
 
 MAX_REPEATS = 1000  # a median of 1000 is as steady as it gets; more only runs longer
 
@@ -30,8 +30,8 @@ def _setup(p: argparse.ArgumentParser) -> None:
 
 def _shape(text: str) -> tuple[int, int]:
     try:
-        n, d = (int(x) for x in text.lower().split("x"))
-    except ValueError:
+        n, d = integers(text, "x")  # each side read as every count is (1e3x8); shown as typed below
+    except (argparse.ArgumentTypeError, ValueError):
         raise argparse.ArgumentTypeError(f"expected a shape NxD such as 4096x512, got {show_value(text)}") from None
     if n < 1 or d < 2 or d % 2:
         raise argparse.ArgumentTypeError(f"expected N >= 1 and an even D >= 2, got {show_value(text)}")
@@ -40,7 +40,7 @@ def _shape(text: str) -> tuple[int, int]:
         check_size((2 * n, d), np.float32, f"a {text} table")
     except PosEncError as exc:
         raise argparse.ArgumentTypeError(f"--shape {text}: {exc}") from None
-    return n, d
+    return int(n), int(d)
 
 
 @command("bench", "time posenc against the usual formulas, side by side with the cost of writing the output", _setup)

@@ -21,18 +21,21 @@ from ..arguments import default
 from ..rope.sections import LADDERS, SECTION_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
 from ..sinusoidal.grid_analysis import GridReport
-from ._base import CommandError, emit_json, render_table, sig
+from ._base import CommandError, emit_json, integers, render_table, sig
 
 __all__ = ["channel_text", "context_grid", "grid_options", "int_list", "ladder_grid", "wants_grid"]
 
 
 def int_list(text: str) -> tuple[int, ...]:
-    """``64,64`` → (64, 64): an argparse type for sizes, sections and patches."""
-    try:
-        values = tuple(int(v) for v in text.replace("x", ",").split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected integers separated by commas (e.g. 64,64), got {text!r}") from None
-    return values
+    """``64,64`` → (64, 64): an argparse type for sizes, sections and patches, each read as every count is.
+
+    Commas only: an ``x`` made ``0x10`` a grid of 0 by 10, where every count
+    option refuses it.
+
+    >>> [int(n) for n in int_list("4e0,6.0")]
+    [4, 6]
+    """
+    return integers(text)
 
 
 def grid_options(parser: argparse.ArgumentParser) -> None:

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import posenc
+
 from .. import plot
 from .._files import atomic_file
 from ..bias.alibi import ALIBI_CONVENTIONS
-from ..errors import show_value
+from ..errors import PosEncError, show_value
 from ..layout import LAYOUTS
 from ..plot.bias import alibi_curves, bucket_steps, xpos_curves
 from ..rope import ROPE_LAYOUTS
@@ -27,6 +30,7 @@ from ..timesteps import CONVENTIONS as TIMESTEP_CONVENTIONS
 from ._base import CommandError, command, emit_json, integer, position, real
 from .grid import int_list
 from .rope import scaling_spec
+from .timesteps import check_times
 
 __all__ = ["FORMATS", "PLOT_KINDS", "Option", "PlotKind", "save"]
 
@@ -56,6 +60,7 @@ class PlotKind:
     draw: Callable[..., Any]
     options: tuple[Option, ...]
     data: Callable[..., dict[str, Any]] | None = None  # the plotted numbers, for --json (same options as draw)
+    check: Callable[..., None] | None = None  # what the command refuses first, naming the value as typed
 
     def kwargs(self, args: argparse.Namespace | None) -> dict[str, Any]:
         """The options given in ``args`` (the function's defaults for the rest)."""
@@ -64,7 +69,10 @@ class PlotKind:
 
     def figure(self, args: argparse.Namespace | None = None) -> Any:
         """Draw with the options given in ``args``."""
-        return self.draw(**self.kwargs(args))
+        kwargs = self.kwargs(args)
+        if self.check is not None:
+            self.check(**kwargs)
+        return self.draw(**kwargs)
 
 
 def _d(default: int) -> Option:
@@ -99,6 +107,42 @@ def _bucket_steps(
                         span=span)
 
 
+def _timesteps_check(*, dim: int = 128, convention: str = "diffusers", t_max: float = 1000.0) -> None:
+    """t runs 0 … t_max: the largest angle is t_max's. The library judges the t it samples, and named
+    the first too large (3.92e+297, t_max/255) where the user typed t_max (1e300)."""
+    if isinstance(t_max, float) and math.isfinite(t_max) and t_max > 0:  # else the library's own refusal
+        check_times([t_max], "t_max", convention, dim)
+
+
+#: The largest value a log axis of matplotlib draws: past it, its tick labels overflow (an OverflowError at 1e280).
+LOG_AXIS_MAX = 1e250
+
+
+def _ladder_check(*, d_model: int = 512, base: float = 10000.0, context: float = 8192.0) -> None:
+    """Refuse a ladder the log axis cannot draw, naming the value typed, before the library's ladder is built."""
+    if isinstance(context, float) and math.isfinite(context) and context > LOG_AXIS_MAX:
+        raise PosEncError("context must be <= 1e250 to draw (a log axis overflows past it), "
+                          f"got {show_value(context)}")
+    try:
+        top = float(posenc.wavelengths(d_model, base).max())
+    except PosEncError:
+        return  # the library's own refusal, when it draws
+    if top > LOG_AXIS_MAX:
+        raise PosEncError(f"base {show_value(base)} with d_model {show_value(d_model)} gives λ_max = {top:.3g} "
+                          "positions, past the 1e250 a log axis can draw: use a smaller base")
+
+
+def _buckets_check(*, unidirectional: bool | None = None, num_buckets: int = 32, max_distance: int = 128,
+                   span: int | None = None) -> None:
+    """The default span is 1.5·max_distance: a refusal of it names the max_distance typed, not the span derived."""
+    if span is None and isinstance(max_distance, int) and (3 * max_distance) // 2 > _SPAN_MAX:
+        raise PosEncError(f"max_distance must be <= {(2 * _SPAN_MAX + 1) // 3} to draw with the default span "
+                          f"(1.5·max_distance, at most {_SPAN_MAX}; or give --span), got {show_value(max_distance)}")
+
+
+_SPAN_MAX = 100_000  # posenc.plot.plot_buckets' largest span
+
+
 PLOT_KINDS: dict[str, PlotKind] = {
     k.name: k
     for k in (
@@ -119,7 +163,8 @@ PLOT_KINDS: dict[str, PlotKind] = {
                   Option("--max-offset", "max_offset", integer, "Δ from -M to M (default 100)", metavar="M"),
                   Option("--refs", "refs", position, _REFS.format("0 250 1000"), nargs="+", metavar="P"))),
         PlotKind("ladder", "wavelength of every pair on a log axis against a context length", plot.plot_ladder,
-                 (_d(512), _B, Option("--context", "context", real, "context length (default 8192)", metavar="C"))),
+                 (_d(512), _B, Option("--context", "context", real, "context length (default 8192)", metavar="C")),
+                 check=_ladder_check),
         PlotKind("rope", "RoPE: one query pair turning as the position advances; q·k against the offset",
                  plot.plot_rope,
                  (Option("--head-dim", "head_dim", integer, "channels per head (default 64)", metavar="H"),
@@ -157,7 +202,7 @@ PLOT_KINDS: dict[str, PlotKind] = {
                   Option("--unidirectional", "unidirectional", _yes,
                          "yes for T5's decoder; the encoder's bidirectional buckets when left out", metavar="yes|no"),
                   Option("--span", "span", integer, "offsets -S … S; 1.5·max-distance when left out", metavar="S")),
-                 _bucket_steps),
+                 _bucket_steps, check=_buckets_check),
         PlotKind("xpos", "xPos: each pair's decay ζ_i^(Δ/scale_base) of q·k against the offset", plot.plot_xpos,
                  (Option("--rotary-dim", "rotary_dim", integer, "the rotated channels (default 64)", metavar="R"),
                   Option("--gamma", "gamma", real, "γ in ζ_i = (2i/R + γ)/(1 + γ) (default 0.4)", metavar="G"),
@@ -170,7 +215,8 @@ PLOT_KINDS: dict[str, PlotKind] = {
                  (Option("--dim", "dim", integer, "channels (default 128)", metavar="D"),
                   Option("--convention", "convention", str, "the preset (default diffusers)",
                          choices=tuple(TIMESTEP_CONVENTIONS)),
-                  Option("--t-max", "t_max", real, "t from 0 to T (default 1000)", metavar="T"))),
+                  Option("--t-max", "t_max", real, "t from 0 to T (default 1000)", metavar="T")),
+                 check=_timesteps_check),
     )
 }
 

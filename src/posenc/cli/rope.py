@@ -20,7 +20,8 @@ import posenc
 
 from ..errors import PosEncError, check_context, show_value
 from ..rope import ROPE_LAYOUTS
-from ._base import at_least, emit_json, integer, render_table, sig
+from ._base import at_least, emit_json, integer, real, render_table, sig
+from .typed import plain
 
 __all__ = [
     "SCALING_NAMES",
@@ -46,17 +47,30 @@ _ALIASES = {"original_max_position_embeddings": "original_max"}
 
 
 def _value(text: str) -> Any:
+    """A scaling field's value: a count when it reads as one (``original_max=3.2768e4``), else a real; as typed."""
     low = text.strip().lower()
     if low in ("true", "false"):
         return low == "true"
     if low in ("none", "null"):
         return None
     if "/" in text:  # LongRoPE's factor lists: 1.0/1.02/1.03
-        return tuple(float(v) for v in text.split("/"))
+        return tuple(real(v) for v in text.split("/"))
     try:
-        return int(text)
-    except ValueError:
-        return float(text)
+        return integer(text)
+    except argparse.ArgumentTypeError:
+        return real(text)  # its own refusal: "expected a number"
+
+
+def _build(cls: type, kwargs: dict[str, Any]) -> Any:
+    """``cls`` of the plain values; a refusal worded with the values as typed (:mod:`.typed`)."""
+    try:
+        return cls(**plain(kwargs))
+    except PosEncError as exc:
+        try:
+            cls(**kwargs)
+        except PosEncError as again:
+            raise argparse.ArgumentTypeError(str(again)) from None
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def scaling_spec(text: str) -> Any:
@@ -85,16 +99,13 @@ attention_factor=None, truncate=True)
             raise argparse.ArgumentTypeError(f"{name}: {key} given twice, in {show_value(text)}")
         try:
             kwargs[key] = _value(raw)
-        except ValueError:
+        except (argparse.ArgumentTypeError, ValueError):
             raise argparse.ArgumentTypeError(f"{name}: {key} must be a number, got {raw!r}") from None
     required = [f.name for f in dataclasses.fields(cls)
                 if f.default is dataclasses.MISSING and f.name not in kwargs]
     if required:
         raise argparse.ArgumentTypeError(f"{name} needs {', '.join(required)} (e.g. {name}:{required[0]}=...)")
-    try:
-        return cls(**kwargs)
-    except PosEncError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return _build(cls, kwargs)
 
 
 def spec_text(scaling: Any) -> str:

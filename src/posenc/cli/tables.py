@@ -24,7 +24,7 @@ import numpy as np
 
 import posenc
 
-from .._files import atomic_file
+from .._files import Expected, atomic_file
 from ..errors import check_length, check_span
 from ._base import CommandError, add_output_options, channel_roles, command, emit_json, fixed, integer, model_options
 
@@ -86,8 +86,9 @@ def _columns(args: argparse.Namespace) -> list[str]:
 def _npy_header(dt: np.dtype, shape: tuple[int, int]) -> bytes:
     """The ``.npy`` header (format 1.0) of a C-order array: written first, then the rows as raw bytes."""
     buf = io.BytesIO()
+    plain = tuple(int.__index__(s) for s in shape)  # NumPy writes the shape by repr: digits only
     np.lib.format.write_array_header_1_0(
-        buf, {"descr": np.lib.format.dtype_to_descr(dt), "fortran_order": False, "shape": shape}
+        buf, {"descr": np.lib.format.dtype_to_descr(dt), "fortran_order": False, "shape": plain}
     )
     return buf.getvalue()
 
@@ -102,9 +103,13 @@ def _csv_parts(args: argparse.Namespace, n: int) -> Iterator[str]:
         yield text.getvalue()
 
 
-def _json_parts(args: argparse.Namespace, n: int) -> Iterator[str]:
-    head = {"start": args.start, "length": n, "d_model": args.d_model, "base": args.base, "layout": args.layout,
+def _head(args: argparse.Namespace, n: int) -> dict[str, object]:
+    return {"start": args.start, "length": n, "d_model": args.d_model, "base": args.base, "layout": args.layout,
             "dtype": args.dtype, "columns": _columns(args)}
+
+
+def _json_parts(args: argparse.Namespace, n: int) -> Iterator[str]:
+    head = _head(args, n)
     yield json.dumps(head)[:-1] + ', "table": ['
     first = True
     for _, chunk in _chunks(args, n):
@@ -119,13 +124,35 @@ def _write_json(fh: IO[str], args: argparse.Namespace, n: int) -> None:
         fh.write(part)
 
 
+def _samples(args: argparse.Namespace, n: int) -> dict[int, np.ndarray]:
+    """Rows the file must read back as, each computed on its own: the first and last, both sides of the
+    first chunk's end, the middle."""
+    per_chunk = max(1, CHUNK_BYTES // (8 * args.d_model))
+    at = sorted({i for i in (0, per_chunk - 1, per_chunk, n // 2, n - 1) if 0 <= i < n})
+    return {i: posenc.table(1, args.d_model, start=args.start + i, base=args.base, layout=args.layout,
+                            dtype=args.dtype)[0] for i in at}
+
+
+def _expected(args: argparse.Namespace, suffix: str, n: int) -> Expected:
+    """What ``posenc table --out`` must read back as, in each format (:mod:`posenc._proofs`)."""
+    rows, shape = _samples(args, n), (n, args.d_model)
+    if suffix == ".json":
+        return Expected(shape=shape, dtype=args.dtype, rows=rows, key="table", fields=_head(args, n))
+    if suffix == ".csv":
+        return Expected(shape=shape, dtype=args.dtype, rows=rows, header=("position", *_columns(args)),
+                        counter=args.start)
+    return Expected(shape=shape, dtype=args.dtype, rows=rows)
+
+
 def _write_file(path: Path, suffix: str, args: argparse.Namespace, n: int) -> None:
-    """Write the table to ``path`` atomically (see :mod:`posenc._files`): the old file or the whole new one."""
+    """Write the table to ``path`` atomically (see :mod:`posenc._files`): the old file or the whole new one,
+    read back before it is renamed in."""
     linger = bool(getattr(args, "as_command", False))
     if suffix == ".npy":
         dt = np.dtype(args.dtype)
         header = _npy_header(dt, (n, args.d_model))
         with atomic_file(path, size=len(header) + n * args.d_model * dt.itemsize, linger=linger) as out:
+            out.expect = _expected(args, suffix, n)  # once the file is known to fit
             out.write(header)
             for _, chunk in _chunks(args, n):
                 out.write(np.ascontiguousarray(chunk))
@@ -133,6 +160,7 @@ def _write_file(path: Path, suffix: str, args: argparse.Namespace, n: int) -> No
     # text: at least one digit and one separator per value; checked before the first byte
     parts = _csv_parts(args, n) if suffix == ".csv" else _json_parts(args, n)
     with atomic_file(path, at_least=2 * n * (args.d_model + 1), linger=linger) as out:
+        out.expect = _expected(args, suffix, n)
         for part in parts:
             out.write(part.encode("utf-8"))
 

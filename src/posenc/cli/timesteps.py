@@ -3,13 +3,39 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import numpy as np
 
+from ..errors import MAX_ANGLE, PosEncError, check_positions, show_value
 from ..timesteps import CONVENTIONS, get, timestep_embedding
 from ._base import add_output_options, command, emit_json, fixed, integer, real, render_table, sig
 
-__all__: list[str] = []
+__all__ = ["check_times"]
+
+
+def check_times(values: Any, name: str, convention: Any, dim: int) -> None:
+    """Refuse what :func:`posenc.timestep_embedding` refuses in ``values`` (a list), naming the value given.
+
+    The library judges the angles t·ω after the preset's time factor and
+    names the largest |t·factor| it met (``|p| = 10000000000000``); this
+    names the t the user typed (``1e13``) and the bound on it.
+    """
+    times = check_positions(values, name)
+    preset = get(convention)
+    fastest = preset.plan(dim).ladder.fastest
+    flat, _ = preset.times(times.reshape(-1), np.dtype(np.float64))
+    angle = np.abs(flat) * fastest
+    bad = np.flatnonzero(~(angle < MAX_ANGLE))
+    if bad.size:
+        k = int(bad[0])
+        given = values[k] if isinstance(values, (list, tuple)) else values
+        bound = abs(float(times.reshape(-1)[k])) * MAX_ANGLE / float(angle[k])
+        folded = " (its time factor folded in)" if getattr(preset, "time_factor", 1) != 1 else ""
+        who = preset.name or "the preset"
+        raise PosEncError(f"{name} must keep every angle |t·ω| < 2**53 for exact sin/cos; {who}'s "
+                          f"fastest frequency is ω = {fastest:.6g}{folded}: keep |{name}| < {bound:.6g}, "
+                          f"got {show_value(given)}")
 
 
 def _setup(p: argparse.ArgumentParser) -> None:
@@ -24,6 +50,7 @@ def _setup(p: argparse.ArgumentParser) -> None:
                      "exact, channel by channel", _setup)
 def timestep_cmd(args: argparse.Namespace) -> int:
     preset = get(args.convention)
+    check_times(args.t, "t", preset, args.dim)  # on the values as given: a refusal names the one typed (1e16)
     emb = timestep_embedding(np.array(args.t, dtype=np.float64), args.dim, convention=preset, dtype=np.float64)
     plan = preset.plan(args.dim)
     omega = plan.ladder.w0

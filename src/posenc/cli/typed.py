@@ -17,18 +17,27 @@ system passes them as C strings), so argparse, which takes an argument that
 does not start with ``-`` for a value, reads it as a value. Every argument
 type is wrapped (:func:`unmarked`) to read the text without the mark, and
 every parser message drops it (:func:`unmark`).
+
+The typed numbers are for messages only. The library receives plain
+``int`` and ``float`` (:func:`plain`): NumPy writes a ``.npy`` header from
+``repr``, so a :class:`WrittenInt` handed to it once wrote ``(1e6, 4)`` for
+the shape, a file nothing can load. When a run with plain numbers is
+refused, the command words the refusal with the numbers as typed
+(:func:`posenc.cli.reworded`): the same run, again with the typed numbers,
+its output discarded and every file write refused, up to the same refusal.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["MARK", "NEGATIVE", "Shown", "WrittenFloat", "WrittenInt", "mark_negatives", "unmark", "unmarked",
-           "written_float", "written_int"]
+__all__ = ["MARK", "NEGATIVE", "Shown", "WrittenFloat", "WrittenInt", "mark_negatives", "plain", "plain_namespace",
+           "respelled", "unmark", "unmarked", "written_float", "written_int"]
 
 #: What the command reads as a negative value, not an option: ``-3``, ``-.5``, ``-1e300``, ``-2pi``, ``-inf``.
 NEGATIVE = re.compile(r"^-(?:\d|\.\d|pi|π|inf|nan)", re.IGNORECASE)
@@ -135,3 +144,45 @@ def unmarked(kind: Any) -> Callable[[str], Any]:
             raise argparse.ArgumentTypeError(f"invalid {name} value: {plain!r}") from None
 
     return read
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every typed number in it (lists and tuples too) a plain ``int`` or ``float``.
+
+    >>> n = written_int(10**6, "1e6")
+    >>> out = plain([n, (written_float(0.5, "5e-1"), "x")])
+    >>> out, [type(v).__name__ for v in (out[0], out[1][0])]
+    ([1000000, (0.5, 'x')], ['int', 'float'])
+    """
+    if isinstance(value, WrittenInt):
+        return int(value)
+    if isinstance(value, WrittenFloat):
+        return float(value)
+    if type(value) in (list, tuple):
+        return type(value)(plain(v) for v in value)
+    return value
+
+
+def plain_namespace(args: Any) -> Any:
+    """A copy of the parsed arguments ``args`` (an ``argparse.Namespace``) holding plain numbers only."""
+    out = copy.copy(args)
+    for key, value in vars(args).items():
+        setattr(out, key, plain(value))
+    return out
+
+
+def respelled(value: Any) -> bool:
+    """Whether ``value`` holds a number typed otherwise than Python writes it (``1e6``, not ``1000000``).
+
+    >>> respelled([written_int(7, "7"), "x"]), respelled({"n": written_int(7, "7e0")})
+    (False, True)
+    """
+    if isinstance(value, WrittenInt):
+        return value.text != int.__repr__(value)
+    if isinstance(value, WrittenFloat):
+        return value.text != float.__repr__(value)
+    if isinstance(value, dict):
+        return any(respelled(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(respelled(v) for v in value)
+    return False

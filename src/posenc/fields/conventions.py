@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import PosEncError, check_int, check_real, show_value
 from ..exact import DECIMAL_PREC, Ladder, decimal_pi
-from ..registry import Registry
+from ..registry import Registry, checked_results
 
 __all__ = ["CONVENTIONS", "FieldConvention", "FieldPlan", "NeRF", "Nerfstudio", "TinyCudaNN", "get", "register"]
 
@@ -55,14 +55,20 @@ class FieldPlan:
             ``"interleaved"`` (per coordinate, per band: sin, cos).
         input_at: ``"first"`` or ``"last"``: where ``include_input`` puts x.
         include_input: the preset's default for it.
+        turns: per band, ω_k/2π where that is a power of two (2π·2^e, π·2^e
+            with e whole), else 0.0; None: no band is. For those bands the
+            phase x·2^e is exact, so a multiple of a quarter turn gives an
+            exact +0 and ±1 (:func:`posenc.fields.encoding.band_sincos`).
     """
 
     ladder: Ladder
     order: str
     input_at: str
     include_input: bool
+    turns: tuple[float, ...] | None = None
 
 
+@checked_results(plan=FieldPlan)  # a user's plan() returning junk: a PosEncError naming the preset, at the call
 class FieldConvention:
     """Base of the field presets: frozen dataclasses that implement :meth:`plan`."""
 
@@ -83,6 +89,12 @@ def _bands(exponents: list[Decimal], factor: Decimal) -> Ladder:
         two = Decimal(2)
         return Ladder.from_decimals([factor * (e * two.ln()).exp() if e != e.to_integral_value() else
                                      factor * two ** int(e) for e in exponents])
+
+
+def _turns(exponents: list[Decimal], shift: int) -> tuple[float, ...] | None:
+    """ω_k/2π for bands 2π·2^(e + shift): 2^(e + shift) where e is whole, else 0.0 (not a power of two)."""
+    out = tuple(2.0 ** (int(e) + shift) if e == e.to_integral_value() else 0.0 for e in exponents)
+    return out if any(out) else None
 
 
 def _linspace(lo: Decimal, hi: Decimal, n: int) -> list[Decimal]:
@@ -149,7 +161,7 @@ class Nerfstudio(FieldConvention):
             ctx.prec = DECIMAL_PREC
             two_pi = 2 * decimal_pi()
         exps = _linspace(Decimal(self.min_freq_exp), Decimal(self.max_freq_exp), n)
-        return FieldPlan(_bands(exps, two_pi), "blocks", "last", False)
+        return FieldPlan(_bands(exps, two_pi), "blocks", "last", False, _turns(exps, 0))
 
 
 @dataclass(frozen=True)
@@ -160,7 +172,8 @@ class TinyCudaNN(FieldConvention):
 
     def plan(self, n_freqs: Any) -> FieldPlan:
         n = _count(n_freqs)
-        return FieldPlan(_bands([Decimal(k) for k in range(n)], decimal_pi()), "interleaved", "last", False)
+        exps = [Decimal(k) for k in range(n)]
+        return FieldPlan(_bands(exps, decimal_pi()), "interleaved", "last", False, _turns(exps, -1))
 
 
 #: name -> zero-argument factory of each preset; :func:`register` adds to it.

@@ -1,9 +1,11 @@
-"""posenc for JAX (extra ``posenc[jax]``): exact rows inside ``jit``, with ``jax_enable_x64`` off.
+"""posenc for JAX (extra ``posenc[jax]``): exact rows inside ``jit``, from 32-bit integer operations only.
 
 The rows are built in the traced program from 32-bit integer operations
 (:mod:`posenc.exact.fixed`): for every int32 position they are the NumPy
 core's float32 rows bit for bit, on any backend, with no float64 and no dot
-in the graph. Never imported by :mod:`posenc` itself.
+in the graph, with ``jax_enable_x64`` off or on. Host positions headed for
+``jax.jit`` go through :func:`positions` (JAX would cut an int64 to int32
+silently). Never imported by :mod:`posenc` itself.
 
 >>> import jax, jax.numpy as jnp
 >>> from posenc.jax import apply_rope
@@ -20,6 +22,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
 from .bias import alibi_bias, t5_bias, t5_bucket
 from .fields import fourier_features, nerf_encoding
 from .grid import encode_nd
+from .inputs import positions
 from .rope import apply_rope, frequencies, rope_cos_sin, rotate
 from .sinusoidal import encode, table
 from .timesteps import timestep_embedding
@@ -35,5 +38,5 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = ["RotaryEmbedding", "SinusoidalEmbedding", "alibi_bias", "apply_rope", "encode", "encode_nd",
-           "fourier_features", "frequencies", "nerf_encoding", "rope_cos_sin", "rotate", "t5_bias", "t5_bucket",
-           "table", "timestep_embedding"]
+           "fourier_features", "frequencies", "nerf_encoding", "positions", "rope_cos_sin", "rotate", "t5_bias",
+           "t5_bucket", "table", "timestep_embedding"]

@@ -1,8 +1,8 @@
 """Exact rows inside the traced program: the 32-bit path of :mod:`posenc.exact.fixed` on ``jax.numpy``.
 
 Everything here runs on int32/uint32 values (no float64, no dot), so the rows
-are the NumPy core's float32 rows bit for bit with ``jax_enable_x64`` off, on
-CPU, GPU or TPU, inside ``jit``, ``vmap``, ``grad`` and ``shard_map``.
+are the NumPy core's float32 rows bit for bit, with ``jax_enable_x64`` off or
+on, on CPU, GPU or TPU, inside ``jit``, ``vmap``, ``grad`` and ``shard_map``.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import numpy as np
 
 import jax
 
-from ..errors import PosEncError, show_value
 from ..exact.fixed import FixedLadder, fixed_ladder, scale_words
 from ..exact.fixed_phase import phase_of_floats, phase_of_integers
 from ..exact.fixed_sincos import Ops, sincos_f32
 from ..exact.ladder import Ladder
+from .inputs import FLOAT_LIMIT, INT_LIMIT
 
-__all__ = ["JAX_OPS", "check_traced_positions", "sincos_rows"]
+__all__ = ["JAX_OPS", "computed_once", "sincos_rows"]
 
 JAX_OPS = Ops(
     jnp,
@@ -30,61 +30,15 @@ JAX_OPS = Ops(
     lambda t: jax.lax.bitcast_convert_type(t.astype(jnp.float32), jnp.uint32),
 )
 
-#: float positions at or beyond this magnitude (or NaN) give NaN rows: the exact range of the 32-bit path.
-FLOAT_LIMIT = 2.0**31
-
-
-def check_traced_positions(positions: Any, name: str = "positions", limit: float | None = FLOAT_LIMIT) -> jax.Array:
-    """positions as an int32 or float32 array; static checks only on a traced value, every check on a concrete one.
-
-    Integer positions are int32 (every int32 is in range); float positions
-    float32 (|t| < ``limit``, else NaN rows; None: every finite float32). A
-    NumPy or Python value is checked here: an integer outside int32, a float
-    that float32 does not hold exactly, a NaN or infinity, or one at or past
-    ``limit``, is refused rather than silently moved.
-    """
-    if isinstance(positions, jax.Array):
-        arr = positions
-    else:
-        try:
-            host = np.asarray(positions)
-        except (ValueError, TypeError, OverflowError) as exc:  # ragged lists, huge Python ints
-            raise PosEncError(f"{name} must be an array of integers or floats, got {show_value(positions)}") from exc
-        if host.dtype.kind not in "iuf":
-            raise PosEncError(f"{name} must be integers or floats, got dtype {host.dtype} ({show_value(positions)})")
-        if host.dtype.kind in "iu" and host.size and (host.min() < -(2**31) or host.max() >= 2**31):
-            raise PosEncError(f"{name} must fit int32 (JAX without x64), got values up to {host.max()}")
-        if host.dtype.kind == "f":
-            if not np.isfinite(host).all() or (limit is not None and (np.abs(host) >= limit).any()):
-                raise PosEncError(f"{name} must be finite" + ("" if limit is None else " with |p| < 2**31"))
-            with np.errstate(over="ignore"):  # past float32's range (limit None): inf, which is not equal
-                narrow = host.astype(np.float32)
-            if host.dtype.itemsize > 4 and not np.array_equal(narrow, host):
-                raise PosEncError(
-                    f"{name} must be float32 values (JAX without x64 holds no float64): a float64 position "
-                    "would be rounded before any encoding; pass integers, or float32 values"
-                )
-            host = narrow
-        elif host.dtype.kind in "iu":
-            host = host.astype(np.int32)
-        arr = jnp.asarray(host)
-    kind = np.dtype(arr.dtype).kind
-    if kind in "iu":
-        if np.dtype(arr.dtype).itemsize > 4 or (kind == "u" and np.dtype(arr.dtype).itemsize == 4):
-            raise PosEncError(f"{name} must be int32 (or narrower), got {arr.dtype}")
-        return arr.astype(jnp.int32)
-    if kind == "f":
-        return arr.astype(jnp.float32)
-    raise PosEncError(f"{name} must be integers or floats, got dtype {arr.dtype}")
-
-
 def sincos_rows(
     positions: jax.Array, ladder: Ladder, factor: float = 1.0, *, origin: int = 0, pair_axes: Any = None
 ) -> tuple[jax.Array, jax.Array]:
     """sin and cos of (p + origin)·ω_i times ``factor``, float32 ``[..., n]`` each, exact.
 
     Args:
-        positions: int32 or float32 ``[...]`` (checked by :func:`check_traced_positions`);
+        positions: int32 or float32 ``[...]`` (checked by
+            :func:`posenc.jax.inputs.check_traced_positions`), or a traced
+            int64 (``jax_enable_x64`` on: NaN rows where it leaves int32);
             with ``pair_axes``, ``[..., n_axes]``.
         ladder: the frequencies (static).
         factor: a static multiplier (RoPE's attention factor), rounded in once.
@@ -129,13 +83,18 @@ def _rows(
         p = positions[..., None]
     else:
         p = jnp.take(positions, jnp.asarray(np.asarray(axes, dtype=np.int32)), axis=-1)
+    bad = None
+    if np.dtype(p.dtype).kind == "i" and np.dtype(p.dtype).itemsize > 4:  # a traced int64 (x64 on): unchecked
+        bad = (p < -INT_LIMIT) | (p >= INT_LIMIT)
+        p = p.astype(jnp.int32)
+    elif p.dtype != jnp.int32:
+        bad = ~(jnp.abs(p) < FLOAT_LIMIT)  # NaN too
     if p.dtype == jnp.int32:
         phase = phase_of_integers(JAX_OPS, p, fixed, origin)
     else:
         phase = phase_of_floats(JAX_OPS, p, fixed, origin)
     sin, cos = sincos_f32(JAX_OPS, phase, None if factor == 1.0 else scale_words(factor))
-    if p.dtype != jnp.int32:
-        bad = ~(jnp.abs(p) < FLOAT_LIMIT)  # NaN too
+    if bad is not None:
         sin = jnp.where(bad, jnp.nan, sin)
         cos = jnp.where(bad, jnp.nan, cos)
     return sin, cos

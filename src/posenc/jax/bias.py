@@ -16,8 +16,8 @@ from ..bias.alibi import AlibiSpec, alibi_convention
 from ..bias.t5 import t5_buckets
 from ..errors import PosEncError, check_int
 from ..exact.fixed_product import times_int_f32
-from ..memory import check_size
-from ._rows import JAX_OPS, check_traced_positions
+from ._rows import JAX_OPS
+from .inputs import INT_LIMIT, check_output, check_traced_positions
 from .rope import _out_dtype, float_array
 
 __all__ = ["alibi_bias", "t5_bias", "t5_bucket"]
@@ -42,6 +42,20 @@ def alibi_bias(
     integers and rounded as NumPy rounds it (float64, then float32): the same
     bits, for |t| < 2**31.
 
+    Raises:
+        PosEncError: for static arguments the NumPy function refuses,
+            positions that are not integers ``[k_len]`` or ``[b, k_len]``, a
+            positions array of another framework (a torch tensor), a float64
+            JAX array (``jax_enable_x64`` on), concrete positions (NumPy,
+            Python, a JAX array outside a trace) outside int32, NaN, infinite,
+            at or past 2**31 or not float32 values, or an output larger than
+            the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
+
     >>> alibi_bias(2, 2, 1, positions=jnp.array([0, 1])).tolist()
     [[[0.0, -inf], [-0.00390625, 0.0]]]
     """
@@ -53,16 +67,24 @@ def alibi_bias(
     q, k, off, conv, slopes, causal = spec.q_len, spec.k_len, spec.offset, spec.convention, spec.slopes, spec.causal
     spec.check_positions(positions)
     kp = check_traced_positions(positions)
-    if kp.dtype != jnp.int32:
-        raise PosEncError("positions for the in-graph ALiBi bias must be integers (int32)")
+    if np.dtype(kp.dtype).kind != "i":
+        raise PosEncError(f"positions for the in-graph ALiBi bias must be integers (int32), got dtype {kp.dtype}")
     if kp.ndim not in (1, 2) or kp.shape[-1] != k:
         raise PosEncError(f"positions must be [k_len] or [b, k_len] with k_len = {k}, got shape {tuple(kp.shape)}")
+    # the bias, its coefficients and the heads' rows before they are stacked
+    check_output((*kp.shape[:-1], len(slopes), q, k), "ALiBi bias", dtype=dt,
+                 work=(2 * len(slopes) + 1) * 4 * int(np.prod(kp.shape[:-1], dtype=object)) * q * k)
     qp = kp[..., off : off + q]
     t = conv.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], bool(causal))
     t = jnp.broadcast_to(t, (*kp.shape[:-1], q, k))
+    bad = None
+    if kp.dtype != jnp.int32:  # a traced int64 (x64 on): NaN where the coefficient leaves int32
+        bad, t = (t < -INT_LIMIT) | (t >= INT_LIMIT), t.astype(jnp.int32)
     out = jnp.stack([times_int_f32(JAX_OPS, t, float(m)) for m in slopes], axis=-3)
     if not causal and type(conv).coefficient is type(alibi_convention("press")).coefficient:
         out = jnp.where(t[..., None, :, :] == 0, -0.0, out)  # NumPy's −|0.0| is −0.0
+    if bad is not None:
+        out = jnp.where(bad[..., None, :, :], jnp.nan, out)
     if causal:
         future = np.arange(k)[None, :] > np.arange(off, off + q)[:, None]
         out = jnp.where(jnp.asarray(future), -jnp.inf, out)
@@ -80,25 +102,38 @@ def t5_bucket(
     last static edge (:func:`posenc.t5_bucket_edges`) the distance reaches:
     comparisons only, no float log in the graph.
 
+    Raises:
+        PosEncError: for settings the NumPy function refuses, offsets that are
+            not integers, of another framework, or (concrete) outside int32,
+            before any work (a traced int64 offset, ``jax_enable_x64`` on, is
+            bucketed exactly).
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
+
     >>> t5_bucket(jnp.array([-1, 0, 1, -8, -12, -128])).tolist()
     [1, 0, 17, 8, 9, 15]
     """
     cfg = t5_buckets(bidirectional, num_buckets, max_distance, spec)  # spec: a posenc.bias.T5Buckets
     rel = check_traced_positions(relative_position, "relative_position")
-    if rel.dtype != jnp.int32:
+    if np.dtype(rel.dtype).kind != "i":
         raise PosEncError(f"relative_position must be integers (key − query), got dtype {rel.dtype}")
     edges = t5_bucket_edges(bidirectional=cfg.bidirectional, num_buckets=cfg.num_buckets,
                             max_distance=cfg.max_distance)
-    u = rel.astype(jnp.uint32)
-    # distances as uint32 (|−2**31| = 2**31 fits; an int32 abs would wrap, and XLA may assume it does not)
+    wide = rel.dtype == jnp.int64  # traced int64 (x64 on): every distance in uint64, exactly
+    unsigned, top = (jnp.uint64, 2**64) if wide else (jnp.uint32, 2**32)
+    u = rel.astype(unsigned)
+    # distances unsigned (|−2**31| = 2**31 fits; an int32 abs would wrap, and XLA may assume it does not)
     if cfg.bidirectional:
         d, base = jnp.where(rel < 0, 0 - u, u), jnp.where(rel > 0, cfg.per_direction, 0)
     else:
         d, base = jnp.where(rel < 0, 0 - u, jnp.zeros_like(u)), jnp.zeros_like(rel)
     bucket = jnp.zeros_like(rel)
     for b, edge in enumerate(edges.tolist()):
-        if b and 0 <= edge < 2**32:  # -1: a bucket no distance reaches; >= 2**32: none an int32 offset reaches
-            bucket = jnp.where(d >= jnp.asarray(edge, dtype=jnp.uint32), b, bucket)
+        if b and 0 <= edge < top:  # -1: a bucket no distance reaches; >= top: none an offset of rel's dtype reaches
+            bucket = jnp.where(d >= jnp.asarray(edge, dtype=unsigned), b, bucket)
     return (base + bucket).astype(jnp.int32)
 
 
@@ -122,6 +157,20 @@ def t5_bias(
             unless ``q_positions`` ``[q_len]`` / ``k_positions`` ``[k_len]`` (int32, traced) are given.
         bidirectional, max_distance: as :func:`t5_bucket`; num_buckets is weights' first axis.
 
+    Raises:
+        PosEncError: for weights that are not ``[num_buckets, n_heads]``
+            floats, bad lengths or settings, q/k positions not of their
+            lengths, a positions array of another framework (a torch tensor),
+            a float64 JAX array (``jax_enable_x64`` on), concrete positions
+            (NumPy, Python, a JAX array outside a trace) outside int32, NaN,
+            infinite, at or past 2**31 or not float32 values, or an output
+            larger than the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
+
     >>> t5_bias(jnp.arange(64.0).reshape(32, 2), 1, 3)[0].tolist()
     [[0.0, 34.0, 36.0]]
     """
@@ -131,7 +180,7 @@ def t5_bias(
     q = check_int(q_len, "q_len", minimum=1, maximum=2**31 - 1)
     k = check_int(k_len, "k_len", minimum=1, maximum=2**31 - 1)
     # the bias [n_heads, q, k] and its int32 buckets: refused at once if no machine could hold them
-    check_size((w.shape[1], q, k), np.float32, "T5 bias", work=q * k * 4)
+    check_output((w.shape[1], q, k), "T5 bias", work=q * k * 4)
     qp = jnp.arange(q, dtype=jnp.int32) + check_int(offset, "offset") if q_positions is None else q_positions
     kp = jnp.arange(k, dtype=jnp.int32) if k_positions is None else k_positions
     qp, kp = check_traced_positions(qp, "q_positions"), check_traced_positions(kp, "k_positions")

@@ -28,7 +28,8 @@ from ..sinusoidal import encode_nd, grid
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import Keras, Tensor2Tensor
 from ..sinusoidal.conventions_nd import BigVision
-from ._rows import check_traced_positions, computed_once, sincos_rows
+from ._rows import computed_once, sincos_rows
+from .inputs import as_input, check_traced_positions
 from .rope import apply_rope, frequencies, rotate
 from .sinusoidal import encode
 
@@ -63,7 +64,7 @@ def _rotate_ladder(x: jax.Array, positions: Any, ladder: Any, pairs: int, layout
 
 
 def _check_bsnh(x: Any, name: str = "inputs") -> jax.Array:
-    arr = jnp.asarray(x)
+    arr = jnp.asarray(as_input(x, name))
     if arr.ndim != 4:
         raise PosEncError(f"{name} must be [batch, sequence, heads, head_dim], got shape {tuple(arr.shape)}")
     check_d_model(arr.shape[-1], "head_dim")
@@ -146,7 +147,7 @@ def keras_hub_rotary_embedding(
     keras-hub casts cos/sin to the compute dtype; here the rotation is float32
     and rounded once.
     """
-    x = jnp.asarray(inputs)
+    x = jnp.asarray(as_input(inputs, "inputs"))
     fa, sa = feature_axis % x.ndim, sequence_axis % x.ndim
     moved = jnp.moveaxis(x, (sa, fa), (-2, -1))
     if positions is None:
@@ -165,7 +166,7 @@ def keras_hub_sine_position_encoding(inputs: Any, start_index: Any = 0, *, max_w
     Source: keras-team/keras-hub ``keras_hub/src/layers/modeling/sine_position_encoding.py``
     (the :class:`posenc.conventions.Keras` preset: interleaved, an odd width ends with a sine).
     """
-    x = jnp.asarray(inputs)
+    x = jnp.asarray(as_input(inputs, "inputs"))
     pos = jnp.arange(x.shape[-2], dtype=jnp.int32) + jnp.asarray(start_index, jnp.int32)
     enc = encode(pos, x.shape[-1], convention=Keras(float(max_wavelength)))
     return jnp.broadcast_to(enc, x.shape).astype(x.dtype)

@@ -10,12 +10,13 @@ import numpy as np
 
 import jax
 
-from ..errors import PosEncError, show_value
+from ..errors import PosEncError, check_int, show_value
 from ..exact.fixed import fixed_ladder
 from ..exact.fixed_dot import MAX_TERMS, phase_of_dot
 from ..exact.fixed_sincos import sincos_f32
 from ..fields.conventions import FieldConvention, FieldPlan, get
-from ._rows import JAX_OPS, check_traced_positions, sincos_rows
+from ._rows import JAX_OPS, sincos_rows
+from .inputs import INT_LIMIT, check_output, check_traced_positions
 from .rope import _out_dtype
 
 __all__ = ["fourier_features", "nerf_encoding"]
@@ -27,8 +28,9 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
 
     Args:
         x: float32 (or bfloat16, float16, int32) coordinates ``[..., d]``, traced
-            or not; a scalar is one point of one coordinate. A coordinate at
-            or beyond 2**31 in magnitude (or NaN) gives NaN channels.
+            or not; a scalar is one point of one coordinate. A traced
+            coordinate at or beyond 2**31 in magnitude (or NaN, inf) gives NaN
+            channels; a concrete one is refused.
         n_freqs: bands L (static); the fastest band must stay below 2**31·2π
             (the 32-bit exact range: L <= 31 for ``"nerf"``).
         convention, include_input: as :func:`posenc.nerf_encoding` (static).
@@ -42,6 +44,19 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
         battery. Differentiable in x: the derivative is ω_k·cos and −ω_k·sin
         of the exact rows (ω_k rounded to float32).
 
+    Raises:
+        PosEncError: for an ``n_freqs`` that is not an integer or whose
+            fastest band leaves the exact range, an unknown convention, a bad
+            ``include_input`` or dtype, x of another framework, a float64 JAX
+            x (``jax_enable_x64`` on), a concrete x outside int32, NaN,
+            infinite, at or past 2**31 or not float32 values, or an output
+            larger than the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
+
     >>> np.asarray(nerf_encoding(jnp.array([0.5]), 1), np.float64).round(4).tolist()
     [0.5, 0.4794, 0.8776]
     >>> jax.jit(lambda x: nerf_encoding(x, 4, convention="nerfstudio"))(jnp.ones((2, 3))).shape
@@ -52,9 +67,10 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
     if not isinstance(keep, (bool, np.bool_)):
         raise PosEncError(f"include_input must be True, False or None, got {show_value(include_input)}")
     dt = _out_dtype(dtype)
-    pts = check_traced_positions(_widened(x), "x")
+    pts = check_traced_positions(x, "x")
     pts = pts.reshape(1) if pts.ndim == 0 else pts
     lead, d, n = pts.shape[:-1], pts.shape[-1], len(plan.ladder)
+    check_output((*lead, 2 * n * d + (d if keep else 0)), "NeRF encoding", dtype=dt)
     m = int(np.prod(lead))
     if n:
         s, c = sincos_rows(pts, plan.ladder)  # [..., d, n]
@@ -67,15 +83,27 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
     return enc.reshape((*lead, enc.shape[-1])).astype(dt)
 
 
-@functools.lru_cache(maxsize=64)
 def _plan(preset: FieldConvention, n_freqs: Any) -> FieldPlan:
-    # cached: one ladder object per preset and band count, so jit compiles the rows once
+    # n_freqs's type checked before the cache is asked: its keys hold 4 == 4.0 == Fraction(4) == Decimal(4) alike
+    # (and cannot hold [4]), so a refusal must not depend on which call came first
+    check_int(n_freqs, "n_freqs")
+    try:
+        hash(preset)
+    except TypeError:
+        return _planned(preset, n_freqs)
+    return _cached_plan(preset, n_freqs)
+
+
+def _planned(preset: FieldConvention, n_freqs: Any) -> FieldPlan:
     plan = preset.plan(n_freqs)
     try:
         fixed_ladder(plan.ladder)
     except PosEncError as exc:
         raise PosEncError(f"n_freqs = {n_freqs} with {preset!r}: {exc}") from None
     return plan
+
+
+_cached_plan = functools.lru_cache(maxsize=64, typed=True)(_planned)  # one ladder per preset and band count
 
 
 def arrange(plan: FieldPlan, s: jax.Array, c: jax.Array) -> jax.Array:
@@ -88,13 +116,6 @@ def arrange(plan: FieldPlan, s: jax.Array, c: jax.Array) -> jax.Array:
     else:  # per coordinate, per band: sin, cos
         out = jnp.stack((s, c), -1)
     return out.reshape(m, 2 * n * d)
-
-
-def _widened(x: Any) -> Any:
-    """A bfloat16 or float16 array as float32 (exact); anything else as given."""
-    if getattr(x, "dtype", None) is not None and jnp.dtype(x.dtype).name in ("bfloat16", "float16"):
-        return x.astype(jnp.float32)
-    return x
 
 
 def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
@@ -112,7 +133,7 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
         x: coordinates v ``[..., d]``, float32 (or bfloat16, float16, int32),
             traced or not; a scalar is one point of one coordinate. Any finite
             value is in range; a traced NaN or infinity gives NaN channels
-            (for the features it meets).
+            (for the features it meets), a concrete one is refused.
         b: B ``[m, d]`` (m >= 1), float32 (or bfloat16, float16, int32),
             traced or not; a NumPy or Python B must hold float32 values
             exactly (cast a float64 Gaussian draw with ``.astype(np.float32)``:
@@ -136,8 +157,15 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
 
     Raises:
         PosEncError: for a B not of shape ``[m, d]`` with d x's last axis, a
-            bool, complex or float64 operand (traced), a host value that is
-            not finite or not float32-exact, d past 65535, or a bad dtype.
+            bool, complex or float64 operand (traced or not), an operand of
+            another framework, a concrete value that is not finite or not
+            float32-exact (or an integer outside int32), d past 65535, a bad
+            dtype, or an output (with the exact sums' working words) larger
+            than the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy float64 argument to
+            float32 (and an int64 to its low 32 bits), silently, before posenc
+            sees it: pass :func:`posenc.jax.positions`-checked values, or
+            float32 ones.
 
     >>> np.asarray(fourier_features(jnp.float32([[1 / 8, 1 / 4]]), jnp.float32([[1, 0], [2, 1]]))).tolist()
     [[0.7071067690849304, -1.0, 0.7071067690849304, 0.0]]
@@ -145,17 +173,22 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
     (5, 32)
     """
     dt = _out_dtype(dtype)
-    pts = check_traced_positions(_widened(x), "x", limit=None)
+    pts = check_traced_positions(x, "x", limit=None)
     pts = pts.reshape(1) if pts.ndim == 0 else pts
     d = pts.shape[-1]
     if d < 1:
         raise PosEncError(f"x must hold at least one coordinate on its last axis, got d = {d}")
-    mat = check_traced_positions(_widened(b), "B", limit=None)
+    mat = check_traced_positions(b, "B", limit=None)
     if mat.ndim != 2 or mat.shape[1] != d or mat.shape[0] < 1:
         raise PosEncError(f"B must be a matrix [m, d] with m >= 1 and d = {d} (x's last axis), "
                           f"got shape {tuple(mat.shape)}")
     if d > MAX_TERMS:
         raise PosEncError(f"x's last axis d = {d} is past {MAX_TERMS}, the longest sum B·v the exact path holds")
+    # each feature's sum of d exact products: XLA keeps ~70 bytes per feature, and materializes every
+    # product's words (~66 bytes each) past d = 32 (measured on the CPU: tests/jax/test_jax_inputs.py)
+    features = int(np.prod(pts.shape[:-1], dtype=object)) * mat.shape[0]
+    check_output((*pts.shape[:-1], 2 * mat.shape[0]), "Fourier features", dtype=dt,
+                 work=features * (80 + (66 * d if d > 32 else 0)))
     cos, sin = _features(pts, mat)
     return jnp.concatenate([cos, sin], axis=-1).astype(dt)
 
@@ -184,6 +217,20 @@ def _features_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
 def _exact_features(v: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     # one compiled program per shape and dtype (called eagerly, the few hundred integer operations per value
     # would each be dispatched on their own)
+    bad = None
+    for name, arr in (("v", v), ("b", b)):  # a traced int64 (x64 on): NaN features where it leaves int32
+        if arr.dtype == jnp.int64:
+            out = jnp.any((arr < -INT_LIMIT) | (arr >= INT_LIMIT), axis=-1)
+            out = out[..., None] if name == "v" else out
+            bad = out if bad is None else bad | out
+            v, b = (arr.astype(jnp.int32), b) if name == "v" else (v, arr.astype(jnp.int32))
+    cos, sin = _dot_features(v, b)
+    if bad is not None:
+        cos, sin = jnp.where(bad, jnp.nan, cos), jnp.where(bad, jnp.nan, sin)
+    return cos, sin
+
+
+def _dot_features(v: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     if v.dtype == jnp.int32 and b.dtype == jnp.int32:  # B·v an integer: cos 1, sin 0 (XLA's simplifier would
         ones = jnp.ones((*v.shape[:-1], b.shape[0]), jnp.float32)  # loop on the kernel of a constant phase)
         return ones, 0 * ones

@@ -11,8 +11,8 @@ import jax
 
 from ..arguments import default
 from ..sinusoidal.grid import channel_sources, check_nd_shape, nd_options
-from ._rows import check_traced_positions, sincos_rows
-from .fields import _widened
+from ._rows import sincos_rows
+from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
 
 __all__ = ["encode_nd"]
@@ -56,8 +56,13 @@ def encode_nd(
     Raises:
         PosEncError: for a ``d_model`` or number of axes the convention
             cannot take, an unknown convention, a ``base`` beside a preset, a
-            bad ``cls_token``, coordinates that are not ``[..., n]`` or not
-            int32/float32-exact, or a bad dtype.
+            bad ``cls_token``, coordinates that are not ``[..., n]``, of
+            another framework, float64 JAX arrays (``jax_enable_x64`` on) or
+            (concrete) not int32/float32-exact, NaN, infinite or past 2**31, a
+            bad dtype, or an output larger than the device's memory. Under
+            ``jax.jit`` JAX itself converts a NumPy int64 argument to int32 by
+            keeping its low 32 bits, and a float64 one to float32, silently,
+            before posenc sees it: pass :func:`posenc.jax.positions` of it.
 
     >>> import posenc
     >>> pe = jax.jit(lambda c: encode_nd(c, 8, convention="mae"))(jnp.asarray(posenc.grid(2, 2), jnp.int32))
@@ -68,9 +73,11 @@ def encode_nd(
     """
     conv, extra = nd_options(convention, base, cls_token)
     dt = _out_dtype(dtype)
-    pts = check_traced_positions(_widened(coords), "coords")
+    pts = check_traced_positions(coords, "coords")
     check_nd_shape(pts.shape, extra, coords)
     plan = conv.plan(d_model, pts.shape[-1])
+    rows = (*pts.shape[:-2], pts.shape[-2] + extra) if extra else pts.shape[:-1]
+    check_output((*rows, plan.d_model), "encode_nd output", dtype=dt)
     groups, index = channel_sources(plan)
     lead = pts.shape[:-1]
     parts = []

@@ -19,8 +19,9 @@ from ..arguments import default
 from ..errors import PosEncError
 from ..rope.frequencies import RopeFrequencies
 from ..rope.spec import RopeConfig, as_spec
-from ._rows import check_traced_positions, computed_once
-from .rope import cos_sin_rows, rotate, traced_frequencies
+from ._rows import computed_once
+from .inputs import check_traced_positions
+from .rope import cos_sin_rows, float_array, rotate, traced_frequencies
 from .sinusoidal import encode
 
 __all__ = ["RotaryEmbedding", "SinusoidalEmbedding"]
@@ -42,8 +43,9 @@ class RotaryEmbedding(nnx.Module):
     ``__call__(q, k, positions)``: q ``[b, s, n_q, h_d]`` and k ``[b, s, n_kv, h_d]``
     (any float dtypes), positions int32/float32 ``[s]`` or ``[b, s]`` (with
     sections ``[s, n_axes]`` / ``[b, s, n_axes]``). Returns both rotated, each in
-    its dtype; float32 math on the exact rows, rounded once. The rows are
-    computed once per position and shared by q, k and every head.
+    its dtype; float32 math on the exact rows, rounded once (for float32 q
+    and k, :func:`posenc.apply_rope`'s bits). The rows are computed once per
+    position and shared by q, k and every head.
 
     >>> import jax.numpy as jnp
     >>> rope = RotaryEmbedding(64, base=500000.0)
@@ -86,6 +88,7 @@ class RotaryEmbedding(nnx.Module):
 
     def __call__(self, q: jax.Array, k: jax.Array, positions: Any) -> tuple[jax.Array, jax.Array]:
         freqs = self._frequencies()
+        q, k = float_array(q, "q"), float_array(k, "k")
         for name, x in (("q", q), ("k", k)):
             if x.ndim != 4 or x.shape[-1] != self.head_dim:
                 raise PosEncError(f"{name} must be [b, s, n_h, {self.head_dim}], got shape {tuple(x.shape)}")
@@ -123,6 +126,7 @@ class SinusoidalEmbedding(nnx.Module):
         encode(jnp.zeros((1,), jnp.int32), d_model, base=base, layout=layout, convention=convention)
 
     def __call__(self, x: jax.Array, positions: Any = None, offset: Any = 0) -> jax.Array:
+        x = float_array(x, "x")
         if x.ndim not in (2, 3) or x.shape[-1] != self.d_model:
             raise PosEncError(f"x must be [b, s, {self.d_model}] or [s, {self.d_model}], got shape {tuple(x.shape)}")
         if positions is None:

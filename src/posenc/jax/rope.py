@@ -23,7 +23,8 @@ from ..rope.cos_sin import check_axes
 from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, spec_frequencies
 from ..rope.proportional import HEAD_HALF
 from ..rope.spec import RopeConfig, as_spec, spec_of
-from ._rows import check_traced_positions, computed_once, sincos_rows
+from ._rows import computed_once, sincos_rows
+from .inputs import as_input, check_output, check_traced_positions
 
 __all__ = ["apply_rope", "frequencies", "rope_cos_sin", "rotate"]
 
@@ -68,8 +69,9 @@ def _out_dtype(dtype: Any) -> Any:
         name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
     except (TypeError, ValueError):
         name = None
-    if name not in _OUT_DTYPES:
-        raise PosEncError(f"dtype must be one of {_OUT_DTYPES} (float64 needs jax_enable_x64), got {dtype!r}")
+    if name not in _OUT_DTYPES:  # with or without jax_enable_x64: the rows are float32 values
+        raise PosEncError(f"dtype must be one of {_OUT_DTYPES}: posenc.jax builds float32 rows in 32-bit "
+                          f"arithmetic (float64 rows: the NumPy API), got {show_value(dtype)}")
     return jnp.dtype(name)
 
 
@@ -77,6 +79,8 @@ def cos_sin_rows(positions: Any, freqs: RopeFrequencies) -> tuple[jax.Array, jax
     """float32 (cos, sin) ``[..., r/2]`` of traced positions (``[..., n_axes]`` with sections)."""
     pos = check_traced_positions(positions)
     check_axes(pos, freqs.sections)
+    lead = pos.shape if freqs.sections is None else pos.shape[:-1]
+    check_output((2, *lead, freqs.rotary_dim // 2), "RoPE cos/sin rows")
     sin, cos = sincos_rows(pos, freqs.ladder, freqs.attention_factor, pair_axes=freqs.pair_axes)
     return cos, sin
 
@@ -99,8 +103,9 @@ def rope_cos_sin(
     Args:
         positions: int32 or float32 ``[...]``, traced or not (``[..., n_axes]``
             with sections). Every int32 is exact; float32 positions are exact
-            where |p·ω_i| >= 2**-60 (below, within 2**-90 absolute) and give
-            NaN at |p| >= 2**31.
+            where |p·ω_i| >= 2**-60 (below, within 2**-90 absolute); traced,
+            they give NaN at |p| >= 2**31 (or NaN, inf), concrete ones are
+            refused. int64 (``jax_enable_x64`` on) within int32 too.
         head_dim, base, scaling, rotary_dim, seq_len, sections, section_layout, ladder: as
             :func:`posenc.rope_cos_sin` (static); ``seq_len`` is required for
             DynamicNTK and LongRoPE.
@@ -109,6 +114,20 @@ def rope_cos_sin(
 
     Returns:
         (cos, sin), each ``[..., rotary_dim/2]``.
+
+    Raises:
+        PosEncError: for static arguments the NumPy function refuses, a
+            missing ``seq_len``, a bad dtype, a positions array of another
+            framework (a torch tensor), a float64 JAX array
+            (``jax_enable_x64`` on), concrete positions (NumPy, Python, a JAX
+            array outside a trace) outside int32, NaN, infinite, at or past
+            2**31 or not float32 values, or an output larger than the device's
+            memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
 
     >>> import jax
     >>> c, s = jax.jit(lambda p: rope_cos_sin(p, 4, base=100.0))(jnp.array([0, 1000]))
@@ -125,10 +144,14 @@ def rope_cos_sin(
 def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim: int) -> jax.Array:
     """Rotate the first ``rotary_dim`` channels of x (``[..., h_d]``) by float32 rows ``[..., r/2]``.
 
-    The math is float32 and rounded once into x's dtype; channels past
-    ``rotary_dim`` are passed through untouched. XLA contracts the
-    products into FMAs inside a fusion; the rotation is one compiled
-    program even when called eagerly, so eager and jit round alike.
+    The math is NumPy's, in float32: each product rounded, then the sum,
+    then the result rounded once into x's dtype (for float32 rows and x, the
+    bits of :func:`posenc.apply_rope`'s rotation); channels past
+    ``rotary_dim`` are passed through untouched. XLA would contract a
+    product and the sum that reads it into one FMA inside a fusion (one
+    rounding, not two: other bits); an integer no-op between them
+    (:func:`_rounded`) keeps every product rounded on its own, eagerly and
+    under ``jit``, on any backend.
 
     Raises:
         PosEncError: for an x that is no float array, a layout or rotary_dim
@@ -159,21 +182,22 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
 
 @functools.partial(jax.jit, static_argnums=(3, 4))
 def _rotated(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim: int) -> jax.Array:
-    # one compiled program, called eagerly too: XLA contracts the products into FMAs inside a fusion, and
-    # op-by-op dispatch would not, so an eager call would round differently from the caller's jit
+    # one compiled program, called eagerly too (one dispatch, not a dozen)
     n = rotary_dim // 2
+    cos, sin = cos.astype(jnp.float32), sin.astype(jnp.float32)  # float32 math (float64 rows: x64 on)
     if layout == HEAD_HALF:  # Gemma 4's proportional pairs (i, i + h_d/2): posenc.rope.proportional
         hh = x.shape[-1] // 2
         a, b = x[..., :n].astype(jnp.float32), x[..., hh:hh + n].astype(jnp.float32)
-        o1, o2 = (a * cos - b * sin).astype(x.dtype), (b * cos + a * sin).astype(x.dtype)
+        o1 = (_rounded(a * cos, cos) - _rounded(b * sin, sin)).astype(x.dtype)
+        o2 = (_rounded(b * cos, cos) + _rounded(a * sin, sin)).astype(x.dtype)
         return jnp.concatenate([o1, x[..., n:hh], o2, x[..., hh + n:]], axis=-1)
     xr = x[..., :rotary_dim].astype(jnp.float32)
     if layout == "half":
         x1, x2 = xr[..., :n], xr[..., n:]
     else:
         x1, x2 = xr[..., 0::2], xr[..., 1::2]
-    o1 = x1 * cos - x2 * sin
-    o2 = x2 * cos + x1 * sin
+    o1 = _rounded(x1 * cos, cos) - _rounded(x2 * sin, sin)
+    o2 = _rounded(x2 * cos, cos) + _rounded(x1 * sin, sin)
     out = jnp.concatenate([o1, o2], axis=-1) if layout == "half" else jnp.stack([o1, o2], axis=-1).reshape(xr.shape)
     out = out.astype(x.dtype)
     if rotary_dim == x.shape[-1]:
@@ -181,18 +205,35 @@ def _rotated(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_d
     return jnp.concatenate([out, x[..., rotary_dim:]], axis=-1)
 
 
+@jax.custom_jvp
+def _rounded(product: jax.Array, factor: jax.Array) -> jax.Array:
+    """``product`` (``… * factor``), rounded to float32 on its own: never contracted into an FMA with its sum.
+
+    Between the multiply and the add that reads it sits an integer OR, with
+    the quiet-NaN bit where ``factor`` is NaN (where the product is a quiet NaN
+    already): a no-op on every value, which no compiler can prove, so XLA
+    (and LLVM beneath it) cannot fuse the pair into one FMA. The identity's
+    derivative is its own (a bitcast has none: jax would give 0).
+    """
+    nan = (factor != factor).astype(jnp.uint32) << 22
+    return jax.lax.bitcast_convert_type(jax.lax.bitcast_convert_type(product, jnp.uint32) | nan, jnp.float32)
+
+
+@_rounded.defjvp
+def _rounded_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (product, factor), (d_product, _) = primals, tangents
+    return _rounded(product, factor), d_product
+
+
 def float_array(value: Any, name: str, min_ndim: int = 0) -> jax.Array:
     """value as a float JAX array (traced or not), or a PosEncError naming it."""
-    if isinstance(value, jax.Array):
-        arr = value
-    else:
-        try:
-            host = np.asarray(value)
-        except (TypeError, ValueError, OverflowError):
-            host = None
-        if host is None or (host.dtype.kind not in "iuf" and host.dtype.name != "bfloat16"):
+    given = as_input(value, name)
+    if isinstance(given, np.ndarray):
+        if given.dtype.kind not in "iuf" and given.dtype.name != "bfloat16":
             raise PosEncError(f"{name} must be an array of floats, got {show_value(value)}")
-        arr = jnp.asarray(host)
+        arr = jnp.asarray(given)
+    else:
+        arr = given
     if not jnp.issubdtype(arr.dtype, jnp.floating):
         raise PosEncError(f"{name} must be a float array, got dtype {arr.dtype}")
     if arr.ndim < min_ndim:
@@ -234,8 +275,24 @@ def apply_rope(
             the same spec, built and checked by the same code.
 
     Returns:
-        x rotated, same shape and dtype; float32 math, rounded once (eager
-        and jit alike: see :func:`rotate`).
+        x rotated, same shape and dtype: for float32 x, the bits of
+        :func:`posenc.apply_rope` (the rows and the rotation, eagerly and
+        under ``jit``: see :func:`rotate`); other dtypes get the float32
+        result rounded once.
+
+    Raises:
+        PosEncError: for an x that is no float array ``[..., s, h_d]``,
+            positions that do not broadcast to it, static arguments the NumPy
+            function refuses, a positions array of another framework (a torch
+            tensor), a float64 JAX array (``jax_enable_x64`` on), concrete
+            positions (NumPy, Python, a JAX array outside a trace) outside
+            int32, NaN, infinite, at or past 2**31 or not float32 values, or
+            an output larger than the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
 
     >>> q = jnp.array([[1.0, 0.0, 0.0, 0.0]])        # [s=1, h_d=4]
     >>> np.asarray(apply_rope(q, jnp.array([2]), base=100.0, layout="interleaved"), np.float64).round(4).tolist()
@@ -248,6 +305,10 @@ def apply_rope(
     freqs = traced_frequencies(cfg, seq_len)
     pos = check_traced_positions(positions)
     check_broadcast(pos, freqs.sections, arr.shape)
+    # the output, the rows (once per position) and the rotation's float32 products
+    rows = 2 * 4 * int(np.prod(pos.shape if freqs.sections is None else pos.shape[:-1], dtype=object)) \
+        * (freqs.rotary_dim // 2)
+    check_output(arr.shape, "apply_rope output", dtype=arr.dtype, work=rows + 4 * arr.size)
     # the rows once per position, not once per head (XLA would fuse the builder into the rotation)
     cos, sin = computed_once(lambda p: cos_sin_rows(p, freqs), pos)
     return rotate(arr, cos, sin, cfg.layout, freqs.rotary_dim)

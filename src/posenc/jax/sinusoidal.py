@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import jax.numpy as jnp
@@ -12,7 +13,8 @@ import jax
 from ..arguments import default
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import resolve
-from ._rows import check_traced_positions, sincos_rows
+from ._rows import sincos_rows
+from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
 
 __all__ = ["encode", "table"]
@@ -36,12 +38,28 @@ def encode(
             exactly, and its padding row is zero.
         dtype: float32, bfloat16 or float16.
 
+    Raises:
+        PosEncError: for static arguments the NumPy function refuses, a bad
+            dtype, a positions array of another framework (a torch tensor), a
+            float64 JAX array (``jax_enable_x64`` on), concrete positions
+            (NumPy, Python, a JAX array outside a trace) outside int32, NaN,
+            infinite, at or past 2**31 or not float32 values, or an output
+            larger than the device's memory, before any work.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
+            int32 by keeping its low 32 bits (2**31 + 5 arrives as
+            −2**31 + 5), and a float64 one to float32, silently, before posenc
+            sees it: pass :func:`posenc.jax.positions` of it instead, which
+            checks it.
+
     >>> np.asarray(encode(jnp.array([0, 1000]), 4), np.float64).round(5).tolist()
     [[0.0, 1.0, 0.0, 1.0], [0.82688, 0.56238, -0.54402, -0.83907]]
     """
     dt = _out_dtype(dtype)
-    plan = resolve(convention, base=base, layout=layout).plan(d_model)
     pos = check_traced_positions(positions)
+    if isinstance(d_model, numbers.Integral) and not isinstance(d_model, (bool, np.bool_)) and d_model > 0:
+        # sized before the plan (a wide ladder takes a while to build); an odd width computes one more channel
+        check_output((*pos.shape, int(d_model) + int(d_model) % 2), "encoding", dtype=dt)
+    plan = resolve(convention, base=base, layout=layout).plan(d_model)
     sin, cos = sincos_rows(pos, plan.ladder, origin=plan.origin)
     n = len(plan.ladder)
     if plan.layout == "interleaved":

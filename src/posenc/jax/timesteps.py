@@ -15,10 +15,11 @@ import numpy as np
 
 import jax
 
-from ..errors import PosEncError
+from ..errors import PosEncError, check_channels, check_int
 from ..exact.fixed import fixed_ladder
 from ..timesteps.conventions import Flux, TimestepConvention, TimestepPlan, get
-from ._rows import check_traced_positions, sincos_rows
+from ._rows import sincos_rows
+from .inputs import as_input, check_output, check_traced_positions
 from .rope import _out_dtype
 
 __all__ = ["timestep_embedding"]
@@ -32,15 +33,19 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
     """The sinusoidal embedding of (traced) diffusion timesteps, ``[..., dim]``: :func:`posenc.timestep_embedding`.
 
     Args:
-        t: ``[...]`` int32 steps, or float32 (bfloat16, float16) fractional
-            steps or continuous t, traced or not. A float t at or beyond 2**31
-            in magnitude (or NaN, inf) gives NaN channels, never other values.
+        t: ``[...]`` int32 steps (int64 with ``jax_enable_x64``), or float32
+            (bfloat16, float16) fractional steps or continuous t, traced or
+            not. A traced float t at or beyond 2**31 in magnitude (or NaN,
+            inf), or a traced int64 outside int32, gives NaN channels in its
+            rows, never other values; a concrete one is refused.
         dim: output channels, >= 1 (static; odd: the last channel is zero).
         convention: a preset of :mod:`posenc.timesteps` or its name (static):
             ``"diffusers"``, ``"ddpm"``, ``"guided-diffusion"``, ``"flux"`` or a
-            registered one. ``Flux(time_dtype=…)`` rounds t, then
-            ``time_factor·t``, to that dtype as the checkpoint does
-            (``"float64"``: the exact product, which it is for float32 t).
+            registered one. ``Flux(time_dtype=…)`` forms ``time_factor·t`` as
+            the reference does in that dtype (t rounded to it, times
+            float32(time_factor) in float32, rounded to it:
+            :func:`posenc.timesteps.conventions.reference_times`);
+            ``"float64"``: the exact product, where float64 holds it.
         dtype: float32, bfloat16 or float16.
 
     Returns:
@@ -52,9 +57,17 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
         mpmath). bfloat16 and float16 are the float32 values rounded once more.
 
     Raises:
-        PosEncError: for a dim below 1, an unknown convention, a frequency
-            outside the 32-bit exact range, or (for a concrete t) a NaN or
-            infinite t, before any work.
+        PosEncError: before any work, for a dim that is not an integer >= 1,
+            an unknown convention, a frequency outside the 32-bit exact
+            range, a t of another framework (a torch tensor), a float64 JAX t
+            (``jax_enable_x64`` on: it would be rounded), an output larger
+            than the device's memory, or a concrete t (NumPy, Python, a JAX
+            array outside a trace) that is NaN, infinite, at or past 2**31, an
+            integer outside int32 or a float that float32 does not hold.
+            Under ``jax.jit`` JAX itself converts a NumPy int64 or float64
+            argument to int32 or float32 before posenc sees it, silently (an
+            int64 2**31 + 5 arrives as −2**31 + 5): pass
+            :func:`posenc.jax.positions` of it instead, which checks it.
 
     >>> np.asarray(timestep_embedding(jnp.array([0, 1]), 4), np.float64).round(4).tolist()
     [[0.0, 0.0, 1.0, 1.0], [0.8415, 0.0001, 0.5403, 1.0]]
@@ -64,8 +77,11 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
     """
     preset = get(convention)
     dt = _out_dtype(dtype)
-    given = _given_dtype(t)
-    times = check_traced_positions(t.astype(jnp.float32) if given in ("bfloat16", "float16") else t, "t")
+    value = as_input(t, "t")
+    given = _given_dtype(value)
+    times = check_traced_positions(value, "t")
+    # sized before the plan: the frequencies of a wide dim take seconds to build
+    check_output((*times.shape, check_channels(dim, "dim")), "timestep embedding", dtype=dt)
     plan, rounding = _plan(preset, dim, given)
     if rounding is not None:
         times = _rounded_product(times, *rounding)
@@ -73,16 +89,27 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
 
 
 def _given_dtype(t: Any) -> str:
-    dt = getattr(t, "dtype", None)
-    if dt is None:
-        return "float64" if isinstance(t, float) else "int"
-    name = jnp.dtype(dt).name
-    return name if name in _ROUNDINGS else ("int" if np.dtype(dt).kind in "iub" else name)
+    dt = np.dtype(t.dtype)
+    return dt.name if dt.name in _ROUNDINGS else ("int" if dt.kind in "iub" else dt.name)
 
 
-@functools.lru_cache(maxsize=128)
 def _plan(preset: TimestepConvention, dim: Any, given: str) -> tuple[TimestepPlan, tuple[str, float] | None]:
-    """The plan, and the (dtype, factor) the product is rounded to first, if any (cached: one ladder per preset)."""
+    """The plan, and the (dtype, factor) the product is rounded to first, if any.
+
+    ``dim``'s type is checked before the cache is asked: a cache key holds
+    8 == 8.0 == np.float64(8) and 1 == True alike (and cannot hold ``[8]``),
+    so a refusal must not depend on which call came first. The cache is
+    typed, and a preset that cannot be hashed is planned afresh.
+    """
+    check_int(dim, "dim")
+    try:
+        hash(preset)
+    except TypeError:
+        return _planned(preset, dim, given)
+    return _cached_plan(preset, dim, given)
+
+
+def _planned(preset: TimestepConvention, dim: Any, given: str) -> tuple[TimestepPlan, tuple[str, float] | None]:
     plan, rounding = _resolve(preset, dim, given)
     try:
         fixed_ladder(plan.ladder)
@@ -91,26 +118,29 @@ def _plan(preset: TimestepConvention, dim: Any, given: str) -> tuple[TimestepPla
     return plan, rounding
 
 
+_cached_plan = functools.lru_cache(maxsize=128, typed=True)(_planned)  # one ladder per preset: jit compiles once
+
+
 def _resolve(preset: TimestepConvention, dim: Any, given: str) -> tuple[TimestepPlan, tuple[str, float] | None]:
     if not isinstance(preset, Flux) or preset.time_dtype is None:
         return preset.plan(dim), None
     name = preset.time_dtype
-    if name == "input":
-        name = given if given in _ROUNDINGS else "float64"
+    if name == "input":  # as Flux.time_format: an integer t times a Python float is formed in float32 (torch's)
+        name = given if given in (*_ROUNDINGS, "float64") else "float32"
     if name == "float64":  # float32 or int32 t times the factor: exact in float64 when the bits fit
         if _bits(preset.time_factor) + (31 if given == "int" else 24) > 53:
-            raise PosEncError(f"{preset!r}: time_factor·t in float64 needs float64 (jax_enable_x64) for a "
-                              f"time_factor of {_bits(preset.time_factor)} significant bits; use time_dtype=None")
+            raise PosEncError(f"{preset!r}: time_factor·t rounded to float64 is formed exactly in posenc.jax's "
+                              f"32-bit arithmetic only where float64 holds it, not for a time_factor of "
+                              f"{_bits(preset.time_factor)} significant bits (with or without jax_enable_x64); "
+                              "use time_dtype=None for the exact product, or the NumPy API")
         return Flux(preset.time_factor, preset.max_period).plan(dim), None
-    bits = _ROUNDINGS[name][0]
-    # float32: the float32 multiply rounds the product once, if the factor is a float32; narrower: the product
-    # is exact in float32 when its bits fit, and rounded once by round_float
-    room = 24 if name == "float32" else 24 - bits
-    if _bits(preset.time_factor) > room or not np.float32(preset.time_factor) == preset.time_factor:
-        raise PosEncError(f"{preset!r}: time_factor·t rounded to {name} needs, in JAX, a time_factor of at "
-                          f"most {room} significant bits (a float32 that makes the product exact), got "
-                          f"{preset.time_factor!r}; use time_dtype=None for the exact product")
-    return Flux(preset.time_factor, preset.max_period, "float32").plan(dim), (name, preset.time_factor)
+    # the reference's rule (posenc.timesteps.conventions.reference_times, torch's multiply): t rounded to the
+    # dtype, times float32(time_factor) in float32 (one rounding), then rounded to the dtype
+    factor = np.float32(preset.time_factor) if preset.time_factor <= float(np.finfo(np.float32).max) else None
+    if factor is None or not np.isfinite(factor):
+        raise PosEncError(f"{preset!r}: time_factor {preset.time_factor!r} overflows float32, the dtype the "
+                          f"reference multiplies t by it in")
+    return Flux(preset.time_factor, preset.max_period, "float32").plan(dim), (name, float(factor))
 
 
 def _bits(x: float) -> int:
@@ -142,7 +172,7 @@ def round_float(x: jax.Array, name: str) -> jax.Array:
 def _rounded_product(t: jax.Array, name: str, factor: float) -> jax.Array:
     t = t.astype(jnp.float32)
     tr = round_float(t, name)
-    return round_float(tr * jnp.float32(factor), name)  # exact in float32 (_plan checks the bits)
+    return round_float(tr * jnp.float32(factor), name)  # one float32 multiply (one rounding), then the dtype's
 
 
 def render(plan: TimestepPlan, times: jax.Array) -> jax.Array:

@@ -41,6 +41,7 @@ from ..arguments import default
 from ..errors import check_seq_len
 from ..exact import Ladder, decimal_context, decimal_pi
 from ..vocabulary import PAIR_CHANNELS, PAIR_LAYOUTS
+from .registry import scaled_by
 from .scaled import plain_ladder
 from .scaling import Scaled
 from .sections import Sections, per_axis_frequencies
@@ -108,7 +109,7 @@ def _build(
     elif scaling is None:
         scaled = Scaled(plain_ladder(rotary_dim, b), b, 1.0)
     else:
-        scaled = scaling.scale(rotary_dim, b, seq_len)
+        scaled = scaled_by(scaling, rotary_dim, b, seq_len)  # a user's scaling too: checked, not trusted
     with decimal_context():
         two_pi = 2 * decimal_pi()
         lam = np.array([float(two_pi / w) for w in scaled.inv_freq])

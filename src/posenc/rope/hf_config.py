@@ -37,14 +37,36 @@ __all__ = ["RopeConfig", "from_hf_config", "rope_layer_plan"]
 _ALIASES = {"su": "longrope", "mrope": "default"}  # Phi-3's first configs; Qwen2-VL's
 
 # What the modeling code assumes when a config leaves the multi-axis keys out:
-# model_type -> (interleaved, default mrope_section). Qwen2VLRotaryEmbedding and its
-# Qwen2.5-VL copy split contiguously with [16, 24, 24]; Qwen3VL(Moe)TextRotaryEmbedding
-# always interleaves, with [24, 20, 20].
+# model_type -> (interleaved, default mrope_section), each the rotary module's
+# ``config.rope_parameters.get("mrope_section", <default>)`` in transformers 5.23.
+# Contiguous (``freq.split(mrope_section)``, axis i % 3): Qwen2VLRotaryEmbedding and its
+# Qwen2.5-VL / Qwen2.5-Omni / PaddleOCR-VL copies with [16, 24, 24]; GlmImageText and
+# GlmOcrText with [8, 12, 12]. Interleaved (axis h at pairs 1, 4, …, w at 2, 5, …):
+# Qwen3VL(Moe)Text, Qwen3-Omni-MoE's thinker and Cosmos3-Edge with [24, 20, 20];
+# Qwen3.5(-MoE) and Qwen4-Exp text with [11, 11, 10]. Without these, a config that
+# leaves mrope_section out was read as 1-D RoPE (its rows at 2-D positions agree)
+# while the module splits by axis.
 _MROPE_MODELS: dict[str, tuple[bool, tuple[int, ...]]] = {
-    **{t: (False, (16, 24, 24)) for t in ("qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text")},
-    **{t: (True, (24, 20, 20)) for t in ("qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text")},
+    **{t: (False, (16, 24, 24)) for t in ("qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text",
+                                          "qwen2_5_omni_text", "qwen2_5_omni_thinker", "paddleocr_vl",
+                                          "paddleocr_vl_text")},
+    **{t: (False, (8, 12, 12)) for t in ("glm_image", "glm_image_text", "glm_ocr", "glm_ocr_text")},
+    **{t: (True, (24, 20, 20)) for t in ("qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text",
+                                         "qwen3_omni_moe_text", "qwen3_omni_moe_thinker", "cosmos3_edge",
+                                         "cosmos3_edge_text")},
+    **{t: (True, (11, 11, 10)) for t in ("qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
+                                         "qwen4_exp", "qwen4_exp_text")},
 }
 _AXIAL_MODELS = ("qwen2_vl_vision",)  # Qwen2VLVisionConfig.default_rope_type = "axial"
+
+# Families whose config names the head width under other keys: the config class's
+# ``attribute_map`` (transformers 5.23), which the rotary module reads through
+# (``config.hidden_size`` is DbrxConfig's ``d_model``). ``config.to_dict()`` and
+# config.json hold the mapped names only. model_type -> {key the module reads: key held}
+_KEY_ALIASES: dict[str, dict[str, str]] = {
+    "dbrx": {"hidden_size": "d_model", "num_attention_heads": "n_heads", "max_position_embeddings": "max_seq_len"},
+    "moonshine": {"num_attention_heads": "decoder_num_attention_heads"},
+}
 
 register_builtins()
 
@@ -58,6 +80,44 @@ def _as_dict(config: Any) -> Mapping[str, Any]:
         if isinstance(d, Mapping):
             return d
     raise PosEncError(f"config must be a dict (config.json) or have .to_dict(), got {type(config).__name__}")
+
+
+def _family_keys(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The keys a family's rotary module reads, under the names posenc reads (:data:`_KEY_ALIASES`).
+
+    DBRX: transformers 4.x kept the base in ``attn_config.rope_theta``
+    (``DbrxAttentionConfig``; dbrx-instruct's config.json: 500000). 5.x
+    standardises a top-level ``rope_parameters`` and its
+    ``DbrxRotaryEmbedding`` reads only that, so a 4.x file loaded by 5.x gets
+    the default base 10000 beside the file's 500000: posenc reads
+    ``attn_config.rope_theta`` when no rope dict gives a base, and refuses
+    the two when they differ (which base the checkpoint was trained with is
+    not in the config).
+    """
+    model_type = cfg.get("model_type")
+    aliases = _KEY_ALIASES.get(model_type) if isinstance(model_type, str) else None
+    if aliases is None:
+        return cfg
+    out = dict(cfg)
+    for key, held in aliases.items():
+        if out.get(key) is None and out.get(held) is not None:
+            out[key] = out[held]
+    if model_type == "dbrx":
+        attn = out.get("attn_config")
+        legacy = attn.get("rope_theta") if isinstance(attn, Mapping) else None
+        if legacy is not None:
+            rope = out.get("rope_parameters") or out.get("rope_scaling")
+            given = rope.get("rope_theta") if isinstance(rope, Mapping) else None
+            given = out.get("rope_theta") if given is None else given
+            if given is None:
+                out["rope_theta"] = legacy
+            elif check_base(given, "rope_theta") != check_base(legacy, "attn_config.rope_theta"):
+                raise PosEncError(
+                    f"model_type 'dbrx' gives rope_theta {given} (rope_parameters, which transformers 5's "
+                    f"DbrxRotaryEmbedding reads) and {legacy} (attn_config.rope_theta, transformers 4.x's key); "
+                    "posenc cannot tell which base the checkpoint was trained with: set "
+                    "config.rope_parameters['rope_theta'] to it before building the model")
+    return out
 
 
 @outside_compile("from_hf_config")
@@ -125,7 +185,7 @@ def rope_layer_plan(config: Any) -> tuple[dict[str, RopeConfig | None], tuple[st
 
     What :func:`from_hf_config` and :func:`posenc.hf.patch` read; each kind once.
     """
-    p = plan(_as_dict(config))
+    p = plan(_family_keys(_as_dict(config)))
     kinds = {k: (None if rope is None else _one(p, rope, k)) for k, rope in p.kinds.items()}
     return kinds, p.layers
 
@@ -198,7 +258,11 @@ def _head_dim(cfg: Mapping[str, Any], rope_type: str) -> tuple[int, str]:
         n_heads = check_int(heads, "num_heads", minimum=1)
         return embed // n_heads, f"head_dim (embed_dim // num_heads = {embed} // {n_heads})"
     if cfg.get("hidden_size") is None or cfg.get("num_attention_heads") is None:
-        raise PosEncError("config needs 'head_dim' or both 'hidden_size' and 'num_attention_heads'")
+        found = sorted(k for k, v in cfg.items() if isinstance(k, str) and v is not None and not isinstance(v, Mapping)
+                       and any(w in k.lower() for w in ("head", "hidden", "d_model", "embd", "embed", "_dim")))
+        raise PosEncError(f"model_type {cfg.get('model_type')!r}: the config needs 'head_dim' or both 'hidden_size' "
+                          f"and 'num_attention_heads' for the head width; it has "
+                          f"{', '.join(map(repr, found[:8])) if found else 'none of them'}")
     hidden = check_int(cfg["hidden_size"], "hidden_size", minimum=1)
     heads = check_int(cfg["num_attention_heads"], "num_attention_heads", minimum=1)
     head_dim = check_channels(hidden // heads, "head_dim = hidden_size // num_attention_heads")

@@ -50,7 +50,7 @@ import numpy as np
 from .._compile import outside_compile
 from ..errors import MAX_D_MODEL, PosEncError, check_base, check_int, check_positions, show_value
 from ..memory import check_size
-from ..registry import Registry
+from ..registry import Call, Registry, returned
 from ..vocabulary import PairLayout
 from .spec import RopeConfig
 
@@ -107,10 +107,12 @@ def _qwen2_vl_vision(head_dim: Any = 80, base: Any = 10000.0) -> RopeConfig:
 
 
 #: name -> builder ``f(head_dim=..., base=...) -> RopeConfig``; :func:`rope_preset` resolves names.
+#: A builder registered is checked to take both calls rope_preset makes (none, and both keywords).
 ROPE_PRESETS: Registry[Callable[..., RopeConfig]] = Registry(
-    "a RoPE preset builder", type(_flux),
+    "a RoPE preset builder", callable,
     {"flux": lambda: _flux, "wan": lambda: _wan, "cogvideox": lambda: _cogvideox, "eva02": lambda: _eva02,
-     "dinov3": lambda: _dinov3, "qwen2-vl-vision": lambda: _qwen2_vl_vision})
+     "dinov3": lambda: _dinov3, "qwen2-vl-vision": lambda: _qwen2_vl_vision},
+    calls=(Call(), Call(keywords=("head_dim", "base"))))
 
 
 @outside_compile("rope_preset")
@@ -124,19 +126,32 @@ def rope_preset(name: Any, **overrides: Any) -> RopeConfig:
             :class:`RopeConfig` field (``sections``, ``layout``…) replaces it.
 
     Raises:
-        PosEncError: for an unknown name or field, or a head_dim the preset cannot split.
+        PosEncError: for an unknown name or field, a head_dim the preset
+            cannot split, or an override the spec refuses (naming the
+            override as passed: ``rope_preset("flux", sections=(1, 2))``).
     """
     if not isinstance(name, str) or name not in ROPE_PRESETS:
         names = ", ".join(repr(n) for n in ROPE_PRESETS)
         raise PosEncError(f"name must be one of {names}, got {show_value(name)}")
-    build = ROPE_PRESETS.get(name)
     sized = {k: overrides.pop(k) for k in ("head_dim", "base") if k in overrides}
-    cfg = build(**sized)
-    fields = {f.name for f in dataclasses.fields(RopeConfig)}
-    unknown = sorted(set(overrides) - fields)
-    if unknown:
-        raise PosEncError(f"rope_preset({name!r}) has no field {unknown[0]!r}; fields: {', '.join(sorted(fields))}")
-    return dataclasses.replace(cfg, **overrides) if overrides else cfg
+    cfg = returned(ROPE_PRESETS.call(name, **sized), RopeConfig, f"the RoPE preset builder {name!r}")
+    fields = dataclasses.fields(RopeConfig)
+    settable = sorted(f.name for f in fields if f.init)
+    for key in sorted(overrides):
+        if key not in settable:
+            if key in {f.name for f in fields}:  # multi_axis: init=False, so dataclasses.replace refuses it
+                raise PosEncError(f"rope_preset({name!r}, {key}=...): {key} is derived from sections, section_layout "
+                                  f"and ladder, so it cannot be set: set those; fields: {', '.join(settable)}")
+            raise PosEncError(f"rope_preset({name!r}) has no field {key!r}; fields: {', '.join(settable)}")
+    if not overrides:
+        return cfg
+    shown = ", ".join(f"{k}={show_value(v)}" for k, v in overrides.items())
+    try:
+        return dataclasses.replace(cfg, **overrides)
+    except PosEncError as exc:  # the spec's own check: say which override it was
+        raise PosEncError(f"rope_preset({name!r}, {shown}): {exc}") from None
+    except Exception as exc:  # a raw error from a hostile value (its __eq__, __iter__) inside the spec's checks
+        raise PosEncError(f"rope_preset({name!r}, {shown}): {type(exc).__name__}: {exc}") from exc
 
 
 @outside_compile("eva02_coords")

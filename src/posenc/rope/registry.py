@@ -13,16 +13,25 @@ not understand.
 
 What any scaling must offer (the gate of :func:`posenc.rope_frequencies`) is
 :func:`is_scaling`: the built-ins and any object with those two methods.
+What it gives is checked where it is used (:func:`scaled_by`): a ``scale``
+that returns anything but a :class:`~posenc.rope.scaled.Scaled` of ``dim/2``
+frequencies in range is refused naming the scaling, as is a factory whose
+signature cannot take ``(rope_dict, config_dict)`` (when it is registered) or
+one that raises anything but PosEncError (when it is used).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Hashable, Mapping
+from decimal import Decimal
 from typing import Any
 
 from .._compile import outside_compile
 from ..errors import PosEncError, show_value
-from ..registry import Registry
+from ..registry import Call, Registry, guarded, returned
+from .scaled import Scaled, checked_scaled
 
 __all__ = [
     "SCALING_FACTORIES",
@@ -30,14 +39,18 @@ __all__ = [
     "is_scaling",
     "register_scaling",
     "registered_rope_types",
+    "scaled_by",
     "scaling_factory",
 ]
 
 #: ``factory(rope_dict, config_dict) -> scaling | None``
 ScalingFactory = Callable[[Mapping[str, Any], Mapping[str, Any]], Any]
 
+#: How a scaling factory is called (checked against its signature when it is registered).
+FACTORY_CALL = Call(("rope_dict", "config_dict"))
+
 #: rope type -> (a zero-argument factory of) its scaling factory: posenc's one :class:`~posenc.registry.Registry`
-SCALING_FACTORIES: Registry[ScalingFactory] = Registry("rope_type")
+SCALING_FACTORIES: Registry[ScalingFactory] = Registry("scaling factory", callable, calls=(FACTORY_CALL,))
 
 
 @outside_compile("register_scaling")
@@ -50,31 +63,54 @@ def register_scaling(rope_type: str, factory: ScalingFactory, *, replace: bool =
         replace: allow replacing a registered type (the built-ins too).
 
     Raises:
-        PosEncError: a name that is not a non-empty string, a factory that is
-            not callable, or a name already registered without ``replace``.
+        PosEncError: a name that is not a short printable word
+            (:func:`posenc.registry.check_name`), a factory that is not
+            callable or whose signature cannot take ``(rope_dict,
+            config_dict)``, or a name already registered without ``replace``.
 
     >>> from posenc import Linear, from_hf_config
     >>> register_scaling("halved", lambda rope, cfg: Linear(2.0), replace=True)
     >>> from_hf_config({"head_dim": 8, "rope_parameters": {"rope_type": "halved"}}).scaling
     Linear(factor=2.0)
     """
-    if not isinstance(rope_type, str) or not rope_type:
-        raise PosEncError(f"rope_type must be a non-empty string, got {show_value(rope_type)}")
-    if not callable(factory):
+    if not callable(factory) or isinstance(factory, type):
         raise PosEncError(f"factory must be callable as factory(rope_dict, config_dict), got {show_value(factory)}")
     if not isinstance(replace, bool):
         raise PosEncError(f"replace must be True or False, got {show_value(replace)}")
     try:
-        SCALING_FACTORIES.add(rope_type, lambda: factory, key=factory, replace=replace)
+        SCALING_FACTORIES.register(rope_type, factory, replace=replace)
     except PosEncError as exc:
+        if "already registered" not in str(exc):
+            raise
         raise PosEncError(f"{exc}; pass replace=True to replace it") from None
 
 
 def scaling_factory(rope_type: str) -> ScalingFactory | None:
-    """The factory registered for ``rope_type``, or None."""
+    """The factory registered for ``rope_type`` (its raw errors PosEncError naming ``rope_type``), or None."""
     if not isinstance(rope_type, str) or rope_type not in SCALING_FACTORIES:
         return None
-    return SCALING_FACTORIES[rope_type]()
+    return functools.partial(SCALING_FACTORIES.call, rope_type)
+
+
+def scaled_by(scaling: Any, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
+    """``scaling.scale(dim, base, seq_len)``, checked: a :class:`Scaled` of ``dim/2`` Decimal frequencies in range.
+
+    What :func:`posenc.rope_frequencies` reads from any scaling, a user's
+    included: junk there is a PosEncError naming the scaling, never an
+    AttributeError deep in the ladder or a ladder of the wrong length.
+    """
+    call = f"{show_value(scaling)}.scale({dim}, {show_value(float(base))}, {show_value(seq_len)})"
+    out = returned(guarded(call, scaling.scale, dim, base, seq_len), Scaled, call)
+    freqs, base_out, af = out.inv_freq, out.base, out.attention_factor
+    if not isinstance(freqs, (list, tuple)) or len(freqs) != dim // 2 or not all(
+            isinstance(w, Decimal) and w.is_finite() for w in freqs):
+        raise PosEncError(f"{call} returned inv_freq {show_value(freqs)}: expected {dim // 2} finite Decimals "
+                          "(one per rotary pair)")
+    if not (isinstance(base_out, Decimal) and base_out.is_finite()) or isinstance(af, bool) or not (
+            isinstance(af, (int, float, Decimal)) and math.isfinite(af)):
+        raise PosEncError(f"{call} returned base {show_value(base_out)} and attention factor {show_value(af)}: "
+                          "expected a finite Decimal and a finite real number")
+    return checked_scaled(scaling, dim, list(freqs), out.base, out.attention_factor)
 
 
 def registered_rope_types() -> tuple[str, ...]:

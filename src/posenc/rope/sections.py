@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from .._compile import outside_compile
-from ..arguments import check_choice, default, left_out, set_fields
+from ..arguments import check_choice, default, passed, set_fields
 from ..errors import MAX_D_MODEL, PosEncError, check_int, shape_text, show_value
 from ..exact import ladder_digits
 from ..vocabulary import LADDER_SHARINGS, SECTION_LAYOUTS, LadderSharing, SectionLayout
@@ -157,17 +157,15 @@ def check_sections(sections: Any, section_layout: Any = default("contiguous"),
     ``sections`` is None (plain RoPE), a sequence of pair counts, or a
     :class:`Sections` (then leave the other two out).
     """
-    given = not (left_out(section_layout) and left_out(ladder))
+    given = passed(section_layout=section_layout, ladder=ladder)  # only what was passed, for the message
     if sections is None:
         if given:
-            raise PosEncError(
-                f"section_layout={show_value(section_layout)} and ladder={show_value(ladder)} need sections "
-                "(pairs per axis)"
-            )
+            raise PosEncError(f"{given}: only multi-axis RoPE has a section layout and a ladder, so they need "
+                              "sections (pairs per axis)")
         return None
     if isinstance(sections, Sections):
         if given:
-            raise PosEncError("pass section_layout and ladder inside the Sections, not beside it")
+            raise PosEncError(f"{given} beside a Sections: pass section_layout and ladder inside the Sections")
         return sections
     return Sections(sections, section_layout, ladder)
 

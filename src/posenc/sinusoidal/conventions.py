@@ -52,6 +52,7 @@ from ..errors import (
 from ..exact import Ladder, fill_range, fill_sincos, geometric_ladder, ladder_digits, seed_ladder, two_sum
 from ..layout import check_channel_layout, sin_cos_views
 from ..memory import allocate, check_rows, shape_of
+from ..registry import checked_results
 
 __all__ = [
     "NAMES",
@@ -94,6 +95,7 @@ class Plan:
     zero_at: int | None = None
 
 
+@checked_results(plan=Plan)  # a user's plan() returning junk: a PosEncError naming the preset, at the call
 class Convention:
     """Base of the presets: turns a :class:`Plan` into values (subclasses: frozen dataclasses with :meth:`plan`)."""
 

@@ -36,7 +36,7 @@ from .._compile import outside_compile
 from ..arguments import default, left_out, set_fields
 from ..errors import PosEncError, check_base, check_channels, check_int, show_value
 from ..exact import Ladder, geometric_ladder
-from ..registry import Registry
+from ..registry import Registry, checked_results
 
 __all__ = [
     "MAE",
@@ -106,6 +106,7 @@ class NdPlan:
     order: tuple[int, ...] | None = None
 
 
+@checked_results(plan=NdPlan)  # a user's plan() returning junk: a PosEncError naming the preset, at the call
 class NdConvention:
     """Base of the n-D presets. Subclasses are frozen dataclasses that implement :meth:`plan`."""
 

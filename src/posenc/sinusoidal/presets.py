@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from .._compile import outside_compile
-from ..arguments import default, left_out
-from ..errors import PosEncError, show_value
+from ..arguments import default, passed
+from ..errors import PosEncError
 from ..registry import Registry
 from .conventions import Convention, Fairseq, HFMarian, Keras, PositionalEncodings, Tensor2Tensor, Vaswani
 
@@ -31,7 +31,9 @@ def register_convention(name: str, preset: Any) -> None:
     """Make ``encode(..., convention=name)`` (and every entry point taking a convention) use ``preset``.
 
     Args:
-        name: the new name; a name is registered once (the built-ins' included).
+        name: the new name, 1 to 64 ASCII letters, digits, ``_ . + -``, a letter or
+            digit first (:func:`posenc.registry.check_name`); a name is registered
+            once (the built-ins' included).
         preset: a :class:`Convention` (frozen, so one instance serves every
             call), or a callable returning one (a preset class at its
             defaults); or an n-D preset
@@ -77,9 +79,10 @@ def resolve(convention: Any = None, *, base: Any = default(10000.0),
     if convention is None:
         return Vaswani(base, layout)
     conv = get(convention)
-    if not (left_out(base) and left_out(layout)):
+    given = passed(base=base, layout=layout)
+    if given:
         raise PosEncError(
-            f"base and layout are part of the convention; got base={show_value(base)}, layout={show_value(layout)} "
-            f"with convention {conv!r} (set them on the preset, e.g. Vaswani(base=..., layout=...))"
+            f"base and layout are part of the convention {conv!r}; got {given} (pass the convention alone, "
+            "or set them on the preset, e.g. Vaswani(base=..., layout=...))"
         )
     return conv

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from .._compile import outside_compile
-from ..errors import check_angle, check_dtype, check_positions
+from ..array_reading import read_array
+from ..errors import PosEncError, check_angle, check_channels, check_dtype, check_positions
 from ..exact import fill_sincos
-from ..memory import allocate
+from ..memory import allocate, check_size, shape_of
 from .conventions import TimestepPlan, get
 
 __all__ = ["timestep_embedding"]
@@ -36,7 +38,10 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
 
     Raises:
         PosEncError: for a NaN or infinite t, a dim below 1, an unknown
-            convention, or an angle past 2**53, before any work.
+            convention, an angle past 2**53, a t NumPy cannot read (a
+            bfloat16, meta or grad-requiring tensor: posenc.torch takes
+            those), or an output larger than this machine's memory, before any
+            work.
 
     >>> from posenc.timesteps import Diffusers
     >>> timestep_embedding(0, 4).tolist()
@@ -46,15 +51,39 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
     >>> timestep_embedding(0.5, 3, convention="flux", dtype=np.float64).round(4).tolist()
     [-0.8838, -0.4678, 0.0]
     """
-    given = np.asarray(t).dtype if hasattr(t, "dtype") else np.dtype(np.float64)
-    times = check_positions(t, "t")
+    shape = shape_of(t)
     preset = get(convention)
-    plan = preset.plan(dim)
     dt = check_dtype(dtype)
+    if shape is not None:  # before t is read or the ladder built: a huge view is refused in microseconds
+        _check_size(shape, _channels(dim), dt)
+    plan = preset.plan(dim)
+    if shape is not None:
+        _check_size(shape, plan.dim, dt)
+    given = read_array(t, "t", "real numbers").dtype if hasattr(t, "dtype") else np.dtype(np.float64)
+    times = check_positions(t, "t")
     flat, _ = preset.times(times.reshape(-1), given)
     if flat.size:
         check_angle(float(np.max(np.abs(flat))), plan.ladder.fastest, "t")
     return render(plan, flat, dt).reshape((*times.shape, plan.dim))
+
+
+#: Bytes per time of the working arrays beside the output: t's float64 copy and a rounding's temporaries.
+_PER_TIME = 6 * 8
+
+#: The exact path's blocks (:func:`posenc.exact.fill_sincos`: ~220 bytes for each of 16384 elements).
+_BLOCK_WORK = 256 * 16384
+
+
+def _channels(dim: Any) -> int:
+    """``dim`` as the output's width where it is a valid channel count (else 1: the preset names it)."""
+    try:
+        return check_channels(dim, "dim")
+    except PosEncError:
+        return 1
+
+
+def _check_size(shape: tuple[int, ...], dim: int, dt: np.dtype) -> None:
+    check_size((*shape, dim), dt, "timestep embedding", work=math.prod(shape) * _PER_TIME + _BLOCK_WORK)
 
 
 def render(plan: TimestepPlan, times: np.ndarray, dtype: np.dtype) -> np.ndarray:

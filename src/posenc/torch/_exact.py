@@ -32,9 +32,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..errors import PosEncError, show_value
 from ..exact import Ladder, core, fill_sincos
 
-__all__ = ["LadderBuffers", "exact_sincos", "sincos"]
+__all__ = ["LadderBuffers", "check_input", "exact_sincos", "host_values", "reference_times_twin", "round_twin",
+           "sincos"]
 
 
 class _TorchOps:
@@ -189,3 +191,65 @@ def exact_sincos(p: torch.Tensor, angles: LadderBuffers, hi: torch.Tensor | None
     zero = (p - p.detach()).unsqueeze(-1)
     w0 = angles.words()[0]
     return s + zero * (w0 * c), c - zero * (w0 * s)
+
+
+_INTEGERS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+
+
+def check_input(x: Any, name: str, device: torch.device, numpy_name: str) -> torch.Tensor:
+    """``x`` for a posenc.torch module whose buffers are on ``device``: a real tensor on that device.
+
+    A non-tensor, a bool, complex or other non-real dtype, and a tensor on
+    another device (the meta device into a CPU module, say) are refused
+    by name; the NumPy function ``numpy_name`` takes lists and arrays.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise PosEncError(f"{name} must be a torch.Tensor, got {show_value(x)} ({type(x).__name__}): pass "
+                          f"torch.as_tensor({name}), or call {numpy_name}, which takes lists and arrays")
+    if not (x.dtype.is_floating_point or x.dtype in _INTEGERS):
+        raise PosEncError(f"{name} must be real numbers (an integer or floating tensor), got a tensor of dtype "
+                          f"{str(x.dtype).removeprefix('torch.')}")
+    if x.device != device:
+        raise PosEncError(f"{name} is on {x.device} but the module's buffers are on {device}: move the "
+                          f"module there (module.to({str(x.device)!r})) or {name} to {device}")
+    return x
+
+
+def host_values(x: torch.Tensor) -> np.ndarray:
+    """A CPU tensor's values as a NumPy array that holds them exactly (integers as int64, floats as float64)."""
+    v = x.detach()
+    return (v.to(torch.int64) if not v.dtype.is_floating_point else v.to(torch.float64)).numpy()
+
+
+#: dtype name -> (significand bits, smallest normal exponent, largest finite value): timesteps' _FORMATS.
+_ROUNDING = {"float32": (24, -126, float(np.finfo(np.float32).max)), "float16": (11, -14, 65504.0),
+             "bfloat16": (8, -126, float.fromhex("0x1.fep127"))}
+
+
+def round_twin(x: torch.Tensor, name: str) -> torch.Tensor:
+    """float64 ``x`` rounded once to nearest-even in ``name`` (float32, float16, bfloat16), as float64.
+
+    :func:`posenc.timesteps.round_to` on tensors, with the exponent read from
+    x's bits: ``round(x / q)·q`` for q the format's quantum at x (its ulp,
+    or the subnormal spacing below the normal range). Every step is exact
+    but the one ``round``, and none is a dtype cast, so a compiler cannot
+    drop the rounding as Inductor drops ``x.to(torch.bfloat16).double()``.
+    Past the format's largest value the result is inf, as the cast gives.
+    """
+    bits, emin, biggest = _ROUNDING[name]
+    u = x.view(torch.int64)
+    e = torch.clamp(((u >> 52) & 0x7FF) - 1023, min=emin)  # x's binade (zero and subnormals: the normal floor)
+    q = ((e - (bits - 1) + 1023) << 52).view(torch.float64)  # 2**(e - bits + 1), a normal double
+    r = torch.round(x / q) * q
+    return torch.where(torch.abs(r) > biggest, r * float("inf"), r)
+
+
+def reference_times_twin(t: torch.Tensor, name: str, factor: float, factor32: float) -> torch.Tensor:
+    """:func:`posenc.timesteps.conventions.reference_times` on float64 tensors: the same operations, the same bits.
+
+    ``factor32`` is float32(``factor``), the scalar torch's float32 multiply takes.
+    """
+    if name == "float64":
+        return t * factor
+    p = round_twin(round_twin(t, name) * factor32, "float32")  # the product exact in float64, rounded once
+    return p if name == "float32" else round_twin(p, name)

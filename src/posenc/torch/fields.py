@@ -4,6 +4,10 @@ Values come from posenc's exact angle on x's device (:mod:`posenc.torch._exact`)
 equal to :func:`posenc.nerf_encoding` / :func:`posenc.fourier_features`; the
 gradient with respect to x is the derivative of the formula (ω·cos, −ω·sin),
 since fields are optimised through their encodings.
+
+The output follows the NumPy functions' rule for its dtype: a floating x
+gives its own dtype, an integer x float32 (the NumPy functions' default);
+bool and complex x are refused, as they are there.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ import torch
 from torch import nn
 
 from ..errors import PosEncError, check_angle, check_positions, shape_text, show_value
+from ..exact import Ladder
 from ..exact.dot import dot2_turns
 from ..fields.conventions import get
-from ..fields.encoding import _matrix, arrange, two_pi
-from ._exact import LadderBuffers, exact_sincos, turns_core
+from ..fields.encoding import Bands, _matrix, arrange, check_matrix, two_pi
+from ._exact import LadderBuffers, check_input, exact_sincos, host_values, turns_core
 
 __all__ = ["FourierFeatures", "NeRFEncoding"]
 
@@ -27,19 +32,77 @@ def _check_cpu(x: torch.Tensor, fastest: float, what: str) -> None:
     """The NumPy API's checks on a CPU tensor in eager mode (on a device they would wait for it)."""
     if x.device.type != "cpu" or torch.compiler.is_compiling():
         return
-    arr = check_positions(x.detach().to(torch.float64).numpy(), "x")
+    arr = check_positions(host_values(x), what)
     if arr.size and fastest:
         check_angle(float(np.max(np.abs(arr))), fastest, what)
 
 
+def _out_dtype(x: torch.Tensor) -> torch.dtype:
+    """The encoding's dtype: x's own when floating, float32 for integers (the NumPy functions' default)."""
+    return x.dtype if x.dtype.is_floating_point else torch.float32
+
+
+def _turn_sincos(p: torch.Tensor, angles: LadderBuffers) -> tuple[torch.Tensor, torch.Tensor]:
+    """sin/cos of 2π·p (float64 phases in turns, any shape, differentiable), as the NumPy ``turn_sincos``."""
+    flat = p.reshape(-1)
+    hi = flat.detach()
+    q, f, g = turns_core(hi, torch.zeros_like(hi))  # its quarter turns and the rest, exactly
+    s, c = exact_sincos(flat, angles, f, g, quarter=q)
+    return (s + 0.0).reshape(p.shape), (c + 0.0).reshape(p.shape)  # + 0.0: an exact zero is +0
+
+
+class _TorchBands(nn.Module):
+    """:class:`posenc.fields.encoding.Bands` as buffers: the radian bands' ladder, the dyadic bands' τ and 2π."""
+
+    def __init__(self, bands: Bands) -> None:
+        super().__init__()
+        self.radian = LadderBuffers(bands.ladder)
+        taus = np.asarray(bands.taus, dtype=np.float64)
+        self.taus = LadderBuffers(Ladder(taus, np.zeros_like(taus), np.zeros_like(taus)))  # τ as exact float64 bits
+        self.turn = LadderBuffers(two_pi())
+        self.n = bands.n
+        # the channel order as runs of consecutive bands from one kind: (dyadic?, start, stop) in that kind's columns
+        kinds = np.zeros(bands.n, dtype=bool)
+        kinds[bands.dyadic] = True
+        runs: list[tuple[bool, int, int]] = []
+        seen = [0, 0]
+        for k in kinds.tolist():
+            if runs and runs[-1][0] == k:
+                runs[-1] = (k, runs[-1][1], runs[-1][2] + 1)
+            else:
+                runs.append((k, seen[k], seen[k] + 1))
+            seen[k] += 1
+        self.runs = tuple(runs)
+        self.any_dyadic = bool(bands.dyadic.size)
+        self.any_radian = bool(bands.radian.size)
+
+    def sincos(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """sin and cos of every band at float64 coordinates ``p [k]`` (differentiable): ``[k, n]``."""
+        if not self.any_dyadic:
+            return exact_sincos(p, self.radian)
+        sd, cd = _turn_sincos(p.unsqueeze(-1) * self.taus.words()[0], self.turn)
+        if not self.any_radian:
+            return sd, cd
+        sr, cr = exact_sincos(p, self.radian)
+        pick = [(sd, cd) if k else (sr, cr) for k, _, _ in self.runs]
+        s = torch.cat([ps[..., a:b] for (ps, _), (_, a, b) in zip(pick, self.runs, strict=True)], dim=-1)
+        c = torch.cat([pc[..., a:b] for (_, pc), (_, a, b) in zip(pick, self.runs, strict=True)], dim=-1)
+        return s, c
+
+
 class NeRFEncoding(nn.Module):
-    """The frequency encoding of a neural field: ``[..., d] -> [..., 2·L·d (+ d)]`` in x's dtype.
+    """The frequency encoding of a neural field: ``[..., d] -> [..., 2·L·d (+ d)]``.
 
     Args:
         n_freqs: bands L.
         convention: ``"nerf"``, ``"nerfstudio"``, ``"tcnn"`` or a
             :mod:`posenc.fields` preset (see :func:`posenc.nerf_encoding`).
         include_input: add x itself; None: the preset's default.
+
+    Input: a real tensor x ``[..., d]`` (a 0-d x is one point of one
+    coordinate, as in :func:`posenc.nerf_encoding`). Output in x's dtype when
+    x is floating, float32 when it holds integers; the same bits as
+    :func:`posenc.nerf_encoding` in that dtype.
 
     >>> enc = NeRFEncoding(4)
     >>> x = torch.tensor([[0.1, 0.2, 0.3]], requires_grad=True)
@@ -48,6 +111,8 @@ class NeRFEncoding(nn.Module):
     (torch.Size([1, 27]), 27)
     >>> y.sum().backward(); x.grad.shape
     torch.Size([1, 3])
+    >>> NeRFEncoding(1, convention="tcnn", include_input=True)(torch.tensor([[1]])).tolist()
+    [[0.0, -1.0, 1.0]]
     """
 
     def __init__(self, n_freqs: int, *, convention: Any = "nerf", include_input: bool | None = None) -> None:
@@ -57,21 +122,25 @@ class NeRFEncoding(nn.Module):
         if not isinstance(keep, (bool, np.bool_)):
             raise PosEncError(f"include_input must be True, False or None, got {show_value(include_input)}")
         self.include_input = bool(keep)
-        self.angles = LadderBuffers(self.plan.ladder)
-        self._fastest = self.plan.ladder.fastest  # a plain float: compile cannot enter cached_property's lock
+        bands = Bands.of(self.plan)
+        self.bands = _TorchBands(bands)
+        self._fastest = bands.ladder.fastest  # a plain float: compile cannot enter cached_property's lock
 
     def out_dim(self, in_dim: int) -> int:
         """Output channels for ``in_dim`` coordinates."""
         return in_dim * (2 * len(self.plan.ladder) + int(self.include_input))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = check_input(x, "x", self.bands.turn.words()[0].device, "posenc.nerf_encoding")
+        x = x.reshape(1) if x.ndim == 0 else x  # a scalar: one point of one coordinate, as the NumPy function
         _check_cpu(x, self._fastest, "x")
-        m, d, n = x.shape[:-1].numel(), x.shape[-1], self.angles.size
+        dt = _out_dtype(x)
+        m, d, n = x.shape[:-1].numel(), x.shape[-1], self.bands.n
         p = x.reshape(-1).to(torch.float64)
-        s, c = exact_sincos(p, self.angles)
-        enc = arrange(self.plan, s.reshape(m, d, n), c.reshape(m, d, n), x.dtype)
+        s, c = self.bands.sincos(p)
+        enc = arrange(self.plan, s.reshape(m, d, n), c.reshape(m, d, n), dt)
         if self.include_input:
-            raw = x.reshape(m, d)
+            raw = x.reshape(m, d).to(dt)
             enc = torch.cat([raw, enc] if self.plan.input_at == "first" else [enc, raw], dim=-1)
         return enc.reshape(*x.shape[:-1], enc.shape[-1])
 
@@ -81,7 +150,9 @@ class FourierFeatures(nn.Module):
 
     B is a float64 buffer (saved in the ``state_dict``, as nerfstudio's
     ``b_matrix``); a dtype cast of the model leaves it float64, so the
-    features never change with the model's precision.
+    features never change with the model's precision. A B loaded from a
+    ``state_dict`` is checked as the constructor checks it. Output in x's
+    dtype when x is floating, float32 when it holds integers.
 
     >>> ff = FourierFeatures(torch.eye(2))
     >>> ff(torch.tensor([[1 / 12, 1 / 6]], dtype=torch.float64)).round(decimals=4).tolist()
@@ -107,11 +178,23 @@ class FourierFeatures(nn.Module):
             self.B = b.to(device=self.B.device)
         return self
 
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any, **kwargs: Any) -> None:
+        b = state_dict.get(prefix + "B")
+        if isinstance(b, torch.Tensor) and not b.is_meta:  # a NaN or huge B is refused by B's name, not later
+            if tuple(b.shape) != tuple(self.B.shape):
+                raise PosEncError(f"B must keep its shape {shape_text(tuple(self.B.shape))} when loaded, "
+                                  f"got shape {shape_text(tuple(b.shape))}")
+            check_matrix(b.detach().cpu().to(torch.float64).numpy())
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = check_input(x, "x", self.B.device, "posenc.fourier_features")
         m, d = self.B.shape
         x = x.reshape(1) if x.ndim == 0 else x  # a scalar: one point of one coordinate, as the NumPy function
         if x.shape[-1] != d:
             raise PosEncError(f"x's last axis must hold B's d = {d} coordinates, got shape {tuple(x.shape)}")
+        if self.B.device.type == "cpu" and not torch.compiler.is_compiling():
+            check_matrix(self.B.detach().numpy())  # B as it is now (a buffer can be written in place)
         _check_cpu(x, 0.0, "x")
         x64 = x.reshape(-1, 1, d).to(torch.float64)
         plain = (x64 * self.B).sum(-1)  # the differentiable B·x; its value comes from the double-double below
@@ -119,4 +202,4 @@ class FourierFeatures(nn.Module):
         q, f, g = turns_core(hi.reshape(-1), lo.reshape(-1))  # its quarter turns and the rest, exactly
         s, c = exact_sincos(plain.reshape(-1), self.angles, f, g, quarter=q)
         out = torch.cat([c.reshape(-1, m), s.reshape(-1, m)], dim=-1) + 0.0  # an exact zero is +0
-        return out.to(x.dtype).reshape(*x.shape[:-1], 2 * m)
+        return out.to(_out_dtype(x)).reshape(*x.shape[:-1], 2 * m)

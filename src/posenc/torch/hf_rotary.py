@@ -10,6 +10,20 @@ GPT-J and CodeGen, whose attention reads a ``[sin | cos]`` table by
 ``position_ids``. Rows come from :class:`posenc.torch.RotaryEmbedding`'s
 cache; float64 inputs get float64 rows.
 
+torch.compile: inside a compiled graph the rows come from one custom
+operator, ``posenc::hf_rotary_rows`` (:func:`torch.library.custom_op`),
+whose body is the eager lookup itself: the graph holds no table and no
+bound, so a compiled model reads any position (10^6 as well as 5) with no
+``reserve``, ``fullgraph=True`` included, and gets eager's bits, dynamic
+NTK's kept base and LongRoPE's regime too. The operator runs on the host
+between the graph's kernels (it reads ``max(position_ids)`` as an eager call
+does: one device sync per call on a GPU), so it is tagged
+``cudagraph_unsafe`` where torch has the tag: ``mode="reduce-overhead"``
+splits its CUDA graphs there. An exported program (``torch.export``) names
+the live module by a process-local key: it runs in the process that made it.
+Without ``torch.library.custom_op`` (torch < 2.4) the rows are computed in a
+``torch.compiler.disable``'d call instead: a graph break, eager's bits.
+
 Dynamic NTK: transformers' ``dynamic_rope_update``
 (``modeling_rope_utils.py``) recomputes the base when ``max(position_ids) +
 1`` passes the longest length seen so far and *keeps* it for the shorter
@@ -21,7 +35,9 @@ frequencies exact); :class:`posenc.torch.RotaryEmbedding` itself (with
 
 from __future__ import annotations
 
+import itertools
 import threading
+import weakref
 from typing import Any
 
 import torch
@@ -29,7 +45,7 @@ from torch import nn
 
 from ..errors import PosEncError
 from ..rope.scaling import DynamicNTK
-from ..rows.window import following
+from ..rows.window import AHEAD, SPARSE_FACTOR, following
 from .rope import RotaryEmbedding
 
 __all__ = ["FORMS", "PatchedRotary", "PatchedSinCos", "multi_axis_rows", "output_form", "padded", "rotary_for"]
@@ -45,10 +61,15 @@ def follow(rope: RotaryEmbedding, positions: torch.Tensor, dtype: torch.dtype) -
 
     The window follows the decode by :func:`posenc.rows.window.following`
     (the backend-neutral policy), held through :meth:`RotaryEmbedding.reserve`.
+    Sparse positions (spanning more than :data:`~posenc.rows.window.SPARSE_FACTOR`
+    rows per position) are no decode: they are left to the lookup, which
+    computes far rows directly instead of holding the whole span.
     """
     if torch.compiler.is_compiling() or positions.numel() == 0:
         return
     lo, hi = int(positions.min()), int(positions.max()) + 1
+    if hi - lo > SPARSE_FACTOR * positions.numel() + AHEAD:
+        return  # sparse (position_ids [[0, 10**8]]): not a decode to follow; the lookup computes them directly
     span = following(rope.cache.held(dtype), lo, hi)
     if span is not None:
         rope.reserve(span[1], span[0], dtype=dtype)
@@ -119,6 +140,11 @@ def output_form(stock_out: Any, cos: torch.Tensor, sin: torch.Tensor) -> str | N
     return None
 
 
+def _slot(kind: str | None) -> str:
+    """The name of a layer type's rows module in :attr:`PatchedRotary.rotary` (``"all_layers"`` for None)."""
+    return "all_layers" if kind is None else kind
+
+
 class PatchedRotary(nn.Module):
     """A rotary embedding of a transformers model, answered with posenc's exact rows.
 
@@ -134,16 +160,18 @@ class PatchedRotary(nn.Module):
         object.__setattr__(self, "stock", stock)  # not registered: no keys, not moved twice
         self.ropes = dict(ropes)
         self.form = form
-        self.rotary = nn.ModuleDict({str(k): rotary_for(r) for k, r in ropes.items()})
+        # "all_layers" for the module that takes no layer_type: a name torch.export can write as an attribute
+        self.rotary = nn.ModuleDict({_slot(k): rotary_for(r) for k, r in ropes.items()})
         self.original_max = original_max
         self._longest: dict[str | None, int] = {}
         self._dynamic: dict[tuple[str | None, int], RotaryEmbedding] = {}
         self._lock = threading.Lock()  # the longest length seen and the bases held change together
+        self._key = _register(self)  # the compiled graph's operator finds this module by it
 
     def _module(self, kind: str | None, position_ids: torch.Tensor) -> RotaryEmbedding:
         rope = self.ropes[kind]
-        if not isinstance(rope.scaling, DynamicNTK) or torch.compiler.is_compiling():
-            return self.rotary[str(kind)]  # type: ignore[return-value]
+        if not isinstance(rope.scaling, DynamicNTK):
+            return self.rotary[_slot(kind)]  # type: ignore[return-value]
         # transformers' dynamic_frequency_update: grow past the longest seen, keep it, reset below the original
         original = rope.scaling.original_max
         seq = int(position_ids.max()) + 1
@@ -155,7 +183,7 @@ class PatchedRotary(nn.Module):
                 longest = original
             self._longest[kind] = longest
             if longest <= original:
-                return self.rotary[str(kind)]  # type: ignore[return-value]
+                return self.rotary[_slot(kind)]  # type: ignore[return-value]
             key = (kind, longest)
             if key not in self._dynamic:
                 if len(self._dynamic) >= _DYNAMIC_KEEP:
@@ -168,25 +196,48 @@ class PatchedRotary(nn.Module):
         if kind not in self.ropes:
             raise PosEncError(f"layer_type {layer_type!r} is not one this rotary embedding serves "
                               f"({sorted(map(str, self.ropes))})")
-        axes = self.ropes[kind].sections
-        if axes is not None:  # M-RoPE: rows per position axis, then each pair's own axis (below)
-            position_ids = position_ids.expand(len(axes), -1, -1).reshape(-1, position_ids.shape[-1])
-        rope = self._module(kind, position_ids)
-        positions = position_ids if position_ids.dim() == 2 else position_ids.reshape(1, -1)
+        if self.ropes[kind].sections is None and position_ids.dim() > 2:  # [3, b, s] read flat: rows of 3·s tokens
+            raise PosEncError(f"position_ids of shape {list(position_ids.shape)} (one per axis) to a rotary "
+                              f"embedding posenc read as 1-D RoPE ({type(self.stock).__name__}); want [b, s]")
         dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
-        if rope.scaling is not None and rope.scaling.cache_key(None) is not None and not torch.compiler.is_compiling():
-            rope._follow_length(0, int(positions.max()) + 1)  # LongRoPE's regime first: it resets the rows
-        follow(rope, positions, dtype)
-        rows = rope.cache.lookup(positions.shape[-1], positions=positions, batch=int(positions.shape[0]),
-                                 device=x.device, dtype=dtype, before=rope._follow_length)
-        if axes is not None:
-            rows = multi_axis_rows(rows, self.ropes[kind])
-        cos_rows, sin_rows = padded(rows[..., 0, :], rows[..., 1, :], self.ropes[kind])
+        if torch.compiler.is_compiling():  # the eager lookup, as one opaque operator of the graph
+            cos_rows, sin_rows = _rows_in_graph(position_ids, self._key, str(kind), self._width(kind),
+                                                self.ropes[kind].sections is not None, dtype, x.device)
+        else:
+            cos_rows, sin_rows = self.rows(kind, position_ids, dtype, x.device)
         out = _format(cos_rows, sin_rows, self.form)
         if self.form == "complex":
             return out
         cos, sin = out
         return cos.to(x.dtype), sin.to(x.dtype)
+
+    def rows(self, kind: str | None, position_ids: torch.Tensor, dtype: torch.dtype,
+             device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """(cos, sin) ``[b, s, w]`` for ``position_ids`` ``[b, s]`` (``[n_axes, b, s]`` with M-RoPE), eagerly.
+
+        ``w`` is r/2, or head_dim/2 for Gemma 4's padded rows; float32 or
+        float64 (``dtype``). What :meth:`forward` formats, and what the
+        compiled graph's operator returns.
+        """
+        axes = self.ropes[kind].sections
+        if axes is not None:  # M-RoPE: rows per position axis, then each pair's own axis (below)
+            position_ids = position_ids.expand(len(axes), -1, -1).reshape(-1, position_ids.shape[-1])
+        rope = self._module(kind, position_ids)
+        positions = position_ids if position_ids.dim() == 2 else position_ids.reshape(1, -1)
+        if rope.scaling is not None and rope.scaling.cache_key(None) is not None:
+            rope._follow_length(0, int(positions.max()) + 1)  # LongRoPE's regime first: it resets the rows
+        follow(rope, positions, dtype)
+        rows = rope.cache.lookup(positions.shape[-1], positions=positions, batch=int(positions.shape[0]),
+                                 device=device, dtype=dtype, before=rope._follow_length)
+        if axes is not None:
+            rows = multi_axis_rows(rows, self.ropes[kind])
+        return padded(rows[..., 0, :], rows[..., 1, :], self.ropes[kind])
+
+    def _width(self, kind: str | None) -> int:
+        """The last dimension of :meth:`rows`: r/2, or head_dim/2 for Gemma 4's padded rows."""
+        rope = self.ropes[kind]
+        width = rope.rotary_dim // 2
+        return max(width, rope.head_dim // 2) if rope.layout == "head_half" else width
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -196,9 +247,76 @@ class PatchedRotary(nn.Module):
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
         self._lock = threading.Lock()
+        self._key = _register(self)  # a copy is its own module: the compiled operator must find it, not the original
 
     def extra_repr(self) -> str:
         return f"form={self.form!r}, replaces={type(self.stock).__name__}"
+
+
+_LIVE: weakref.WeakValueDictionary[int, PatchedRotary] = weakref.WeakValueDictionary()
+_KEYS = itertools.count()
+
+
+def _register(module: PatchedRotary) -> torch.Tensor:
+    """The key by which the compiled graph's operator finds ``module`` (held weakly), process-local.
+
+    A CPU int64 scalar held as a plain attribute, not a buffer: torch.compile
+    lifts it as a graph input, so patched models of one config share one
+    graph (an int attribute would be a constant, one recompile per model);
+    ``.to(device)``, ``state_dict`` and DDP's buffer broadcast never see it.
+    """
+    key = next(_KEYS)
+    _LIVE[key] = module
+    return torch.tensor(key, dtype=torch.int64)
+
+
+def _live(key: torch.Tensor) -> PatchedRotary:
+    module = _LIVE.get(int(key))
+    if module is None:
+        raise PosEncError(f"posenc::hf_rotary_rows: the patched rotary module {int(key)} no longer exists "
+                          "(a graph or exported program outlived its model)")
+    return module
+
+
+def _kind_of(module: PatchedRotary, kind: str) -> str | None:
+    return next(k for k in module.ropes if str(k) == kind)
+
+
+def _eager_rows(position_ids: torch.Tensor, key: torch.Tensor, kind: str, width: int, multi_axis: bool,
+                dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    module = _live(key)
+    cos, sin = module.rows(_kind_of(module, kind), position_ids, dtype, device)
+    return cos.clone(), sin.clone()  # fresh tensors: an operator's outputs alias neither its inputs nor each other
+
+
+def _fake_rows(position_ids: torch.Tensor, key: torch.Tensor, kind: str, width: int, multi_axis: bool,
+               dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """:meth:`PatchedRotary.rows`' shape from ``position_ids``' alone: ``[b, s, width]``."""
+    if multi_axis:  # [n_axes, b, s] (or [b, s], expanded)
+        lead: tuple[Any, ...] = (position_ids.shape[-2] if position_ids.dim() >= 2 else 1, position_ids.shape[-1])
+    elif position_ids.dim() == 2:
+        lead = tuple(position_ids.shape)
+    else:
+        lead = (1, position_ids.numel())
+    return (position_ids.new_empty((*lead, width), dtype=dtype, device=device),
+            position_ids.new_empty((*lead, width), dtype=dtype, device=device))
+
+
+def _define_operator() -> Any:
+    """``posenc::hf_rotary_rows``: the eager rows as one operator of a compiled graph (torch >= 2.4)."""
+    custom_op = getattr(torch.library, "custom_op", None)
+    if custom_op is None:  # pragma: no cover - torch < 2.4: a graph break, eager's bits
+        return torch.compiler.disable(_eager_rows)
+    unsafe = getattr(torch.Tag, "cudagraph_unsafe", None)  # host reads: never inside a captured CUDA graph
+    options: dict[str, Any] = {"mutates_args": ()}
+    if unsafe is not None:
+        options["tags"] = (unsafe,)
+    op = custom_op("posenc::hf_rotary_rows", **options)(_eager_rows)
+    op.register_fake(_fake_rows)
+    return op
+
+
+_rows_in_graph = _define_operator()
 
 
 class PatchedSinCos:

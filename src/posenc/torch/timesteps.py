@@ -14,14 +14,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import check_angle, check_channels, check_positions
-from ..timesteps.conventions import Diffusers, Flux, TimestepConvention, get
-from ._exact import LadderBuffers
+from ..errors import PosEncError, check_angle, check_channels, check_positions
+from ..timesteps.conventions import Diffusers, Flux, TimestepConvention, get, reference_times, round_to
+from ._exact import LadderBuffers, check_input, exact_sincos, host_values, reference_times_twin
 
 __all__ = ["Timesteps"]
-
-_TORCH_FORMATS = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32,
-                  "float64": torch.float64}
 
 
 class Timesteps(nn.Module):
@@ -89,21 +86,50 @@ class Timesteps(nn.Module):
         self._fastest = plan.ladder.fastest
         self._round = preset.time_dtype if isinstance(preset, Flux) else None
         self._factor = preset.time_factor if isinstance(preset, Flux) else 1.0
+        try:  # the scalar torch's float32 multiply takes (an overflow is named on use, on CPU)
+            self._factor32 = float(round_to(np.array([self._factor]), "float32")[0])
+        except PosEncError:
+            self._factor32 = float("inf")
 
-    def _times(self, t: torch.Tensor) -> torch.Tensor:
-        """t as float64, with Flux's rounded ``time_factor · t`` when its preset asks for it."""
-        if self._round is not None:
-            dt = t.dtype if self._round == "input" else _TORCH_FORMATS[self._round]
-            if not dt.is_floating_point:
-                dt = torch.float64
-            t = t.to(dt) * self._factor  # the pipeline's own multiply, in its dtype
-        return t.to(torch.float64)
+    def _format(self, t: torch.Tensor) -> str:
+        """The dtype name Flux's ``time_factor · t`` is formed in, for this t."""
+        preset = self.preset
+        return preset.time_format(str(t.dtype).removeprefix("torch.")) if isinstance(preset, Flux) else "float64"
+
+    def _times(self, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the float64 times the ladder multiplies, detached; the same carrying t's gradient).
+
+        With Flux's rounding the value is the reference's ``time_factor · t``
+        (:func:`~posenc.timesteps.conventions.reference_times`), its
+        derivative the factor's: on a CPU tensor in eager mode from the
+        NumPy function (which checks t and names an overflow), elsewhere
+        from its twin of integer and exact float64 operations
+        (:func:`~posenc.torch._exact.round_twin`), which a compiler cannot
+        fold away. Without it, t itself, checked on a CPU tensor.
+        """
+        t64 = t.to(torch.float64)
+        eager_cpu = t.device.type == "cpu" and not torch.compiler.is_compiling()
+        if eager_cpu:
+            arr = check_positions(host_values(t), "t")
+        if self._round is None:
+            value = t64.detach()
+            grad = t64
+        else:
+            name = self._format(t)
+            if eager_cpu:
+                vals = reference_times(arr.reshape(-1), name, self._factor)
+                value = torch.from_numpy(vals).reshape(t.shape)
+            else:
+                value = reference_times_twin(t64.detach(), name, self._factor, self._factor32)
+            grad = value + self._factor * (t64 - t64.detach()) if t64.requires_grad else value
+        if eager_cpu and value.numel():
+            check_angle(float(value.abs().max()), self._fastest, "t")
+        return value, grad
 
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
-        t = self._times(timesteps)
-        if t.device.type == "cpu" and not torch.compiler.is_compiling():
-            _check_cpu(t, self._fastest)
-        s, c = self.angles.sincos(t)
+        t = check_input(timesteps, "t", self.angles.words()[0].device, "posenc.timestep_embedding")
+        value, grad = self._times(t)
+        s, c = exact_sincos(grad, self.angles, value)
         parts = [c.float(), s.float()] if self.cos_first else [s.float(), c.float()]
         if self.num_channels % 2:
             parts.append(torch.zeros((*t.shape, 1), dtype=torch.float32, device=t.device))
@@ -112,9 +138,3 @@ class Timesteps(nn.Module):
     def extra_repr(self) -> str:
         return f"num_channels={self.num_channels}, preset={self.preset!r}"
 
-
-def _check_cpu(t: torch.Tensor, fastest: float) -> None:
-    """The NumPy API's checks, on a CPU tensor (free: no device to wait for)."""
-    arr = check_positions(t.detach().numpy(), "t")
-    if arr.size:
-        check_angle(float(np.max(np.abs(arr))), fastest, "t")
