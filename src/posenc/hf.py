@@ -209,9 +209,16 @@ def _select(module: Any, distinct: set[Any]) -> set[Any]:
     held = getattr(module, "inv_freq", None)
     if held is None:
         return distinct
+    torch = _torch()
+    if held.is_meta:
+        return distinct
     inv = held.detach().double().cpu().numpy()
+    if held.dtype in (torch.float32, torch.float64):
+        return {r for r in distinct if (mine := rope_frequencies(r.head_dim, **r.kwargs()).inv_freq).shape
+                == inv.shape and bool(np.allclose(mine, inv, rtol=2e-6, atol=0))}
+    # model.to(bfloat16) rounded the buffer: posenc's frequencies rounded the same way, then compared exactly
     return {r for r in distinct if (mine := rope_frequencies(r.head_dim, **r.kwargs()).inv_freq).shape == inv.shape
-            and bool(np.allclose(mine, inv, rtol=2e-6, atol=0))}
+            and torch.equal(torch.tensor(mine, dtype=torch.float32).to(held.dtype), held.detach().cpu())}
 
 
 def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
@@ -270,41 +277,77 @@ def _check_sections(module: Any, ropes: dict[str | None, Any]) -> None:
                 "this family's multi-axis RoPE; not patched")
 
 
-def _probe_target(module: Any, model: Any) -> Any:
+def _probe_target(module: Any, model: Any, ropes: dict[str | None, Any]) -> Any:
     """The module to check posenc's rows against: itself, or a float32 rebuild from its config.
 
     A model on the meta device holds no values to check; ``model.to(torch.bfloat16)``
     casts ``inv_freq`` to bfloat16 (``from_pretrained(dtype=torch.bfloat16)`` keeps it
-    float32). Both are read from the config, as the module was built: the module
-    is built again on the CPU from its config, in float32, and for a cast module
-    its buffers must be that rebuild's rounded to their dtype (the config's RoPE,
-    rounded), else the model is refused naming the buffer.
+    float32), and a later ``.to(torch.float64)`` keeps those rounded values in a
+    float64 buffer. All are read from the config, as the module was built: the
+    module is built again on the CPU from its config, in float32, and for a cast
+    module its buffers must be that rebuild's rounded to bfloat16 or float16 (the
+    config's RoPE, rounded), else the model is refused naming the buffer. A module
+    that serves one of several RoPEs of its config without taking a layer type
+    (4.x Gemma 3's ``rotary_emb_local``, built from an edited copy of the config)
+    cannot be rebuilt from the config: a cast one is refused by name.
     """
     torch = _torch()
     floats = [(n, b) for n, b in module.named_buffers() if b.is_floating_point()]
     meta = any(b.is_meta for _, b in floats)
-    low = [(n, b) for n, b in floats if not b.is_meta and b.dtype not in (torch.float32, torch.float64)]
+    low = [(n, b, b.dtype) for n, b in floats if not meta and b.dtype not in (torch.float32, torch.float64)]
     if not meta and not low:
-        return module
+        # a float32/float64 buffer holding values rounded to a half precision: model.to(bfloat16).to(float64)
+        for half in (torch.bfloat16, torch.float16):
+            held = [(n, b, half) for n, b in floats if n.endswith("inv_freq")]
+            if held and all(torch.equal(b.to(half).to(b.dtype), b) for _, b, _ in held):
+                low = held
+                break
+        if not low:
+            return module
     name = type(module).__name__
-    why = "is on the meta device (no values to check posenc's rows against)" if meta else (
-        f"holds {low[0][0]} in {str(low[0][1].dtype).removeprefix('torch.')} (model.to(dtype) cast it)")
+    if meta:
+        why = "is on the meta device (no values to check posenc's rows against)"
+    elif low[0][1].dtype == low[0][2]:
+        why = f"holds {low[0][0]} in {str(low[0][2]).removeprefix('torch.')} (model.to(dtype) cast it)"
+    else:
+        why = (f"holds {low[0][0]} in {str(low[0][1].dtype).removeprefix('torch.')} with values rounded to "
+               f"{str(low[0][2]).removeprefix('torch.')} (model.to({str(low[0][2]).removeprefix('torch.')}) "
+               "cast it, and a later .to() kept the rounded values)")
     config = getattr(module, "config", None) or model.config.get_text_config()
+    if not meta and len(ropes) == 1 and None in ropes and _serves_one_of_several(config):
+        raise PosEncError(f"{name} {why}, and it serves one of the several RoPEs its config defines without "
+                          f"taking a layer type (read as {ropes[None]}), so posenc cannot rebuild it from the "
+                          "config to check it; patch the model before casting: posenc.hf.patch(model).to(dtype)")
     try:
         with torch.device("cpu"):
-            fresh = type(module)(config)
+            # 4.45's modules take (dim, max_position_embeddings, base, …, config=None): the config by name
+            fresh = type(module)(config=config) if "config" in inspect.signature(type(module)).parameters \
+                else type(module)(config)
     except Exception as exc:
         raise PosEncError(f"{name} {why}, and posenc cannot rebuild it from its config to check it "
                           f"({type(exc).__name__}); patch the model before casting or once it is loaded: "
                           "posenc.hf.patch(model).to(dtype)") from None
-    held = dict(fresh.named_buffers())
-    for buffer, value in low:
-        want = held.get(buffer)
-        if want is None or want.shape != value.shape or not torch.equal(want.to(value.dtype), value.cpu()):
+    built = dict(fresh.named_buffers())
+    for buffer, value, half in low:
+        want = built.get(buffer)
+        if want is not None and want.shape == value.shape and torch.equal(want.to(value.dtype), value.cpu()):
+            continue  # float32 and float64 values the rebuild holds as they are: the module's own
+        if want is None or want.shape != value.shape or not torch.equal(want.to(half).to(value.dtype), value.cpu()):
             raise PosEncError(f"{name} {why}, but its {buffer} is not its config's frequencies rounded to "
-                              f"{str(value.dtype).removeprefix('torch.')}: it was changed after the model was "
+                              f"{str(half).removeprefix('torch.')}: it was changed after the model was "
                               "built; not patched")
+    if not meta and all(v.dtype in (torch.float32, torch.float64) and torch.equal(built[b].to(v.dtype), v.cpu())
+                        for b, v, _ in low):
+        return module  # values a half precision holds exactly, as built: nothing was rounded
     return fresh
+
+
+def _serves_one_of_several(config: Any) -> bool:
+    """Whether the config defines RoPEs that differ between the layer types its layers use."""
+    from .rope.hf_config import rope_layer_plan
+
+    kinds, layers = rope_layer_plan(config)
+    return len({r for k, r in kinds.items() if r is not None and (layers is None or k in layers)}) > 1
 
 
 def _form(module: Any, ropes: dict[str | None, Any]) -> str:
@@ -467,7 +510,7 @@ def patch(model: Any) -> Any:
     found = _rotary_modules(model, model_type, version)
     with _named(model_type, version):
         plans = [(parent, name, module, _ropes(module, model)) for parent, name, module in found]
-        targets = [_probe_target(module, model) for _, _, module, _ in plans]  # meta or cast: a rebuilt module
+        targets = [_probe_target(module, model, ropes) for _, _, module, ropes in plans]  # meta or cast: rebuilt
         axes = [_per_axis(target, ropes) for target, (_, _, _, ropes) in zip(targets, plans, strict=True)]
         plans = [(p, n, m, r if a is None else a[1]) for (p, n, m, r), a in zip(plans, axes, strict=True)]
         forms = [_form(target, ropes) if a is None else a[0]  # every check before any change

@@ -166,6 +166,8 @@ def mrope_text_keys(name: str) -> dict[str, Any]:
         keys.update(hidden_size=256, head_dim=128)
     if _major() < 5:
         prf = {k: v for k, v in rope.items() if k == "partial_rotary_factor"}
+        if name == "glm-4.1v":  # 5.x's default sections, which 4.x has none of: its attention reads rope_scaling's
+            rope = {**rope, "mrope_section": [8, 12, 12]}
         return {**keys, **prf, "rope_theta": 1e6, "rope_scaling": {
             "rope_type": "default", **{k: v for k, v in rope.items() if k != "partial_rotary_factor"}}}
     return {**keys, "rope_parameters": {"rope_type": "default", "rope_theta": 1e6, **rope}}

@@ -104,3 +104,29 @@ def test_the_declared_transformers_range_is_the_tested_span():
     spec = next(r for r in project["optional-dependencies"]["hf"] if r.startswith("transformers"))
     lo, hi = release(TESTED[0]), release(TESTED[-1])
     assert spec == f"transformers>={lo[0]}.{lo[1]},<{hi[0]}.{hi[1] + 1}", spec
+
+
+def _classes_named_by_the_tests() -> set[str]:
+    """Every transformers class name quoted in tests/hf (the families' tables and the tests' own)."""
+    names: set[str] = set()
+    for file in Path(__file__).parent.glob("*.py"):
+        names |= set(re.findall(r'"([A-Z][A-Za-z0-9_]*(?:Config|Model|ForCausalLM|ForConditionalGeneration|'
+                                r'LMHeadModel))"', file.read_text(encoding="utf-8")))
+    return names
+
+
+def test_the_classes_the_matrix_says_a_release_lacks_are_missing_and_every_other_is_there():
+    lacks = matrix.LACKS[matrix.VERSION]
+    assert set(matrix.LACKS) == set(TESTED)
+    named = _classes_named_by_the_tests() | {c for table in matrix.LACKS.values() for c in table}
+    assert set(lacks) <= named and len(named) > 40
+    missing = {c for c in named if not hasattr(transformers, c)}
+    assert missing == set(lacks), (sorted(missing - set(lacks)), sorted(set(lacks) - missing))
+
+
+def test_have_skips_exactly_where_the_table_says():
+    lacked = sorted(matrix.LACKS[matrix.VERSION])
+    for cls in lacked:
+        with pytest.raises(pytest.skip.Exception, match=re.escape(matrix.LACKS[matrix.VERSION][cls])):
+            matrix.have("LlamaConfig", cls)
+    matrix.have("LlamaConfig", "LlamaForCausalLM")  # in every release: no skip
