@@ -31,7 +31,8 @@ What keeps working: ``generate`` with the KV cache, left padding
 at any position, ``fullgraph=True`` included, with eager's rows (one custom
 operator: :mod:`posenc.torch.hf_rotary`), ``model.to(dtype)`` (rows stay
 exact; float64 models get float64 rows; a model already cast to bfloat16,
-or built on the meta device, is read from its config),
+or cast to it and back to float64, or built on the meta device, is read from
+its config),
 ``save_pretrained``/``state_dict`` (no new keys: the rows are not saved), and
 dynamic NTK's length-dependent base as transformers defines it (kept after a
 long call; see :mod:`posenc.torch.hf_rotary`).
