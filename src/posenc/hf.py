@@ -325,6 +325,8 @@ def _probe_target(module: Any, model: Any, ropes: dict[str | None, Any]) -> Any:
             fresh = type(module)(config=config) if "config" in inspect.signature(type(module)).parameters \
                 else type(module)(config)
     except Exception as exc:
+        if not meta and all(v.dtype in (torch.float32, torch.float64) for _, v, _ in low):
+            return module  # values that only look rounded (a power-of-two base): the probe checks them as they are
         raise PosEncError(f"{name} {why}, and posenc cannot rebuild it from its config to check it "
                           f"({type(exc).__name__}); patch the model before casting or once it is loaded: "
                           "posenc.hf.patch(model).to(dtype)") from None

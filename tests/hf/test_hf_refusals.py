@@ -226,3 +226,18 @@ def test_a_float64_buffer_of_half_precision_values_that_are_not_the_configs_is_r
                                                  r"to bfloat16 .* not its config's frequencies rounded to bfloat16"):
         posenc.hf.patch(model)
     assert not isinstance(model.model.rotary_emb, PatchedRotary)
+
+
+def test_a_float32_buffer_whose_values_bfloat16_holds_exactly_is_read_as_it_is():
+    """Base 256 over a 16-wide head: inv_freq = 2^(-i), exact in bfloat16 without any cast; patched as stock."""
+    keys = {"vocab_size": 96, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 1,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "rope_theta": 256.0}
+    if int(transformers.__version__.split(".")[0]) >= 5:
+        keys = {**{k: v for k, v in keys.items() if k != "rope_theta"},
+                "rope_parameters": {"rope_type": "default", "rope_theta": 256.0}}
+    stock, model = tiny("LlamaConfig", "LlamaForCausalLM", keys), tiny("LlamaConfig", "LlamaForCausalLM", keys)
+    held = model.model.rotary_emb.inv_freq
+    assert held.dtype == torch.float32 and torch.equal(held, 2.0 ** -torch.arange(8.0))
+    posenc.hf.patch(model)
+    assert isinstance(model.model.rotary_emb, PatchedRotary) and model.model.rotary_emb.ropes[None].base == 256.0
+    assert (_logits(stock, IDS) - _logits(model, IDS)).abs().max().item() <= 2e-5
