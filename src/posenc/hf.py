@@ -31,7 +31,8 @@ What keeps working: ``generate`` with the KV cache, left padding
 at any position, ``fullgraph=True`` included, with eager's rows (one custom
 operator: :mod:`posenc.torch.hf_rotary`), ``model.to(dtype)`` (rows stay
 exact; float64 models get float64 rows; a model already cast to bfloat16,
-or built on the meta device, is read from its config),
+or cast to it and back to float64, or built on the meta device, is read from
+its config),
 ``save_pretrained``/``state_dict`` (no new keys: the rows are not saved), and
 dynamic NTK's length-dependent base as transformers defines it (kept after a
 long call; see :mod:`posenc.torch.hf_rotary`).
@@ -46,10 +47,21 @@ nothing: transformers' ``_relative_position_bucket`` already gives
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+from collections.abc import Iterator
 from typing import Any
 
 from .errors import PosEncError
+from .rope.hf_versions import (
+    ATTENTION_BUFFER,
+    ATTENTION_TABLE,
+    ROTARY,
+    ROTARY_TABLE,
+    SINUSOIDAL,
+    check_release,
+    expected_holder,
+)
 
 __all__ = ["patch", "unpatch"]
 
@@ -62,6 +74,17 @@ def _torch() -> Any:
     except ImportError as exc:  # pragma: no cover - exercised without torch
         raise ImportError("posenc.hf needs PyTorch and transformers: pip install 'posenc[hf]'") from exc
     return torch
+
+
+@contextlib.contextmanager
+def _named(model_type: str, version: str) -> Iterator[None]:
+    """A refusal raised while reading or probing a model names its family and the transformers release."""
+    try:
+        yield
+    except PosEncError as exc:
+        if str(exc).startswith("model_type"):
+            raise
+        raise PosEncError(f"model_type {model_type!r} under transformers {version}: {exc}") from None
 
 
 def _model_type(model: Any, fn: str = "patch") -> str:
@@ -80,16 +103,123 @@ def _model_type(model: Any, fn: str = "patch") -> str:
     return str(getattr(config, "model_type", "?"))
 
 
-def _rotary_modules(model: Any) -> list[tuple[Any, str, Any]]:
-    """(parent, attribute, module) of every stock rotary embedding (holding ``inv_freq`` buffers)."""
-    out = []
+def _transformers_version() -> str:
+    import transformers
+
+    return str(transformers.__version__)
+
+
+def _takes(module: Any) -> tuple[str, ...]:
+    """The names of ``module.forward``'s parameters: how the modeling code calls it."""
+    try:
+        return tuple(inspect.signature(module.forward).parameters)
+    except (TypeError, ValueError):  # pragma: no cover - a forward without a signature (a C extension)
+        return ()
+
+
+def _rotary_modules(model: Any, model_type: str, version: str) -> list[tuple[Any, str, Any]]:
+    """(parent, attribute, module) of every stock rotary module: one holding ``inv_freq``, called with positions.
+
+    Found by what the module holds and how it is called, not by its class
+    name; a holder :mod:`posenc.rope.hf_versions` does not list for this
+    family and transformers release is refused by name (:func:`_check_holders`).
+    """
+    out: list[tuple[Any, str, Any]] = []
+    legacy: list[tuple[Any, str, Any]] = []
     for parent in model.modules():
         for name, child in parent.named_children():
-            # a vision tower's 2-D RoPE (Qwen2-VL's VisionRotaryEmbedding …) is left as it is: not read
-            if type(child).__name__.endswith("RotaryEmbedding") and "Vision" not in type(child).__name__ and any(
-                    b.endswith("inv_freq") for b, _ in child.named_buffers(recurse=False)):
-                out.append((parent, name, child))
+            if not any(b.endswith("inv_freq") for b, _ in child.named_buffers(recurse=False)):
+                continue
+            if "Vision" in type(child).__name__:  # a vision tower's 2-D RoPE (Qwen2-VL's …) is left as it is
+                continue
+            (out if "position_ids" in _takes(child) else legacy).append((parent, name, child))
+    if legacy:
+        module = legacy[0][2]
+        raise PosEncError(f"model_type {model_type!r} under transformers {version}: {type(module).__name__} is "
+                          f"called as ({', '.join(_takes(module))}), without position_ids; posenc patches rotary "
+                          "modules called with the positions (transformers 4.45's Llama form and later); not patched")
+    _check_holders(model, model_type, version, ROTARY if out else None)
     return out
+
+
+def _table_holders(model: Any, expected: str) -> list[tuple[str, Any, str, Any]]:
+    """(holder, parent, attribute, module) of every stock RoPE table: GPT-J / CodeGen's and RoFormer's.
+
+    An ``embed_positions`` tensor on a module without ``inv_freq``: the
+    attention's own (read through ``_get_embed_positions``, or indexed
+    directly where this release is known to do so), or a module called as
+    ``(x, position_ids)``; RoFormer's ``nn.Embedding`` called as
+    ``(input_ids_shape, cache length)`` where this release is known
+    to hold one. Tables posenc already holds are not listed.
+    """
+    torch = _torch()
+    from .torch.hf_rotary import PatchedSinCos
+
+    out = []
+    for parent in model.modules():
+        for name, child in [("", parent), *parent.named_children()]:
+            if name and not (expected == SINUSOIDAL and isinstance(child, torch.nn.Embedding)):
+                continue
+            takes = _takes(child)
+            if name:  # RoFormer's sinusoidal embedding
+                if takes[:1] == ("input_ids_shape",) and len(takes) >= 2:  # (shape, where the cache ends[, …])
+                    out.append((SINUSOIDAL, parent, name, child))
+                continue
+            table = vars(child).get("embed_positions", child._buffers.get("embed_positions"))
+            if not isinstance(table, torch.Tensor) or any(b.endswith("inv_freq") for b, _ in child.named_buffers()) \
+                    or isinstance(vars(child).get("_get_embed_positions"), PatchedSinCos) \
+                    or "_posenc_stock_table" in vars(child):
+                continue
+            if callable(getattr(child, "_get_embed_positions", None)):
+                out.append((ATTENTION_TABLE, None, "", child))
+            elif takes[:2] == ("x", "position_ids"):
+                out.append((ROTARY_TABLE, None, "", child))
+            elif expected == ATTENTION_BUFFER and "position_ids" in takes:
+                out.append((ATTENTION_BUFFER, None, "", child))
+    parents = {id(c): (p, n) for p in model.modules() for n, c in p.named_children()}
+    return [(h, *parents[id(m)], m) if h == ROTARY_TABLE else (h, p, n, m) for h, p, n, m in out]
+
+
+def _check_holders(model: Any, model_type: str, version: str, found: str | None) -> None:
+    """Refuse, naming the family and the release, a holder that is not the one this release is known to use."""
+    expected = expected_holder(model_type, version)
+    tables = {h for h, *_ in _table_holders(model, expected)}
+    seen = ({found} if found else set()) | tables
+    if seen and seen != {expected}:
+        raise PosEncError(f"model_type {model_type!r} under transformers {version}: its RoPE is held in "
+                          f"{' and '.join(sorted(seen))}, where posenc has verified {expected} for this family and "
+                          "release (posenc.rope.hf_versions); not patched")
+    if not seen and expected != ROTARY:
+        raise PosEncError(f"model_type {model_type!r} under transformers {version}: posenc found no RoPE where it "
+                          f"has verified this family's ({expected}: posenc.rope.hf_versions); not patched")
+
+
+def _patched_tables() -> tuple[type[Any], ...]:
+    """posenc's replacements of RoPE tables (imported lazily: torch)."""
+    from .torch.hf_tables import PatchedSinCosRotary, PatchedSinusoidal
+
+    return PatchedSinCosRotary, PatchedSinusoidal
+
+
+def _select(module: Any, distinct: set[Any]) -> set[Any]:
+    """The RoPE among ``distinct`` whose frequencies the module's ``inv_freq`` holds (4.x Gemma 3's two modules)."""
+    import numpy as np
+
+    from .rope.frequencies import rope_frequencies
+
+    held = getattr(module, "inv_freq", None)
+    if held is None:
+        return distinct
+    torch = _torch()
+    if held.is_meta:
+        return distinct
+    inv = held.detach().double().cpu().numpy()
+    if held.dtype in (torch.float32, torch.float64):
+        return {r for r in distinct if (mine := rope_frequencies(r.head_dim, **r.kwargs()).inv_freq).shape
+                == inv.shape and bool(np.allclose(mine, inv, rtol=2e-6, atol=0))}
+    # model.to(bfloat16) rounded the buffer: posenc's frequencies rounded the same way, then compared exactly
+    return {r for r in distinct if (mine := rope_frequencies(r.head_dim, **r.kwargs()).inv_freq).shape == inv.shape
+            and torch.equal(torch.tensor(mine, dtype=torch.float32).to(held.dtype), held.detach().cpu())}
 
 
 def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
@@ -110,6 +240,14 @@ def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
     name = type(module).__name__
     if not used:
         raise PosEncError(f"{name}: no layer of this model uses RoPE (every layer is NoPE); nothing to patch")
+    takes = _takes(module)
+    if "seq_len" in takes and any(r.scaling is not None and r.scaling.cache_key(2**31) != r.scaling.cache_key(None)
+                                  for r in used.values()):
+        # transformers 4.x Phi-3: its LongRoPE picks the factors by the seq_len its attention passes (the cache's
+        # length), which posenc's rows (chosen by the positions) do not see
+        raise PosEncError(f"{name} is called with seq_len, which decides its length-dependent "
+                          f"scaling ({sorted(type(r.scaling).__name__ for r in used.values() if r.scaling)}); "
+                          "posenc follows the positions, so it is not patched")
     param = inspect.signature(module.forward).parameters.get("layer_type")
     required = param is not None and param.default is inspect.Parameter.empty
     if param is not None and (len(used) > 1 or required):
@@ -118,6 +256,8 @@ def _ropes(module: Any, model: Any) -> dict[str | None, Any]:
                               "for posenc to call it with; not patched")
         return dict(used)
     distinct = set(used.values())
+    if len(distinct) > 1:  # one module per layer kind (4.x Gemma 3: rotary_emb, rotary_emb_local): read its inv_freq
+        distinct = _select(module, distinct)
     if len(distinct) != 1:
         raise PosEncError(f"{name} serves layers with different RoPE ({sorted(map(str, used))}) "
                           "but takes no layer_type; posenc cannot tell them apart")
@@ -138,41 +278,79 @@ def _check_sections(module: Any, ropes: dict[str | None, Any]) -> None:
                 "this family's multi-axis RoPE; not patched")
 
 
-def _probe_target(module: Any, model: Any) -> Any:
+def _probe_target(module: Any, model: Any, ropes: dict[str | None, Any]) -> Any:
     """The module to check posenc's rows against: itself, or a float32 rebuild from its config.
 
     A model on the meta device holds no values to check; ``model.to(torch.bfloat16)``
     casts ``inv_freq`` to bfloat16 (``from_pretrained(dtype=torch.bfloat16)`` keeps it
-    float32). Both are read from the config, as the module was built: the module
-    is built again on the CPU from its config, in float32, and for a cast module
-    its buffers must be that rebuild's rounded to their dtype (the config's RoPE,
-    rounded), else the model is refused naming the buffer.
+    float32), and a later ``.to(torch.float64)`` keeps those rounded values in a
+    float64 buffer. All are read from the config, as the module was built: the
+    module is built again on the CPU from its config, in float32, and for a cast
+    module its buffers must be that rebuild's rounded to bfloat16 or float16 (the
+    config's RoPE, rounded), else the model is refused naming the buffer. A module
+    that serves one of several RoPEs of its config without taking a layer type
+    (4.x Gemma 3's ``rotary_emb_local``, built from an edited copy of the config)
+    cannot be rebuilt from the config: a cast one is refused by name.
     """
     torch = _torch()
     floats = [(n, b) for n, b in module.named_buffers() if b.is_floating_point()]
     meta = any(b.is_meta for _, b in floats)
-    low = [(n, b) for n, b in floats if not b.is_meta and b.dtype not in (torch.float32, torch.float64)]
+    low = [(n, b, b.dtype) for n, b in floats if not meta and b.dtype not in (torch.float32, torch.float64)]
     if not meta and not low:
-        return module
+        # a float32/float64 buffer holding values rounded to a half precision: model.to(bfloat16).to(float64)
+        for half in (torch.bfloat16, torch.float16):
+            held = [(n, b, half) for n, b in floats if n.endswith("inv_freq")]
+            if held and all(torch.equal(b.to(half).to(b.dtype), b) for _, b, _ in held):
+                low = held
+                break
+        if not low:
+            return module
     name = type(module).__name__
-    why = "is on the meta device (no values to check posenc's rows against)" if meta else (
-        f"holds {low[0][0]} in {str(low[0][1].dtype).removeprefix('torch.')} (model.to(dtype) cast it)")
+    if meta:
+        why = "is on the meta device (no values to check posenc's rows against)"
+    elif low[0][1].dtype == low[0][2]:
+        why = f"holds {low[0][0]} in {str(low[0][2]).removeprefix('torch.')} (model.to(dtype) cast it)"
+    else:
+        why = (f"holds {low[0][0]} in {str(low[0][1].dtype).removeprefix('torch.')} with values rounded to "
+               f"{str(low[0][2]).removeprefix('torch.')} (model.to({str(low[0][2]).removeprefix('torch.')}) "
+               "cast it, and a later .to() kept the rounded values)")
     config = getattr(module, "config", None) or model.config.get_text_config()
+    if not meta and len(ropes) == 1 and None in ropes and _serves_one_of_several(config):
+        raise PosEncError(f"{name} {why}, and it serves one of the several RoPEs its config defines without "
+                          f"taking a layer type (read as {ropes[None]}), so posenc cannot rebuild it from the "
+                          "config to check it; patch the model before casting: posenc.hf.patch(model).to(dtype)")
     try:
         with torch.device("cpu"):
-            fresh = type(module)(config)
+            # 4.45's modules take (dim, max_position_embeddings, base, …, config=None): the config by name
+            fresh = type(module)(config=config) if "config" in inspect.signature(type(module)).parameters \
+                else type(module)(config)
     except Exception as exc:
+        if not meta and all(v.dtype in (torch.float32, torch.float64) for _, v, _ in low):
+            return module  # values that only look rounded (a power-of-two base): the probe checks them as they are
         raise PosEncError(f"{name} {why}, and posenc cannot rebuild it from its config to check it "
                           f"({type(exc).__name__}); patch the model before casting or once it is loaded: "
                           "posenc.hf.patch(model).to(dtype)") from None
-    held = dict(fresh.named_buffers())
-    for buffer, value in low:
-        want = held.get(buffer)
-        if want is None or want.shape != value.shape or not torch.equal(want.to(value.dtype), value.cpu()):
+    built = dict(fresh.named_buffers())
+    for buffer, value, half in low:
+        want = built.get(buffer)
+        if want is not None and want.shape == value.shape and torch.equal(want.to(value.dtype), value.cpu()):
+            continue  # float32 and float64 values the rebuild holds as they are: the module's own
+        if want is None or want.shape != value.shape or not torch.equal(want.to(half).to(value.dtype), value.cpu()):
             raise PosEncError(f"{name} {why}, but its {buffer} is not its config's frequencies rounded to "
-                              f"{str(value.dtype).removeprefix('torch.')}: it was changed after the model was "
+                              f"{str(half).removeprefix('torch.')}: it was changed after the model was "
                               "built; not patched")
+    if not meta and all(v.dtype in (torch.float32, torch.float64) and torch.equal(built[b].to(v.dtype), v.cpu())
+                        for b, v, _ in low):
+        return module  # values a half precision holds exactly, as built: nothing was rounded
     return fresh
+
+
+def _serves_one_of_several(config: Any) -> bool:
+    """Whether the config defines RoPEs that differ between the layer types its layers use."""
+    from .rope.hf_config import rope_layer_plan
+
+    kinds, layers = rope_layer_plan(config)
+    return len({r for k, r in kinds.items() if r is not None and (layers is None or k in layers)}) > 1
 
 
 def _form(module: Any, ropes: dict[str | None, Any]) -> str:
@@ -209,19 +387,99 @@ def _form(module: Any, ropes: dict[str | None, Any]) -> str:
     return forms.pop()
 
 
-def _patch_sincos(model: Any) -> int:
-    """GPT-J / CodeGen attentions: their ``_get_embed_positions`` answered with posenc's table."""
-    from .rope.hf_config import from_hf_config
-    from .torch.hf_rotary import PatchedSinCos
+def _per_axis(module: Any, ropes: dict[str | None, Any]) -> tuple[str, dict[str | None, Any]] | None:
+    """transformers 4.x M-RoPE: (form, the RoPE of one axis) where the module returns each axis's rows, else None.
 
-    count = 0
-    for module in model.modules():
-        if hasattr(module, "embed_positions") and hasattr(module, "_get_embed_positions"):
-            rope = from_hf_config(model.config)
-            held = int(module.embed_positions.shape[0])
-            module._get_embed_positions = PatchedSinCos(rope, held)  # an instance attribute shadows the method
-            count += 1
-    return count
+    Qwen2-VL's, Qwen2.5-VL's and GLM-4.1V's modules up to 4.57 return
+    ``[n_axes, b, s, d]`` (every axis's rows over the whole ladder) and their
+    attention picks each section's axis; 5.x modules do that selection
+    themselves (:func:`_form`). Read from the module's output at positions
+    whose axes differ.
+    """
+    import dataclasses
+
+    torch = _torch()
+    from .torch.hf_rotary import output_form, rotary_for
+
+    if len(ropes) != 1 or next(iter(ropes.values())).sections is None:
+        return None
+    kind, rope = next(iter(ropes.items()))
+    n = len(rope.sections)
+    positions = torch.stack([torch.arange(_PROBE) * (a + 1) % _PROBE for a in range(n)]).reshape(n, 1, _PROBE)
+    try:
+        with torch.no_grad():
+            stock = module(torch.zeros(1, _PROBE, 1), positions)
+    except Exception:  # not this form: _form probes the module as 5.x's and reports what it does
+        return None
+    if not (isinstance(stock, tuple) and len(stock) == 2 and all(
+            isinstance(t, torch.Tensor) and t.dim() == 4 and t.shape[:3] == (n, 1, _PROBE) for t in stock)):
+        return None
+    one = dataclasses.replace(rope, sections=None)
+    rows = rotary_for(one).cache.lookup(_PROBE, positions=positions.reshape(n, _PROBE), batch=n)
+    form = output_form(tuple(t.reshape(n, _PROBE, -1) for t in stock), rows[..., 0, :], rows[..., 1, :])
+    if form is None:
+        raise PosEncError(f"{type(module).__name__} returns each position axis's rows (transformers 4.x's M-RoPE), "
+                          f"which posenc does not reproduce from its config (read as {one} per axis); not patched")
+    return form, {kind: one}
+
+
+def _patch_tables(model: Any, model_type: str, version: str) -> int:
+    """GPT-J / CodeGen's ``[sin | cos]`` tables and RoFormer's sinusoidal embedding, as this release holds them.
+
+    Each is checked against posenc's rows at positions 0 … 7 before any
+    change; :mod:`posenc.torch.hf_tables` holds the replacements. Returns
+    how many tables are posenc's now (already patched ones included).
+    """
+    torch = _torch()
+    from .rope.hf_config import from_hf_config
+    from .torch.hf_rotary import PatchedSinCos, rotary_for
+    from .torch.hf_tables import HeldSinCos, PatchedSinCosRotary, PatchedSinusoidal, exact_table, sin_cos_rows
+
+    expected = expected_holder(model_type, version)
+    found = _table_holders(model, expected)
+    done = sum(isinstance(m, _patched_tables()) or isinstance(vars(m).get("_get_embed_positions"), PatchedSinCos)
+               or "_posenc_stock_table" in vars(m) for m in model.modules())
+    if not found:
+        return done
+    config = model.config.to_dict()
+    config.pop("rotary_value", None)  # RoFormer: whether the values turn too, the attention's business, not the rows'
+    rope = from_hf_config(config)
+    positions = torch.arange(_PROBE).reshape(1, _PROBE)
+    rotary = rotary_for(rope)
+    want_sin, want_cos = sin_cos_rows(rotary, positions)
+    changes = []
+    for holder, parent, name, module in found:
+        with torch.no_grad():
+            if holder == SINUSOIDAL:
+                got = module(torch.Size((1, _PROBE)), 0).reshape(1, _PROBE, -1)
+                stock = got.chunk(2, dim=-1)
+            elif holder == ROTARY_TABLE:
+                table = module.embed_positions
+                other = torch.float32 if table.dtype == torch.float64 else torch.float64
+                stock = module(torch.zeros(1, dtype=other, device=table.device), positions.to(table.device))
+                cast = stock[0].dtype == other  # GPT-J casts to x's dtype, CodeGen keeps its table's
+            else:
+                table = module.embed_positions
+                got = table[positions.to(table.device)]
+                stock = got.chunk(2, dim=-1)
+        ok = all(isinstance(t, torch.Tensor) and t.shape == w.shape and bool(torch.allclose(
+            t.double().cpu(), w, atol=1e-5, rtol=0)) for t, w in zip(stock, (want_sin, want_cos), strict=True))
+        if not ok:
+            raise PosEncError(f"model_type {model_type!r} under transformers {version}: {holder} holds rows "
+                              f"posenc does not reproduce from its config (read as {rope}); not patched")
+        changes.append((holder, parent, name, module, cast if holder == ROTARY_TABLE else False))
+    for holder, parent, name, module, cast in changes:  # every check before any change
+        if holder == ATTENTION_TABLE:
+            module._get_embed_positions = HeldSinCos(rope, module)  # an instance attribute shadows the method
+        elif holder == ATTENTION_BUFFER:
+            object.__setattr__(module, "_posenc_stock_table", module.embed_positions)
+            held = module.embed_positions
+            module.embed_positions = exact_table(rope, int(held.shape[0]), held)
+        elif holder == ROTARY_TABLE:
+            setattr(parent, name, PatchedSinCosRotary(module, rope, cast))
+        else:
+            setattr(parent, name, PatchedSinusoidal(module, rope))
+    return done + len(changes)
 
 
 def patch(model: Any) -> Any:
@@ -245,18 +503,29 @@ def patch(model: Any) -> Any:
     _torch()
     from .torch.hf_alibi import patch_alibi
     from .torch.hf_rotary import PatchedRotary
+    from .torch.hf_tables import AxesPatchedRotary, SeqLenPatchedRotary
 
     model_type = _model_type(model)
+    version = _transformers_version()
+    check_release(version, model_type)
     if patch_alibi(model):
         return model
-    found = _rotary_modules(model)
-    plans = [(parent, name, module, _ropes(module, model)) for parent, name, module in found]
-    forms = [_form(_probe_target(module, model), ropes) for _, _, module, ropes in plans]  # all before any change
-    for (parent, name, module, ropes), form in zip(plans, forms, strict=True):
-        replacement = PatchedRotary(module, ropes, form, getattr(model.config, "max_position_embeddings", None))
+    found = _rotary_modules(model, model_type, version)
+    with _named(model_type, version):
+        plans = [(parent, name, module, _ropes(module, model)) for parent, name, module in found]
+        targets = [_probe_target(module, model, ropes) for _, _, module, ropes in plans]  # meta or cast: rebuilt
+        axes = [_per_axis(target, ropes) for target, (_, _, _, ropes) in zip(targets, plans, strict=True)]
+        plans = [(p, n, m, r if a is None else a[1]) for (p, n, m, r), a in zip(plans, axes, strict=True)]
+        forms = [_form(target, ropes) if a is None else a[0]  # every check before any change
+                 for target, (_, _, _, ropes), a in zip(targets, plans, axes, strict=True)]
+    for (parent, name, module, ropes), form, per_axis in zip(plans, forms, axes, strict=True):
+        # 4.x M-RoPE; 4.x Phi-3, Gemma, DBRX (called with seq_len too); every other
+        kind = AxesPatchedRotary if per_axis else SeqLenPatchedRotary if "seq_len" in _takes(module) else PatchedRotary
+        replacement = kind(module, ropes, form, getattr(model.config, "max_position_embeddings", None))
         device = next((b.device for b in module.buffers()), None)
         setattr(parent, name, replacement if device is None else replacement.to(device))
-    if not found and not any(isinstance(m, PatchedRotary) for m in model.modules()) and not _patch_sincos(model):
+    if not found and not any(isinstance(m, PatchedRotary) for m in model.modules()) and \
+            not _patch_tables(model, model_type, version):
         raise PosEncError(_nothing_to_patch(model, model_type))
     return model
 
@@ -300,10 +569,14 @@ def unpatch(model: Any) -> Any:
     unpatch_alibi(model)
     for parent in model.modules():
         for name, child in list(parent.named_children()):
-            if isinstance(child, PatchedRotary):
-                device = next((b.device for b in child.buffers()), None)
-                stock = child.stock
+            if isinstance(child, (PatchedRotary, *_patched_tables())):
+                replaced: Any = child
+                device = next((b.device for b in [*replaced.buffers(), *replaced.parameters()]), None)
+                stock = replaced.stock
                 setattr(parent, name, stock if device is None else stock.to(device))
         if isinstance(vars(parent).get("_get_embed_positions"), PatchedSinCos):
             del parent._get_embed_positions
+        if "_posenc_stock_table" in vars(parent):  # CodeGen up to 5.23: its own table back, where it is now
+            held = parent.embed_positions
+            parent.embed_positions = vars(parent).pop("_posenc_stock_table").to(device=held.device, dtype=held.dtype)
     return model

@@ -30,6 +30,9 @@ INTERLEAVED = frozenset({
     # apply_rotary_pos_emb_interleave always (DeepSeek-V3's rope_interleave path, with no flag to turn it off)
     "axk2", "bailing_hybrid", "deepseek_v32", "glm_moe_dsa", "longcat_flash", "mistral_large4", "mistral_large4_text",
     "openai_privacy_filter",  # _apply_rotary_emb on x[..., ::2], x[..., 1::2]
+    # RoFormerSelfAttention.apply_rotary_position_embeddings: stack([-x[..., 1::2], x[..., ::2]], -1), its
+    # [sin | cos] table repeated pairwise; a sinusoidal table, no *RotaryEmbedding, so the sweep does not see it
+    "roformer",
 })
 
 # families whose attention has no RoPE: model_type -> what it uses instead

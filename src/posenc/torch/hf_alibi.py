@@ -1,7 +1,8 @@
 """ALiBi in transformers models (BLOOM, MPT, Falcon with ``alibi=True``) with posenc's correctly rounded slopes.
 
 transformers computes the slopes in float32 with ``torch.pow``
-(``models/bloom/modeling_bloom.py`` ``_get_alibi_slopes``,
+(``models/bloom/modeling_bloom.py`` ``_get_alibi_slopes``; in 4.x inline in
+``build_alibi_tensor``,
 ``models/falcon/modeling_falcon.py`` ``build_alibi_tensor``, which also rounds
 them to bfloat16 before multiplying by the positions, and
 ``models/mpt/modeling_mpt.py`` ``build_mpt_alibi_tensor``: ``1 / 2**(i·max/n)``).
@@ -44,6 +45,16 @@ def _bloom_slopes(num_heads: int, device: Any) -> torch.Tensor:
     if _ACTIVE.get():
         return _slopes(num_heads, device)
     return _ORIGINAL[("bloom", "_get_alibi_slopes")](num_heads, device)
+
+
+def _bloom_alibi(attention_mask: torch.Tensor, num_heads: int, dtype: torch.dtype) -> torch.Tensor:
+    """transformers 4.x's BLOOM ``build_alibi_tensor`` (slopes inline, no ``_get_alibi_slopes``), posenc's slopes."""
+    if not _ACTIVE.get():
+        return _ORIGINAL[("bloom", "build_alibi_tensor")](attention_mask, num_heads, dtype)
+    batch_size, seq_length = attention_mask.shape
+    positions = ((attention_mask.cumsum(dim=-1) - 1) * attention_mask)[:, None, :]
+    alibi = _slopes(num_heads, attention_mask.device)[..., None] * positions
+    return alibi.reshape(batch_size * num_heads, 1, seq_length).to(dtype)
 
 
 def _falcon_alibi(attention_mask: torch.Tensor, num_heads: int, dtype: torch.dtype) -> torch.Tensor:
@@ -99,7 +110,11 @@ def patch_alibi(model: Any) -> bool:
         return True
     if model_type == "bloom" or (model_type == "falcon" and getattr(config, "alibi", False)):
         if model_type == "bloom":
-            _install("bloom", "_get_alibi_slopes", _bloom_slopes)
+            module = importlib.import_module("transformers.models.bloom.modeling_bloom")
+            if hasattr(module, "_get_alibi_slopes") or ("bloom", "_get_alibi_slopes") in _ORIGINAL:
+                _install("bloom", "_get_alibi_slopes", _bloom_slopes)
+            else:  # transformers 4.x: the slopes are computed inside build_alibi_tensor
+                _install("bloom", "build_alibi_tensor", _bloom_alibi)
         else:
             _install("falcon", "build_alibi_tensor", _falcon_alibi)
         if getattr(model, _HOOKS, None) is None:
