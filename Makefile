@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 HF_RELEASES := $(patsubst requirements-hf/%.txt,%,$(sort $(wildcard requirements-hf/*.txt)))
 HF_ENVS := $(HF_RELEASES:%=.venv-hf/%/.installed)
 # what the matrix runs per release: tests/hf, the patch modules' doctests and the how-to page's examples
-HF_TESTS := tests/hf src/posenc/hf.py src/posenc/rope/hf_versions.py src/posenc/torch/hf_tables.py \
+HF_TESTS := tests/hf src/posenc/hf \
 	'tests/docs/test_docs_examples.py::test_code_blocks_run_as_written[docs/how-to/hf-patch.md]'
 
 .PHONY: tour test hf-matrix lint bench docs bench-docs clean

@@ -58,8 +58,8 @@ def hf_config_keys() -> str:
     """The rope types :func:`posenc.from_hf_config` reads (its registry), the keys every rope dict may hold,
     the families' multi-axis defaults, and the families refused by name."""
     from posenc import PosEncError
-    from posenc.rope import hf_config as hf
-    from posenc.rope import hf_families as fam
+    from posenc.hf import config as hf
+    from posenc.hf import families as fam
     from posenc.rope.registry import COMMON_KEYS, registered_rope_types, scaling_factory
 
     def keys(names: object) -> str:

@@ -1,7 +1,7 @@
 """The transformers version matrix: what each tested release does with each family's tiny model (tests/hf/families.py).
 
 ``make test`` runs tests/hf under every release of
-:data:`posenc.rope.hf_versions.TESTED` (``requirements-hf/``; 5.23.0 is the
+:data:`posenc.hf.versions.TESTED` (``requirements-hf/``; 5.23.0 is the
 main environment's). Each family is patched in each release, unless this
 table says otherwise, as a stated fact:
 

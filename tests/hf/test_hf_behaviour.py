@@ -15,7 +15,7 @@ from matrix import require  # noqa: E402
 
 import posenc  # noqa: E402
 import posenc.hf  # noqa: E402
-from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
+from posenc.hf.rotary import PatchedRotary  # noqa: E402
 
 IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27]])
 

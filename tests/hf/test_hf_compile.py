@@ -23,7 +23,7 @@ from families import build  # noqa: E402
 from matrix import require  # noqa: E402
 
 import posenc.hf  # noqa: E402
-from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
+from posenc.hf.rotary import PatchedRotary  # noqa: E402
 
 IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27]])
 OFFSETS = (0, 100_000, 999_992, 4_000_000)  # the first of 8 positions; beyond every held row but the first

@@ -21,9 +21,9 @@ from families import ALL, build_any  # noqa: E402
 
 import posenc  # noqa: E402
 import posenc.hf  # noqa: E402
-from posenc.rope.hf_versions import TESTED  # noqa: E402
-from posenc.torch.hf_rotary import PatchedRotary, PatchedSinCos  # noqa: E402
-from posenc.torch.hf_tables import PatchedSinCosRotary, PatchedSinusoidal  # noqa: E402
+from posenc.hf.rotary import PatchedRotary, PatchedSinCos  # noqa: E402
+from posenc.hf.tables import PatchedSinCosRotary, PatchedSinusoidal  # noqa: E402
+from posenc.hf.versions import TESTED  # noqa: E402
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "hf-patch.md"
 
@@ -98,7 +98,7 @@ def test_the_declared_transformers_range_is_the_tested_span():
     """pyproject's posenc[hf] allows exactly the releases the matrix tests: the floor, up to the newest series."""
     import tomllib
 
-    from posenc.rope.hf_versions import release
+    from posenc.hf.versions import release
 
     project = tomllib.loads((PAGE.parents[2] / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     spec = next(r for r in project["optional-dependencies"]["hf"] if r.startswith("transformers"))

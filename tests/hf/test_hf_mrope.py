@@ -19,7 +19,7 @@ from families import MROPE, build_mrope, build_vl  # noqa: E402
 from matrix import require  # noqa: E402
 
 import posenc.hf  # noqa: E402
-from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
+from posenc.hf.rotary import PatchedRotary  # noqa: E402
 
 TEXT = MROPE
 

@@ -21,7 +21,7 @@ from matrix import behaviour, have  # noqa: E402
 
 import posenc  # noqa: E402
 import posenc.hf  # noqa: E402
-from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
+from posenc.hf.rotary import PatchedRotary  # noqa: E402
 
 IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27]])
 _MOE = {"moe_intermediate_size": 32, "num_experts": 2, "num_experts_per_tok": 1}

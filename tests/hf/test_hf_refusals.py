@@ -21,7 +21,7 @@ from matrix import behaviour, have, refused, require  # noqa: E402
 
 import posenc  # noqa: E402
 import posenc.hf  # noqa: E402
-from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
+from posenc.hf.rotary import PatchedRotary  # noqa: E402
 
 IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27]])
 _DBRX = {"d_model": 64, "n_heads": 4, "n_layers": 1, "vocab_size": 96, "max_seq_len": 4096,

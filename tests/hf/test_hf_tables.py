@@ -4,7 +4,7 @@ releases posenc has not verified refused by name; transformers 4.x's seq_len cal
 References: posenc's float64 rows (:func:`posenc.rope_cos_sin`) rounded once
 to float32, which is what the rows of each release's stock table are meant
 to be; RoFormer's own rotation (``apply_rotary_position_embeddings``) and
-stock model; the releases' facts in :mod:`posenc.rope.hf_versions`.
+stock model; the releases' facts in :mod:`posenc.hf.versions`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from matrix import VERSION, require  # noqa: E402
 
 import posenc  # noqa: E402
 import posenc.hf  # noqa: E402
-from posenc.rope.hf_versions import ATTENTION_BUFFER, ATTENTION_TABLE, ROTARY_TABLE, expected_holder  # noqa: E402
-from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
-from posenc.torch.hf_tables import SeqLenPatchedRotary  # noqa: E402
+from posenc.hf.rotary import PatchedRotary  # noqa: E402
+from posenc.hf.tables import SeqLenPatchedRotary  # noqa: E402
+from posenc.hf.versions import ATTENTION_BUFFER, ATTENTION_TABLE, ROTARY_TABLE, expected_holder  # noqa: E402
 
 POSITIONS = torch.tensor([[0, 1, 7, 4097, 99_999, 10**6]])
 IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27]])
@@ -97,7 +97,7 @@ def test_a_holder_posenc_has_not_verified_for_the_release_is_refused_by_name(mon
     model = build("gptj")
     real = expected_holder("gptj", VERSION)
     other = "5.23.0" if real == ROTARY_TABLE else "5.24.0"  # a release that holds GPT-J's table elsewhere
-    monkeypatch.setattr(posenc.hf, "_transformers_version", lambda: other)  # where patch reads the release
+    monkeypatch.setattr(posenc.hf.patching, "_transformers_version", lambda: other)  # where patch reads the release
     with pytest.raises(posenc.PosEncError, match=rf"^model_type 'gptj' under transformers {other}: "):
         posenc.hf.patch(model)
     assert not any("Patched" in type(m).__name__ for m in model.modules())
@@ -109,7 +109,7 @@ def test_releases_outside_the_tested_span_are_refused_by_name(monkeypatch, relea
     from families import build_any
 
     model = build_any(name)
-    monkeypatch.setattr(posenc.hf, "_transformers_version", lambda: release)
+    monkeypatch.setattr(posenc.hf.patching, "_transformers_version", lambda: release)
     with pytest.raises(posenc.PosEncError, match=rf"^model_type '{model.config.model_type}' under transformers "
                                                  rf"{release}: posenc.hf is tested with transformers 4.45.0 "
                                                  r"through the 5.25 series"):

@@ -1,11 +1,11 @@
 """The open registry of RoPE scalings: rope type name -> factory, as transformers' ``ROPE_INIT_FUNCTIONS``.
 
 :func:`register_scaling` makes :func:`posenc.from_hf_config` read a new
-``rope_type`` in one place; the built-in types (:mod:`posenc.rope.hf_scalings`)
+``rope_type`` in one place; the built-in types (:mod:`posenc.hf.scalings`)
 are registered the same way. A factory is called as ``factory(rope_dict,
 config_dict)``: ``rope_dict`` is the model's (or one layer type's) rope dict,
 ``config_dict`` the language model's config with the family's legacy keys and
-defaults already resolved (:mod:`posenc.rope.hf_families`). It returns a
+defaults already resolved (:mod:`posenc.hf.families`). It returns a
 scaling (an object with ``scale(dim, base, seq_len)`` and
 ``cache_key(seq_len)``, hashable, as :mod:`posenc.rope.scaling`'s variants) or
 None for plain RoPE, and raises :class:`~posenc.PosEncError` for keys it does

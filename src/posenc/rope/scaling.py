@@ -17,7 +17,7 @@ table never mixes two rotations. A KV cache whose keys were rotated under
 one effective base must be re-rotated (or the length fixed) when the base
 changes; posenc does not do that behind your back.
 
-Reading a model's config is :func:`posenc.rope.hf_config.from_hf_config`.
+Reading a model's config is :func:`posenc.hf.config.from_hf_config`.
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ class RopeConfig:
             (``rotate_half``, most families) or ``"interleaved"`` (GPT-J and
             CodeGen's ``rotate_every_two``; GLM, Cohere, ERNIE 4.5, Helium;
             the complex form of Llama 4 and DeepSeek-V2; DeepSeek-V3 with
-            ``rope_interleave``): see :data:`posenc.rope.hf_families.INTERLEAVED`;
+            ``rope_interleave``): see :data:`posenc.hf.families.INTERLEAVED`;
             or ``"head_half"`` (Gemma 4's proportional RoPE: pairs
             (i, i + head_dim/2) for i < rotary_dim/2, the rest passed
             through; :mod:`posenc.rope.proportional`).

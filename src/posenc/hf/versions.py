@@ -36,7 +36,7 @@ matrix of ``requirements-hf/``):
   ``[3, b, s, d]``, the attention picking the sections (5.x picks them in
   the module).
 - BLOOM's ALiBi slopes: inside ``build_alibi_tensor`` in 4.x, in
-  ``_get_alibi_slopes`` in 5.x (:mod:`posenc.torch.hf_alibi` patches either).
+  ``_get_alibi_slopes`` in 5.x (:mod:`posenc.hf.alibi` patches either).
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import MAX_POSITION, PosEncError, check_int
-from .proportional import proportional_factory
-from .registry import ScalingFactory, check_keys, register_scaling
-from .scaling import DynamicNTK, Linear, Llama3, LongRoPE, YaRN
+from ..rope.proportional import proportional_factory
+from ..rope.registry import ScalingFactory, check_keys, register_scaling
+from ..rope.scaling import DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 
 __all__ = ["register_builtins"]
 
@@ -128,7 +128,7 @@ _BUILTINS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Any]] = {
 
 def register_builtins() -> None:
     """Register the built-in rope types (once, at import; a user's replacement is kept)."""
-    from .registry import scaling_factory
+    from ..rope.registry import scaling_factory
 
     for name, factory in _BUILTINS.items():
         if scaling_factory(name) is None:

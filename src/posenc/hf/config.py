@@ -3,8 +3,8 @@
 Split from :mod:`posenc.rope.scaling` (the variants) to keep each file one concept:
 this one is the mapping from HF's config keys to those variants. What each
 family means by its keys (legacy names, defaults, layouts, per-layer plans)
-is :mod:`posenc.rope.hf_families`; each rope type is a factory of the open
-registry :mod:`posenc.rope.registry` (built-ins in :mod:`posenc.rope.hf_scalings`).
+is :mod:`posenc.hf.families`; each rope type is a factory of the open
+registry :mod:`posenc.rope.registry` (built-ins in :mod:`posenc.hf.scalings`).
 
 Sources: transformers 5.23 ``src/transformers/modeling_rope_utils.py``
 (the ``_compute_*_parameters`` functions, the key lists of the
@@ -24,13 +24,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import MAX_POSITION, PosEncError, check_base, check_channels, check_int, check_real, show_value
+from ..rope.frequencies import spec_frequencies
+from ..rope.proportional import proportional_rotary_dim
+from ..rope.registry import is_scaling, registered_rope_types, scaling_factory
+from ..rope.spec import RopeConfig
 from ..support.compile import outside_compile
-from .frequencies import spec_frequencies
-from .hf_families import Plan, plan
-from .hf_scalings import register_builtins
-from .proportional import proportional_rotary_dim
-from .registry import is_scaling, registered_rope_types, scaling_factory
-from .spec import RopeConfig
+from .families import Plan, plan
+from .scalings import register_builtins
 
 __all__ = ["RopeConfig", "from_hf_config", "rope_layer_plan"]
 
@@ -133,7 +133,7 @@ def from_hf_config(config: Any, layer: int | None = None) -> RopeConfig | None:
     ``rotary_dim``); ``max_position_embeddings``;
     ``original_max_position_embeddings`` (top level first, as HF's
     ``standardize_rope_params``); and each family's legacy keys, defaults,
-    layout and NoPE layers (:mod:`posenc.rope.hf_families`).
+    layout and NoPE layers (:mod:`posenc.hf.families`).
 
     Args:
         config: a config dict or an object with ``.to_dict()``.

@@ -46,7 +46,7 @@ from torch import nn
 from ..errors import PosEncError
 from ..rope.scaling import DynamicNTK
 from ..rows.window import AHEAD, SPARSE_FACTOR, following
-from .rope import RotaryEmbedding
+from ..torch.rope import RotaryEmbedding
 
 __all__ = ["FORMS", "PatchedRotary", "PatchedSinCos", "multi_axis_rows", "output_form", "padded", "rotary_for"]
 

@@ -1,7 +1,7 @@
 """What :func:`posenc.hf.patch` puts in place of RoPE held as a table: GPT-J, CodeGen, RoFormer; 4.x's seq_len call.
 
 Where each transformers release keeps these rows is
-:mod:`posenc.rope.hf_versions`. Every table here is posenc's float64 rows
+:mod:`posenc.hf.versions`. Every table here is posenc's float64 rows
 (correctly rounded, from :class:`posenc.torch.RotaryEmbedding`'s cache),
 rounded once to the dtype the stock module would hand the attention, so
 that the rows a model's attention receives are the same bits in every
@@ -37,8 +37,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .hf_rotary import PatchedRotary, PatchedSinCos, rotary_for
-from .rope import RotaryEmbedding
+from ..torch.rope import RotaryEmbedding
+from .rotary import PatchedRotary, PatchedSinCos, rotary_for
 
 __all__ = ["AxesPatchedRotary", "HeldSinCos", "PatchedSinCosRotary", "PatchedSinusoidal", "SeqLenPatchedRotary",
            "exact_table", "sin_cos_rows"]
@@ -142,7 +142,7 @@ class PatchedSinusoidal(nn.Module):
 
 
 class SeqLenPatchedRotary(PatchedRotary):
-    """:class:`~posenc.torch.hf_rotary.PatchedRotary` for a 4.x rotary module called with ``seq_len`` as well."""
+    """:class:`~posenc.hf.rotary.PatchedRotary` for a 4.x rotary module called with ``seq_len`` as well."""
 
     def forward(self, x: torch.Tensor, position_ids: torch.Tensor, layer_type: str | None = None,
                 seq_len: Any = None) -> Any:
@@ -150,7 +150,7 @@ class SeqLenPatchedRotary(PatchedRotary):
 
 
 class AxesPatchedRotary(PatchedRotary):
-    """:class:`~posenc.torch.hf_rotary.PatchedRotary` for a 4.x M-RoPE module: the rows of each axis, stacked.
+    """:class:`~posenc.hf.rotary.PatchedRotary` for a 4.x M-RoPE module: the rows of each axis, stacked.
 
     Built with the RoPE of one axis (the shared ladder, no sections): each
     of the ``n`` axes of ``position_ids [n, b, s]`` gets its exact rows, and
