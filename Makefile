@@ -6,23 +6,40 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# posenc.vllm's tests run against the real vLLM in an environment of their own (a CUDA build of torch beside
+# the main env's CPU one): about 4 minutes and 9.5 GB the first time, then cached until requirements-vllm.txt
+# or pyproject.toml changes
+VLLM_VENV := .venv-vllm
+VLLM_PY := $(VLLM_VENV)/bin/python
+VLLM_STAMP := $(VLLM_VENV)/.installed
 
-.PHONY: tour test lint bench docs bench-docs clean
+.PHONY: tour test test-vllm lint bench docs bench-docs clean
 
 $(STAMP): pyproject.toml requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -e '.[torch,plot,fast,jax]'
 	touch $(STAMP)
 
+$(VLLM_STAMP): pyproject.toml requirements-vllm.txt
+	test -x $(VLLM_PY) || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_PY) -m pip install --quiet --disable-pip-version-check -r requirements-vllm.txt
+	$(VLLM_PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(VLLM_STAMP)
+
 tour: $(STAMP)
 	$(PY) -m posenc tour
 
-test: $(STAMP) lint
+test: $(STAMP) lint test-vllm
 	@command -v chromium >/dev/null 2>&1 || test -x "$$POSENC_CHROMIUM" || { echo "make test: the page's browser \
 	tests need Chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }
 	@command -v node >/dev/null 2>&1 || test -x "$$POSENC_NODE" || { echo "make test: the golden fingerprint runs \
 	the page's exact.js under node: run 'apt-get update && apt-get install -y nodejs' as root"; exit 1; }
 	$(PY) -m pytest -q
+
+# posenc.vllm against vLLM 0.33.0 on the CPU: tests/vllm and the module's doctests (the main run leaves both
+# out: pyproject's norecursedirs)
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_PY) -m pytest -q tests/vllm src/posenc/vllm
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests tools
@@ -44,5 +61,5 @@ bench-docs: $(STAMP)
 # every cache the tools leave in the tree: pip/build, pytest, hypothesis, mypy, ruff, Python and numba
 # (numba's cache=True kernels go to __pycache__), the tour's figures and the docs site
 clean:
-	rm -rf $(VENV) posenc-tour posenc-page site build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VLLM_VENV) posenc-tour posenc-page site build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	find . \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -name '*.py[co]' -type f -exec rm -f {} + \)
