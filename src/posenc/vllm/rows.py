@@ -29,7 +29,7 @@ Where vLLM's rule differs from transformers', posenc follows transformers
 ...                                                     "max_position_embeddings": 3})
 >>> spec.rotary_dim, spec.base, length
 (4, 100.0, 3)
->>> exact_cache(spec, length, seq_len).round(4).tolist()[1]
+>>> exact_cache(spec, length, seq_len).astype(float).round(4).tolist()[1]  # [cos | sin] of position 1
 [0.5403, 0.995, 0.8415, 0.0998]
 """
 
