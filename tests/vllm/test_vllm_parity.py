@@ -11,6 +11,8 @@ transformers' value.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 import torch
@@ -98,3 +100,19 @@ def test_where_stock_vllm_departs_from_transformers_posenc_follows_transformers(
     vllm_rule = 0.1 * 0.707 * np.log(4.0) + 1  # vLLM's yarn_get_mscale(factor, mscale) / 1
     assert ours[0, 0] == np.float32(hf)  # position 0: cos 0 = 1 times the attention factor
     assert abs(stock[0, 0] - vllm_rule) < 1e-2 < abs(stock[0, 0] - hf)
+
+
+def test_deepseeks_explicit_attention_factor_is_read_from_the_model_config(monkeypatch):
+    """vLLM #48621 (Ministral 3): get_rope drops attention_factor 1.0 for DeepSeek's class; stock cos(0) is 1.277."""
+    import vllm.config
+
+    cfg = _config({"rope_type": "yarn", "factor": 16.0, "attention_factor": 1.0,
+                   "original_max_position_embeddings": 256})
+    model = types.SimpleNamespace(hf_text_config=types.SimpleNamespace(rope_parameters=cfg["rope_parameters"]))
+    monkeypatch.setattr(vllm.config, "get_current_vllm_config", lambda: types.SimpleNamespace(model_config=model))
+    stock = _vllm_cache(cfg, "deepseek_llama_scaling", stock=True).float().numpy()
+    ours = _vllm_cache(cfg, "deepseek_llama_scaling").numpy()
+    assert abs(stock[0, 0] - (0.1 * np.log(16.0) + 1)) < 1e-2  # vLLM: g(16, 1) / g(16, 0), in bfloat16
+    assert ours[0, 0] == 1.0
+    want = _posenc_rows(cfg, ours.shape[0])
+    assert ours.view(np.uint32).tolist() == want.view(np.uint32).tolist()

@@ -40,7 +40,7 @@ from vllm.model_executor.layers.rotary_embedding import (
 from ..errors import PosEncError
 from .rows import exact_cache, linear_specs, spec_of
 
-__all__ = ["CLASSES", "LOGGER"]
+__all__ = ["CLASSES", "LOGGER", "model_attention_factor"]
 
 #: vLLM's loggers' namespace: vLLM's handler prints it
 LOGGER = logging.getLogger("vllm.plugins.posenc")
@@ -145,8 +145,34 @@ class ExactLinearScalingRotaryEmbedding(_Exact, LinearScalingRotaryEmbedding):
         return np.concatenate(blocks, axis=0)
 
 
+def model_attention_factor(factor: float, original: int) -> float | None:
+    """The checkpoint's explicit YaRN ``attention_factor`` for this factor and length, from vLLM's model config.
+
+    ``get_rope`` hands DeepSeek's class ``mscale``/``mscale_all_dim`` only
+    (vLLM #48621: Ministral 3's ``attention_factor`` 1.0 became 1.277); the
+    model being built is the current config's. None when there is no model
+    config or its rope dict is another one.
+    """
+    from vllm.config import get_current_vllm_config
+
+    model = getattr(get_current_vllm_config(), "model_config", None)
+    params = getattr(getattr(model, "hf_text_config", None), "rope_parameters", None)
+    if not isinstance(params, dict) or params.get("attention_factor") is None:
+        return None
+    same = params.get("factor") == factor and params.get("original_max_position_embeddings") == original
+    return float(params["attention_factor"]) if same else None
+
+
 class ExactDeepseekScalingRotaryEmbedding(_Exact, DeepseekScalingRotaryEmbedding):
     """vLLM's ``DeepseekScalingRotaryEmbedding`` (``deepseek_yarn``): transformers' attention-factor rule."""
+
+    def _posenc_table(self) -> Any:
+        kw = dict(self._posenc_kwargs)
+        given = model_attention_factor(self.scaling_factor, self.max_position_embeddings)
+        if given is not None:
+            kw["attention_factor"] = given
+        spec, length, seq_len = spec_of(self._posenc_name, vars(self), kw)
+        return exact_cache(spec, length, seq_len)
 
     def forward_native(self, positions: torch.Tensor, query: torch.Tensor, key: torch.Tensor | None = None,
                        offsets: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:

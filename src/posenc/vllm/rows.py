@@ -16,7 +16,9 @@ Where vLLM's rule differs from transformers', posenc follows transformers
 - ``DeepseekScalingRotaryEmbedding``: vLLM's attention factor is
   g(s, mscale)/g(s, mscale_all_dim) with defaults 1 and 0; transformers'
   (``_compute_yarn_parameters``) takes that ratio only when both are set and
-  non-zero, else g(s, 1), g(s, m) = 0.1·m·ln s + 1.
+  non-zero, else g(s, 1), g(s, m) = 0.1·m·ln s + 1; and an explicit
+  ``attention_factor`` wins (``get_rope`` does not pass it to this class:
+  :mod:`posenc.vllm.classes` reads it from the model's config).
 - ``MRotaryEmbedding`` with YaRN: vLLM's ramp reads the cache length
   (``original_max_position_embeddings · positions_factor``) as YaRN's
   original length; transformers reads ``original_max_position_embeddings``.
@@ -117,7 +119,8 @@ def spec_of(name: str, a: Mapping[str, Any],
     if name == "YaRNScalingRotaryEmbedding":
         return RopeConfig(r, base=base, scaling=_yarn(a, n, kw)), arange_length(n * a["scaling_factor"]), None
     if name == "DeepseekScalingRotaryEmbedding":
-        yarn = _yarn(a, n, {"mscale": kw.get("mscale", 1), "mscale_all_dim": kw.get("mscale_all_dim", 0)})
+        yarn = _yarn(a, n, {"mscale": kw.get("mscale", 1), "mscale_all_dim": kw.get("mscale_all_dim", 0),
+                            "attention_factor": kw.get("attention_factor")})
         return RopeConfig(r, base=base, scaling=yarn), arange_length(n * a["scaling_factor"]), None
     if name == "Gemma4RotaryEmbedding":
         head = int(a["head_size"])
