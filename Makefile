@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # posenc.vllm's tests run against the real vLLM in an environment of their own (a CUDA build of torch beside
-# the main env's CPU one): about 4 minutes and 9.5 GB the first time, then cached until requirements-vllm.txt
+# the main env's CPU one): 4-7 minutes and 9.5 GB the first time, then cached until requirements-vllm.txt
 # or pyproject.toml changes
 VLLM_VENV := .venv-vllm
 VLLM_PY := $(VLLM_VENV)/bin/python
