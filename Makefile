@@ -7,6 +7,12 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# posenc.vllm's tests run against the real vLLM in an environment of their own (a CUDA build of torch beside
+# the main env's CPU one): 4-7 minutes and 9.5 GB the first time, then cached until requirements-vllm.txt
+# or pyproject.toml changes
+VLLM_VENV := .venv-vllm
+VLLM_PY := $(VLLM_VENV)/bin/python
+VLLM_STAMP := $(VLLM_VENV)/.installed
 
 # The transformers releases the patch's tests also run under (.venv holds 5.23.0, requirements-dev.txt): each
 # release's pinned packages (requirements-hf/<release>.txt: transformers and the hub packages it checks) go into
@@ -17,17 +23,23 @@ HF_ENVS := $(HF_RELEASES:%=.venv-hf/%/.installed)
 HF_TESTS := tests/hf src/posenc/hf \
 	'tests/docs/test_docs_examples.py::test_code_blocks_run_as_written[docs/how-to/hf-patch.md]'
 
-.PHONY: tour test hf-matrix lint bench docs bench-docs clean
+.PHONY: tour test hf-matrix test-vllm lint bench docs bench-docs clean
 
 $(STAMP): pyproject.toml requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -e '.[torch,plot,fast,jax]'
 	touch $(STAMP)
 
+$(VLLM_STAMP): pyproject.toml requirements-vllm.txt
+	test -x $(VLLM_PY) || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_PY) -m pip install --quiet --disable-pip-version-check -r requirements-vllm.txt
+	$(VLLM_PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(VLLM_STAMP)
+
 tour: $(STAMP)
 	$(PY) -m posenc tour
 
-test: $(STAMP) lint $(HF_ENVS)
+test: $(STAMP) lint $(HF_ENVS) test-vllm
 	@command -v chromium >/dev/null 2>&1 || test -x "$$POSENC_CHROMIUM" || { echo "make test: the page's browser \
 	tests need Chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }
 	@command -v node >/dev/null 2>&1 || test -x "$$POSENC_NODE" || { echo "make test: the golden fingerprint runs \
@@ -49,6 +61,11 @@ hf-matrix: $(STAMP) $(HF_ENVS)
 		$(PY) -m pytest -q $(HF_TESTS) || failed="$$failed $$v"; done; \
 	test -z "$$failed" || { echo "make hf-matrix: the patch's tests failed under transformers$$failed"; exit 1; }
 
+# posenc.vllm against vLLM 0.33.0 on the CPU: tests/vllm and the module's doctests (the main run leaves both
+# out: pyproject's norecursedirs)
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_PY) -m pytest -q tests/vllm src/posenc/vllm
+
 lint: $(STAMP)
 	$(PY) -m ruff check src tests tools
 	$(PY) -m mypy
@@ -69,5 +86,5 @@ bench-docs: $(STAMP)
 # every cache the tools leave in the tree: pip/build, pytest, hypothesis, mypy, ruff, Python and numba
 # (numba's cache=True kernels go to __pycache__), the tour's figures and the docs site
 clean:
-	rm -rf $(VENV) .venv-hf posenc-tour posenc-page site build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-hf $(VLLM_VENV) posenc-tour posenc-page site build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	find . \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -name '*.py[co]' -type f -exec rm -f {} + \)

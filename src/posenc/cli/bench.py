@@ -63,6 +63,9 @@ def bench(args: argparse.Namespace) -> int:
         extra += jax_producers(quick=args.quick)
     except ImportError:
         pass  # no jax: no JAX rows
+    from ..bench.vllm_rows import producers as vllm_producers
+
+    extra += vllm_producers(quick=args.quick)  # none without vllm
     shapes = tuple(args.shape) if args.shape else None
     report = run(quick=args.quick, repeats=args.repeats, shapes=shapes, scaling=not args.no_scaling, extra=extra)
     if args.json:

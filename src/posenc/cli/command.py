@@ -28,7 +28,7 @@ import traceback
 
 from .. import __version__
 from ..errors import PosEncError
-from . import analysis, bench, bias, page, plotting, seed, tables, timesteps  # noqa: F401  (each registers its subcommands)
+from . import analysis, bench, bias, page, parity, plotting, seed, tables, timesteps  # noqa: F401  (each registers its subcommands)
 from . import signals as _early
 from ._base import COMMANDS, CommandError, Parser, one_line
 from .files import Interrupted, refusing_writes
@@ -42,7 +42,7 @@ REWORD_WITHIN = 5.0
 
 # how `posenc --help` lists them; subcommands registered later follow
 _ORDER = ("encode", "table", "ladder", "context", "shift", "dot", "alias", "alibi", "buckets", "examples", "quiz",
-          "plot", "page", "tour", "bench")
+          "plot", "page", "tour", "bench", "parity")
 
 
 def build_parser() -> Parser:
