@@ -42,7 +42,7 @@ function makeCommon(EX) {
   const bf16 = (x) => roundTo(Math.fround(x), 7, -126);  // bfloat16 of the float32 table
 
   function sci(x) {  // 3 significant digits, as the tables show errors
-    return x === 0 ? "0" : x.toExponential(2).replace("e", "·10^").replace("+", "");
+    return x === 0 ? "0" : x.toExponential(2).replace("+", "");
   }
 
   /* The self-test: every [data-check] on the page, each a function of the page's own script. */

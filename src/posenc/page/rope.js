@@ -114,11 +114,12 @@
     let top = 0;
     for (const r of rows) top = Math.max(top, r.f32, r.bf16, r.f16);
     top = top > 0 ? top * 1.1 : 1;
-    const X = scale(0, 6, 58, 410), Y = scale(0, top, 190, 14);
-    svg.append(el("rect", { x: 58, y: 14, width: 352, height: 176, class: "frame" }));
+    const X = scale(0, 6, 58, 400), Y = scale(0, top, 190, 14);
+    svg.append(el("rect", { x: 58, y: 14, width: 342, height: 176, class: "frame" }));
+    const sup = ["1", "10", "10²", "10³", "10⁴", "10⁵", "10⁶"];
     for (let e = 0; e <= 6; e++) {
       svg.append(el("line", { x1: X(e), x2: X(e), y1: 14, y2: 190, class: "grid" }));
-      svg.append(el("text", { x: X(e), y: 206, class: "tick mid" }, e === 0 ? "1" : `10^${e}`));
+      svg.append(el("text", { x: X(e), y: 206, class: "tick mid" }, sup[e]));
     }
     for (const t of [0, top / 2, top / 1.1]) {
       svg.append(el("text", { x: 52, y: Y(t) + 4, class: "tick end" }, t === 0 ? "0" : t.toExponential(1)));
@@ -205,7 +206,8 @@
         const x = cx + R * v[0] / m, y = cy - R * v[1] / m;
         svg.append(el("line", { x1: cx, y1: cy, x2: x, y2: y, class: "arrow " + cls }));
         svg.append(el("circle", { cx: x, cy: y, r: 4, class: "tip " + cls }));
-        svg.append(el("text", { x: x + (x > cx ? 6 : -6), y: y - 6, class: "tick strong " + (x > cx ? "start" : "end") }, label));
+        svg.append(el("text", { x: cx + 0.55 * (x - cx) + 4, y: cy + 0.55 * (y - cy) - 6, class: "tick strong start" },
+                      label));
       }
       svg.append(el("text", { x: 232, y: 40, class: "tick start" }, `pair ${S.pair}: channels ${j1}, ${j2}`));
       svg.append(el("text", { x: 232, y: 60, class: "tick start" }, `turned by ω·p`));
