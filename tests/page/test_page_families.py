@@ -1,4 +1,4 @@
-"""The family pages in a real browser: offline, self-test green, explorers equal to posenc, precision view equal to NumPy.
+"""The family pages in a browser: offline, self-test green, explorers equal to posenc, precision view equal to NumPy.
 
 The site is the one ``posenc page`` writes (the ``page_path`` fixture: its
 folder). Every explorer control is moved and the numbers read back from the
@@ -22,7 +22,16 @@ from posenc.cli._base import fixed
 from posenc.page.families import FAMILIES, SITE
 from posenc.page.precision import rope_precision
 from posenc.page.rope_data import (
-    BETAS, FACTORS, HEAD_DIMS, KINDS, ROPE_BASES, ROTARY_FRACTIONS, SCALING_BASES, SEQ_LENS, rotary_dim_of, scaling_of,
+    BETAS,
+    FACTORS,
+    HEAD_DIMS,
+    KINDS,
+    ROPE_BASES,
+    ROTARY_FRACTIONS,
+    SCALING_BASES,
+    SEQ_LENS,
+    rotary_dim_of,
+    scaling_of,
 )
 
 FAMILY_PAGES = [f"{f.slug}.html" for f in FAMILIES]
@@ -214,7 +223,7 @@ def _scaling_now(page):
 
 
 def _check_scaling(page) -> None:
-    s, kind, b, sc, r, seq, f = _scaling_now(page)
+    s, _, b, sc, r, seq, f = _scaling_now(page)
     i, p = min(s["s-pair"], r // 2 - 1), s["s-pos-num"]
     assert float(_text(page, "s-af")) == f.attention_factor
     assert float(_text(page, "s-eff-base")) == f.base

@@ -69,7 +69,8 @@ function makeCommon(EX) {
   /* The printed digits of every worked case are its double, formatted here again. */
   function digitsCheck() {
     const cells = [...document.querySelectorAll("td[data-value][data-digits]")];
-    const bad = cells.filter((td) => fixed(Number(td.dataset.value), Number(td.dataset.digits)) !== td.textContent);
+    const norm = (t) => (/^-[0.]*$/.test(t) ? t.slice(1) : t);  // Python writes -0.00, posenc's fixed 0.00
+    const bad = cells.filter((td) => fixed(Number(td.dataset.value), Number(td.dataset.digits)) !== norm(td.textContent));
     return [cells.length > 0 && bad.length === 0, `${cells.length - bad.length} of ${cells.length} numbers`];
   }
 
@@ -79,5 +80,23 @@ function makeCommon(EX) {
     return [all.length > 0 && all.length === passed.length, `${passed.length} of ${all.length} claims`];
   }
 
-  return { fixed, f16, bf16, sci, selfTest, digitsCheck, casesCheck, expo };
+  /* The precision view at one position: the largest error over the pairs of (cos, sin) of the float32
+   * angle, of a bfloat16 table and of a float16 table, against the exact value (posenc/page/precision.py). */
+  const ONE = EX.ladder(Float64Array.of(1), Float64Array.of(0), Float64Array.of(0));  // ω = 1: sin/cos of an angle
+  function precisionAt(p, L) {
+    const n = L.n, s = new Float64Array(n), c = new Float64Array(n), s1 = new Float64Array(1), c1 = new Float64Array(1);
+    EX.sincos(p, L.lad, s, c);
+    const p32 = Math.fround(p);
+    let f32 = 0, b16 = 0, h16 = 0;
+    for (let i = 0; i < n; i++) {
+      const a = Math.fround(p32 * Math.fround(L.lad.w0[i]));  // transformers: (inv_freq.float() @ position.float())
+      EX.sincos(a, ONE, s1, c1, 0, 1);
+      f32 = Math.max(f32, Math.abs(c1[0] - c[i]), Math.abs(s1[0] - s[i]));
+      b16 = Math.max(b16, Math.abs(bf16(c[i]) - c[i]), Math.abs(bf16(s[i]) - s[i]));
+      h16 = Math.max(h16, Math.abs(f16(c[i]) - c[i]), Math.abs(f16(s[i]) - s[i]));
+    }
+    return { f32, bf16: b16, f16: h16 };
+  }
+
+  return { fixed, f16, bf16, sci, selfTest, digitsCheck, casesCheck, expo, precisionAt };
 }

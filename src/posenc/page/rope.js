@@ -15,7 +15,6 @@
   const K = JSON.parse($("posenc-constants").textContent);
   const EX = makeExact(K);
   const C = makeCommon(EX);
-  const ONE = EX.ladder(Float64Array.of(1), Float64Array.of(0), Float64Array.of(0));  // ω = 1: sin/cos of an angle
 
   function decode(data) {
     const text = atob(data.ladders), bytes = new Uint8Array(text.length);
@@ -76,22 +75,12 @@
     return out;
   })();
 
-  function precisionAt(p, L) {
-    const n = L.n, s = new Float64Array(n), c = new Float64Array(n), s1 = new Float64Array(1), c1 = new Float64Array(1);
-    EX.sincos(p, L.lad, s, c);
-    const p32 = Math.fround(p);
-    let f32 = 0, b16 = 0, h16 = 0;
-    for (let i = 0; i < n; i++) {
-      const a = Math.fround(p32 * Math.fround(L.lad.w0[i]));  // transformers: (inv_freq.float() @ position.float())
-      EX.sincos(a, ONE, s1, c1, 0, 1);
-      f32 = Math.max(f32, Math.abs(c1[0] - c[i]), Math.abs(s1[0] - s[i]));
-      b16 = Math.max(b16, Math.abs(C.bf16(c[i]) - c[i]), Math.abs(C.bf16(s[i]) - s[i]));
-      h16 = Math.max(h16, Math.abs(C.f16(c[i]) - c[i]), Math.abs(C.f16(s[i]) - s[i]));
-    }
-    return { f32, bf16: b16, f16: h16 };
-  }
+  const precisionAt = C.precisionAt;
 
-  function precision(L) { return PREC_POSITIONS.map((p) => ({ p, ...precisionAt(p, L) })); }
+  function precision(L) {  // depends on the ladder alone: computed once per ladder
+    if (!L.prec) L.prec = PREC_POSITIONS.map((p) => ({ p, ...precisionAt(p, L) }));
+    return L.prec;
+  }
 
   /* ---------- SVG */
   const SVGNS = document.querySelector("svg").namespaceURI;  // the parser's SVG namespace: the page holds no URL
@@ -229,11 +218,19 @@
         `${S.h - S.r} channels pass unchanged`);
     }
 
+    const atZero = {};  // the score at (0, Δ) per ladder and layout: it does not move with p
     function drawScore(S) {
       const m = D.max_offset, svg = $("r-score-svg");
       svg.replaceChildren();
-      const at = [], at0 = [];
-      for (let d = -m; d <= m; d++) { at.push(score(S, S.pos, S.pos + d)); at0.push(score(S, 0, d)); }
+      const qr = rotate(qOf(S.h), S.pos, S.L, S.layout), k = kOf(S.h), at = [];
+      for (let d = -m; d <= m; d++) at.push(dot(qr, rotate(k, S.pos + d, S.L, S.layout)));
+      const key = `${S.L.key}|${S.h}|${S.layout}`;
+      if (!atZero[key]) {
+        const q0 = rotate(qOf(S.h), 0, S.L, S.layout);
+        atZero[key] = [];
+        for (let d = -m; d <= m; d++) atZero[key].push(dot(q0, rotate(k, d, S.L, S.layout)));
+      }
+      const at0 = atZero[key];
       let lo = Infinity, hi = -Infinity;
       for (const v of at0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
       if (hi - lo < 1e-12) { hi += 1; lo -= 1; }
