@@ -341,7 +341,13 @@ def page_family_js(dt: str) -> Iterator[Any]:
     from posenc.page.data import explorer_data
     from posenc.page.precision import rope_precision
     from posenc.page.rope_data import (
-        FACTORS, HEAD_DIMS, KINDS, ROPE_BASES, SCALING_HEAD, rotary_dim_of, scaling_of,
+        FACTORS,
+        HEAD_DIMS,
+        KINDS,
+        ROPE_BASES,
+        SCALING_HEAD,
+        rotary_dim_of,
+        scaling_of,
     )
 
     node = shutil.which("node") or os.environ.get("POSENC_NODE")
