@@ -316,7 +316,8 @@ const [makeExact, makeCommon] = new Function(job.source + "\nreturn [makeExact, 
 const EX = makeExact(job.constants), C = makeCommon(EX);
 const out = [];
 for (const e of job.ladders) {
-  const L = { lad: EX.ladder(Float64Array.from(e.w0), Float64Array.from(e.w1), Float64Array.from(e.w2)), n: e.w0.length };
+  const w = [e.w0, e.w1, e.w2].map((a) => Float64Array.from(a));
+  const L = { lad: EX.ladder(w[0], w[1], w[2]), n: e.w0.length };
   const s = new Float64Array(L.n), c = new Float64Array(L.n);
   for (const p of job.positions) {
     EX.sincos(p, L.lad, s, c);
@@ -356,8 +357,9 @@ def page_family_js(dt: str) -> Iterator[Any]:
     pos = np.array([0.0, 1.0, 5.0, 1000.0, 4095.0, 65536.0, 123456.0, 999999.0, 2.0**31 - 1])
     decades = np.array([1.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6])
     freqs = [posenc.rope_frequencies(h, base=b) for h in HEAD_DIMS for b in ROPE_BASES]
-    freqs += [posenc.rope_frequencies(SCALING_HEAD, base=500000.0, scaling=scaling_of(k, f), rotary_dim=rotary_dim_of(k),
-                                      seq_len=16384) for k, _, _ in KINDS for f in FACTORS[1:3]]
+    freqs += [posenc.rope_frequencies(SCALING_HEAD, base=500000.0, scaling=scaling_of(k, f),
+                                      rotary_dim=rotary_dim_of(k), seq_len=16384)
+              for k, _, _ in KINDS for f in FACTORS[1:3]]
     source = "\n".join((ROOT / f"src/posenc/page/{n}").read_text() for n in ("exact.js", "common.js"))
     job = {"source": source, "constants": explorer_data()["constants"], "positions": pos.tolist(),
            "decades": decades.tolist(),
