@@ -304,9 +304,7 @@ FAMILIES: tuple[Family, ...] = (
            "sinusoid grids of vision towers.",
            _mrope_formula, grid_cases,
            (_fig("sections", "Which axis each of 64 pairs turns with, sections (24, 20, 20): contiguous as Qwen2-VL "
-                 "lays them (top), interleaved as Qwen3-VL (bottom).", lambda: _plots().plot_sections()),
-            _fig("grid", "Similarity of one patch's 2-D sinusoid encoding to every patch's (axial convention).",
-                 lambda: _plots().plot_grid(conventions=["axial"]))),
+                 "lays them (top), interleaved as Qwen3-VL (bottom).", lambda: _plots().plot_sections()),),
            refs=_mrope_refs),
     Family("alibi", "ALiBi", "ALiBi: the worked examples",
            "Slopes for a head count that is not a power of two, the bias, BLOOM's different tensor with the same "
