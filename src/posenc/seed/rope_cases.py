@@ -1,8 +1,8 @@
 """Worked cases for rotary embeddings (RoPE) and their long-context scalings, the seed's way.
 
 Each :class:`~posenc.seed.claims.Printed` pairs the library's value with a
-text written from an independent computation of the same number (mpmath at
-40 digits from the paper's formula, or a closed form in :mod:`decimal`), so
+text written from an independent computation of the same number (the paper's
+formula in :mod:`decimal` at 60 digits, cos and sin by their Taylor series), so
 a figure that stopped agreeing with its formula shows as an erratum; nothing
 is typed-in output. Each claim is checked against the library.
 ``posenc page`` shows them on its RoPE and scalings pages.
@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from decimal import Decimal
-from typing import Any
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
-import mpmath
 import numpy as np
 
-from ..exact import Ladder, sincos
+from ..exact import Ladder, decimal_pi, sincos
 from ..rope.apply import apply_rope
 from ..rope.cos_sin import rope_cos_sin
 from ..rope.frequencies import rope_frequencies
@@ -31,19 +29,58 @@ from .claims import Case, CaseSet, Printed, check
 __all__ = ["CELLS", "SCALING_CELLS", "case", "cases", "scaling_case", "scaling_cases"]
 
 
-def _mp(expr: Callable[[], Any], digits: int) -> str:
-    """An independent value, written with ``digits`` decimals (mpmath, 40 significant digits)."""
-    with mpmath.workdps(40):
-        v = mpmath.mpf(expr())
-        text = mpmath.nstr(v, 40, strip_zeros=False, min_fixed=-100, max_fixed=100)
-    from decimal import ROUND_HALF_EVEN, Decimal
-
-    out = Decimal(text).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN)
-    return "0" if out == 0 and digits == 0 else format(out if out != 0 else abs(out), "f")
+_PREC = 60
 
 
-def _omega(base: float, i: int, r: int) -> Any:
-    return mpmath.power(mpmath.mpf(base), -mpmath.mpf(2 * i) / r)
+def _mp(expr: Callable[[], Decimal | int], digits: int) -> str:
+    """An independent value (decimal arithmetic at 60 digits), written with ``digits`` decimals."""
+    with localcontext() as ctx:
+        ctx.prec = _PREC
+        v = Decimal(expr())
+    out = v.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN)
+    return format(abs(out) if out == 0 else out, "f")
+
+
+def _d(x: float | int | str) -> Decimal:
+    return Decimal(x)
+
+
+def _ln(x: Decimal | int) -> Decimal:
+    return Decimal(x).ln()
+
+
+def _pow(a: Decimal | float | int, b: Decimal) -> Decimal:
+    return (Decimal(a).ln() * b).exp()
+
+
+def _cos_sin(x: Decimal | int | float) -> tuple[Decimal, Decimal]:
+    """cos and sin by their Taylor series after reducing x by a multiple of 2π (π from posenc.exact, 70 digits)."""
+    with localcontext() as ctx:
+        ctx.prec = _PREC + 10
+        two_pi = 2 * decimal_pi()
+        r = Decimal(x)
+        r -= (r / two_pi).to_integral_value() * two_pi
+        c, s, term, k = Decimal(0), Decimal(0), Decimal(1), 0
+        while abs(term) > Decimal(10) ** -(_PREC + 5) or k < 2:
+            if k % 2 == 0:
+                c += term if k % 4 == 0 else -term
+            else:
+                s += term if k % 4 == 1 else -term
+            k += 1
+            term = term * r / k
+        return +c, +s
+
+
+def _cos(x: Decimal | int | float) -> Decimal:
+    return _cos_sin(x)[0]
+
+
+def _sin(x: Decimal | int | float) -> Decimal:
+    return _cos_sin(x)[1]
+
+
+def _omega(base: float, i: int, r: int) -> Decimal:
+    return _pow(base, Decimal(-2 * i) / r)
 
 
 def _rotation() -> Case:
@@ -61,11 +98,11 @@ def _rotation() -> Case:
                     float(rope_frequencies(4, base=100.0).inv_freq[0])),
             Printed("ω_1 = 100^(−2/4)", _mp(lambda: _omega(100.0, 1, 4), 2),
                     float(rope_frequencies(4, base=100.0).inv_freq[1])),
-            Printed("cos(ω_0·1) = cos 1", _mp(lambda: mpmath.cos(1), 5), float(c[0, 0])),
-            Printed("sin(ω_0·1) = sin 1", _mp(lambda: mpmath.sin(1), 5), float(s[0, 0])),
-            Printed("x1' = 1·cos 1 − 3·sin 1", _mp(lambda: mpmath.cos(1) - 3 * mpmath.sin(1), 5), float(out[0])),
-            Printed("x2' = 3·cos 1 + 1·sin 1", _mp(lambda: 3 * mpmath.cos(1) + mpmath.sin(1), 5), float(out[2])),
-            Printed("cos(ω_1·5) = cos 0.5", _mp(lambda: mpmath.cos(mpmath.mpf(5) / 10), 5), float(c[1, 1])),
+            Printed("cos(ω_0·1) = cos 1", _mp(lambda: _cos(1), 5), float(c[0, 0])),
+            Printed("sin(ω_0·1) = sin 1", _mp(lambda: _sin(1), 5), float(s[0, 0])),
+            Printed("x1' = 1·cos 1 − 3·sin 1", _mp(lambda: _cos(1) - 3 * _sin(1), 5), float(out[0])),
+            Printed("x2' = 3·cos 1 + 1·sin 1", _mp(lambda: 3 * _cos(1) + _sin(1), 5), float(out[2])),
+            Printed("cos(ω_1·5) = cos 0.5", _mp(lambda: _cos(_d("0.5")), 5), float(c[1, 1])),
         ),
         (
             check("the rotation keeps the pair's length: |(1, 3)| = |(x1', x2')| = √10",
@@ -119,11 +156,11 @@ def _layouts() -> Case:
         "HF's rotate_half pairs (i, i + r/2), Meta's checkpoints (2i, 2i + 1): the same weights give other "
         "scores unless the rows are permuted",
         (
-            Printed("half, channel 0: 1·cos 3 − 5·sin 3", _mp(lambda: mpmath.cos(3) - 5 * mpmath.sin(3), 5),
+            Printed("half, channel 0: 1·cos 3 − 5·sin 3", _mp(lambda: _cos(3) - 5 * _sin(3), 5),
                     float(half[0])),
-            Printed("interleaved, channel 0: 1·cos 3 − 2·sin 3", _mp(lambda: mpmath.cos(3) - 2 * mpmath.sin(3), 5),
+            Printed("interleaved, channel 0: 1·cos 3 − 2·sin 3", _mp(lambda: _cos(3) - 2 * _sin(3), 5),
                     float(inter[0])),
-            Printed("cos(ω_1·3), ω_1 = 100^(−2/8)", _mp(lambda: mpmath.cos(3 * _omega(100.0, 1, 8)), 5),
+            Printed("cos(ω_1·3), ω_1 = 100^(−2/8)", _mp(lambda: _cos(3 * _omega(100.0, 1, 8)), 5),
                     float(c[0, 1])),
         ),
         (
@@ -174,8 +211,8 @@ def _far() -> Case:
         "the float32 angle p·ω_0 = 10^6 is exact, but its neighbours are 0.0625 apart: a float32 angle rounds to "
         "that grid before sin/cos see it",
         (
-            Printed("cos(10^6), the true value", _mp(lambda: mpmath.cos(10**6), 6), float(c_exact[0, 0])),
-            Printed("float32 spacing of angles near 10^6, 2^(19−23)", _mp(lambda: mpmath.mpf(2) ** -4, 4), ulp),
+            Printed("cos(10^6), the true value", _mp(lambda: _cos(10**6), 6), float(c_exact[0, 0])),
+            Printed("float32 spacing of angles near 10^6, 2^(19−23)", _mp(lambda: _d(2) ** -4, 4), ulp),
         ),
         (
             check("pair 0's float32 angle is exact at 10^6 (ω_0 = 1), so its error is that of cos alone",
@@ -199,7 +236,7 @@ def _linear() -> Case:
     return Case(
         "S1", 1, "Linear (position interpolation), factor 4",
         "every ω_i is divided by the factor: position 4p lands exactly where p did, the fast pairs lose resolution",
-        (Printed("ω_0 / 4", _mp(lambda: mpmath.mpf(1) / 4, 2), float(f.inv_freq[0])),),
+        (Printed("ω_0 / 4", _mp(lambda: _d(1) / 4, 2), float(f.inv_freq[0])),),
         (
             check("every pair is slowed by exactly 4", bool(np.all(_ratio(f.inv_freq, plain.inv_freq) == 0.25)),
                   "ω_i/ω_i(plain) = 0.25 for all 32 pairs"),
@@ -218,7 +255,7 @@ def _ntk() -> Case:
         "the base is raised instead: base·8^(r/(r−2)); the fastest pair is untouched and the slowest is slowed "
         "by exactly 8",
         (
-            Printed("new base 10000·8^(128/126)", _mp(lambda: 10000 * mpmath.power(8, mpmath.mpf(128) / 126), 1),
+            Printed("new base 10000·8^(128/126)", _mp(lambda: 10000 * _pow(8, _d(128) / 126), 1),
                     f.base),
             Printed("λ_max / λ_max(plain)", _mp(lambda: 8, 6), float(f.wavelengths[-1] / plain.wavelengths[-1])),
         ),
@@ -240,7 +277,7 @@ def _dynamic() -> Case:
         "the base follows the length: unchanged up to 4096, then base·(2·L/4096 − 1)^(r/(r−2)); a cache built "
         "at one length is wrong at another",
         (Printed("base at L = 16384: 10000·7^(64/62)",
-                 _mp(lambda: 10000 * mpmath.power(7, mpmath.mpf(64) / 62), 1), long.base),),
+                 _mp(lambda: 10000 * _pow(7, _d(64) / 62), 1), long.base),),
         (
             check("up to the trained length it is plain RoPE, bit for bit",
                   bool(np.array_equal(short.inv_freq, plain.inv_freq)), f"base {short.base:g}"),
@@ -261,7 +298,7 @@ def _yarn() -> Case:
         "S4", 4, "YaRN, factor 8, trained at 4096",
         "three bands by how often a pair turns over the trained length: over β_fast = 32 turns kept, under "
         "β_slow = 1 divided by the factor, a linear ramp between; and cos, sin multiplied by 0.1·ln 8 + 1",
-        (Printed("attention factor 0.1·ln 8 + 1", _mp(lambda: mpmath.mpf("0.1") * mpmath.log(8) + 1, 6),
+        (Printed("attention factor 0.1·ln 8 + 1", _mp(lambda: _d("0.1") * _ln(8) + 1, 6),
                  f.attention_factor),),
         (
             check("pairs that turn more than 32 times over 4096 are kept", bool(np.all(kept[turns > 32])),
@@ -309,7 +346,7 @@ def _longrope() -> Case:
         "one factor per pair, the short list up to 4096 tokens and the long list beyond: the whole table changes "
         "when the sequence grows past 4096",
         (Printed("attention factor √(1 + ln 8 / ln 4096)",
-                 _mp(lambda: mpmath.sqrt(1 + mpmath.log(8) / mpmath.log(4096)), 6), at_long.attention_factor),),
+                 _mp(lambda: (1 + _ln(8) / _ln(4096)).sqrt(), 6), at_long.attention_factor),),
         (
             check("at 4096 the short factors divide ω", bool(np.allclose(plain.inv_freq / at_short.inv_freq, short,
                                                                             rtol=1e-15)), "ω_i/short_i"),
