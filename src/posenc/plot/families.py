@@ -13,7 +13,7 @@ import numpy as np
 from ..fields import nerf_encoding
 from ..rope import NTK, Linear, Llama3, YaRN, rope_frequencies
 from ..rope.sections import Sections
-from ._canvas import BLUE, GREY, ORANGE, RED, canvas
+from ._canvas import BLUE, GREY, ORANGE, RED, canvas, legend_clear_of_data
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -35,6 +35,7 @@ def plot_scalings(head_dim: int = 128, *, base: float = 10000.0, factor: float =
     >>> [line.get_gid() for line in fig.axes[0].get_lines()]
     ['linear', 'ntk', 'yarn', 'llama3']
     """
+    own = ax is None
     fig, ax = canvas(ax)
     plain = rope_frequencies(head_dim, base=base).inv_freq
     variants = (("linear", "linear", Linear(factor), GREY), ("ntk", "NTK-aware", NTK(factor), BLUE),
@@ -48,8 +49,8 @@ def plot_scalings(head_dim: int = 128, *, base: float = 10000.0, factor: float =
     ax.set_xlabel("pair i (0 = fastest)")
     ax.set_ylabel("ω_i / ω_i of plain RoPE")
     ax.set_title(f"Scalings of a {head_dim}-channel head, base {base:g}, factor {factor:g}, trained at {original_max}")
-    ax.legend(loc="lower left")
     ax.grid(True, alpha=0.3)
+    legend_clear_of_data(ax, grow=own)
     return fig
 
 
