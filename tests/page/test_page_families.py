@@ -260,7 +260,7 @@ def test_scalings_precision_view_equals_numpy(scaling_page):
 def test_timesteps_precision_table_equals_numpy(browser, site):
     o = open_page(browser, site / "timesteps.html", 1280)
     try:
-        cells = o.page.evaluate("""() => [...document.querySelectorAll('#t-prec td[data-kind]')].map(td =>
+        cells = o.page.evaluate("""() => [...document.querySelectorAll('#ts-prec td[data-kind]')].map(td =>
             [Number(td.dataset.t), td.dataset.kind, Number(td.dataset.value)])""")
     finally:
         o.page.context.close()
@@ -320,3 +320,41 @@ def test_every_page_fits_and_is_screenshot(browser, site, shots, width):
         finally:
             o.page.context.close()
     MEASURED[f"family screenshots at {width} px"] = ", ".join(names)
+
+
+def test_timesteps_explorer_gives_posencs_embedding_and_numpys_precision(browser, site):
+    from posenc.page.rope_data import TIME_DIMS
+    from posenc.timesteps import Diffusers
+
+    o = open_page(browser, site / "timesteps.html", 1280)
+    page = o.page
+    try:
+        seen = set()
+        moves = [(None, None), ("t-pos", 999), ("t-pos-num", 123_457), ("t-dim", 0), ("t-shift", "0"),
+                 ("t-flip", "1"), ("t-dim", 3), ("t-pos", 0)]
+        for ident, value in moves:
+            if ident:
+                _set(page, ident, value)
+            s = page.evaluate("""() => Object.fromEntries(['t-pos-num', 't-dim', 't-shift', 't-flip'].map(id =>
+                [id, Number(document.getElementById(id).value)]))""")
+            dim, shift, flip = TIME_DIMS[s["t-dim"]], s["t-shift"], bool(s["t-flip"])
+            conv = Diffusers(flip_sin_to_cos=flip, downscale_freq_shift=shift)
+            want = timestep_embedding(float(s["t-pos-num"]), dim, convention=conv, dtype=np.float64)
+            n = dim // 2
+            for j in (0, 1, 2, 3, n - 1, n, dim - 2, dim - 1):
+                assert _text(page, f"t-ch-{j}") == fixed(want[j], 8), (s, j)
+            seen.add(page.inner_text("#t-body"))
+            lad = conv.plan(dim).ladder
+
+            class F:  # what _compare_precision reads: the float64 frequencies and the ladder
+                inv_freq = lad.w0
+                ladder = lad
+
+            _compare_precision(_precision_cells(page, "t"), F)
+        assert len(seen) == len(moves)
+        ts = _timed(page, [("t-pos", v) for v in range(0, 1000, 50)] + [("t-dim", 3), ("t-shift", "1")])
+        MEASURED["timesteps explorer update"] = f"median {statistics.median(ts):.1f} ms, max {max(ts):.1f} ms"
+        assert statistics.median(ts) <= SLIDER_BUDGET_MS
+        assert o.problems() == []
+    finally:
+        page.context.close()

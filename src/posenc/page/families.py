@@ -41,7 +41,7 @@ class Family:
         formula: HTML (MathML) of the formula section.
         cases: the worked cases, computed when the page is built.
         figures: drawn when the page is built.
-        explorer: ``"rope"``, ``"scaling"`` or ``""``.
+        explorer: ``"rope"``, ``"scaling"``, ``"timestep"`` or ``""``.
         precision: HTML of a built precision view (or ``""``); the explorers draw their own.
         refs: self-test references: the page's script recomputes them bit for bit.
     """
@@ -266,7 +266,7 @@ def _time_precision() -> str:
             f"{float(e['f32'][POSITIONS <= 999].max()):.1e} (the bfloat16 table's is {float(e['bf16'].max()):.1e}); "
             f"at t = 10<sup>6</sup> it is {float(e['f32'][-1]):.1e}: a continuous-time model that feeds times far "
             "beyond 999 meets the growing curve.</p>"
-            '<div class="scroll"><table class="prec" id="t-prec"><caption>Largest |error| over the 256 channels, '
+            '<div class="scroll"><table class="prec" id="ts-prec"><caption>Largest |error| over the 256 channels, '
             "computed by posenc when the page was built</caption><thead><tr><th scope=\"col\">t</th>"
             '<th scope="col">diffusers float32</th><th scope="col">bfloat16 table</th><th scope="col">float16 table'
             '</th><th scope="col">exact (posenc)</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></div>")
@@ -335,7 +335,7 @@ FAMILIES: tuple[Family, ...] = (
             _fig("t-precision", "The precision view for timesteps: diffusers' float32 embedding against the "
                  "exact one, t = 1 … 10⁶, with the bfloat16 and float16 tables; the exact curve is zero.",
                  lambda: _plots().plot_timestep_precision())),
-           precision=_time_precision, refs=_time_refs),
+           explorer="timestep", precision=_time_precision, refs=_time_refs),
     Family("nerf", "NeRF bands", "Neural-field frequency bands: the worked examples",
            "Bands that double, the three conventions (π or not), and the band past which float32 coordinates "
            "give noise.",

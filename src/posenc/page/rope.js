@@ -338,6 +338,50 @@
     return { data: D, ladders: LAD, settings, update };
   }
 
+  /* ---------- the timesteps explorer: posenc.timestep_embedding with diffusers' flags */
+  function timestepExplorer() {
+    const D = JSON.parse($("timestep-data").textContent), LAD = decode(D);
+    const ctl = { pos: $("t-pos"), posNum: $("t-pos-num"), dim: $("t-dim"), shift: $("t-shift"), flip: $("t-flip") };
+    function settings() {
+      const dim = D.dims[Number(ctl.dim.value)], shift = Number(ctl.shift.value);
+      return { t: Number(ctl.posNum.value), dim, shift, flip: ctl.flip.value === "1", L: LAD[`${dim}|${shift}`] };
+    }
+    function embedding(S) {  // [sin | cos], or [cos | sin] flipped: dim values
+      const n = S.L.n, s = new Float64Array(n), c = new Float64Array(n), out = new Float64Array(2 * n);
+      EX.sincos(S.t, S.L.lad, s, c);
+      out.set(S.flip ? c : s, 0);
+      out.set(S.flip ? s : c, n);
+      return out;
+    }
+    function update() {
+      const t0 = performance.now();
+      const S = settings(), v = embedding(S), n = S.L.n;
+      $("t-dim-out").textContent = String(S.dim);
+      ctl.dim.setAttribute("aria-valuetext", String(S.dim));
+      const rows = [0, 1, 2, 3, n - 1, n, 2 * n - 2, 2 * n - 1].map((j) => {
+        const first = j < n, fn = (first !== S.flip) ? "sin" : "cos", k = first ? j : j - n;
+        return `<tr><th scope="row">${j}</th><td>${fn}(t·ω<sub>${k}</sub>)</td>` +
+          `<td class="num" id="t-ch-${j}" data-channel="${j}">${C.fixed(v[j], 8)}</td></tr>`;
+      });
+      $("t-body").innerHTML = rows.join("");
+      $("t-facts").innerHTML =
+        `<dt>ω<sub>1</sub> = exp(−ln(10000)·1/(${n} − ${S.shift}))</dt><dd class="num" id="t-omega1">${S.L.lad.w0[1]}</dd>` +
+        `<dt>ω<sub>${n - 1}</sub> (the slowest)</dt><dd class="num" id="t-omega-last">${S.L.lad.w0[n - 1]}</dd>`;
+      drawPrecision("t", S.L);
+      $("t-status").textContent = `t ${S.t}, dim ${S.dim}: channel 0 ${C.fixed(v[0], 8)}`;
+      timings.push(performance.now() - t0);
+    }
+    ctl.pos.addEventListener("input", () => { ctl.posNum.value = ctl.pos.value; update(); });
+    ctl.posNum.addEventListener("input", () => {
+      if (ctl.posNum.value === "" || !ctl.posNum.checkValidity()) return;
+      ctl.pos.value = String(Math.min(Number(ctl.posNum.value), Number(ctl.pos.max)));
+      update();
+    });
+    for (const c of [ctl.dim, ctl.shift, ctl.flip]) c.addEventListener("input", update);
+    update();
+    return { data: D, ladders: LAD, settings, update };
+  }
+
   /* ---------- this page's self-test */
   const checks = [["every printed number of the worked cases is its double, formatted again here", C.digitsCheck],
                   ["every claim of the worked cases was checked against posenc when the page was built", C.casesCheck]];
@@ -358,6 +402,7 @@
   }
   if ($("rope-data")) api.rope = ropeExplorer();
   if ($("scaling-data")) api.scaling = scalingExplorer();
+  if ($("timestep-data")) api.timestep = timestepExplorer();
   C.selfTest(checks);
   window.posencFamily = api;
   void precisionHtmlLegend;

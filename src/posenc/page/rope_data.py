@@ -34,11 +34,14 @@ __all__ = [
     "SCALING_BASES",
     "SCALING_HEAD",
     "SEQ_LENS",
+    "TIME_DIMS",
+    "TIME_SHIFTS",
     "RopeStart",
     "longrope_factors",
     "rope_data",
     "scaling_data",
     "scaling_of",
+    "timestep_data",
 ]
 
 #: head_dim stops of the RoPE explorer.
@@ -163,6 +166,32 @@ def rope_data(start: RopeStart | None = None) -> dict[str, Any]:
         "start": {"position": s.position, "head_dim": HEAD_DIMS.index(s.head_dim), "base": ROPE_BASES.index(s.base),
                   "offset": s.offset, "pair": s.pair},
     }
+
+
+#: The timesteps explorer's widths (diffusers' dim) and downscale_freq_shift stops.
+TIME_DIMS: tuple[int, ...] = (32, 64, 128, 256)
+TIME_SHIFTS: tuple[int, ...] = (1, 0)
+
+
+def timestep_data() -> dict[str, Any]:
+    """The timesteps explorer's data: diffusers' ladder for every (dim, downscale_freq_shift), from posenc.
+
+    >>> d = timestep_data()
+    >>> d["keys"][:2], d["dims"]
+    (['32|1', '32|0'], [32, 64, 128, 256])
+    """
+    from ..timesteps import Diffusers
+
+    words: list[np.ndarray] = []
+    keys, entries = [], []
+    for dim in TIME_DIMS:
+        for shift in TIME_SHIFTS:
+            lad = Diffusers(downscale_freq_shift=shift).plan(dim).ladder
+            words += [lad.w0, lad.w1, lad.w2]
+            keys.append(f"{dim}|{shift}")
+            entries.append({"n": dim // 2, "af": 1.0, "base": 10000.0})
+    return {"keys": keys, "entries": entries, "ladders": _blob(words), "dims": list(TIME_DIMS),
+            "shifts": list(TIME_SHIFTS), "max_position": MAX_POSITION}
 
 
 def scaling_key(kind: str, bi: int, fi: int, knob: int) -> str:

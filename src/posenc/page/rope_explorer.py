@@ -20,10 +20,11 @@ from .rope_data import (
     ROTARY_FRACTIONS,
     SCALING_BASES,
     SEQ_LENS,
+    TIME_DIMS,
     RopeStart,
 )
 
-__all__ = ["precision_panel", "rope_explorer_html", "scaling_explorer_html"]
+__all__ = ["precision_panel", "rope_explorer_html", "scaling_explorer_html", "timestep_explorer_html"]
 
 SLIDER_MAX = 10_000
 
@@ -65,9 +66,13 @@ def _svg(ident: str, view: str, label: str) -> str:
     return f'<svg class="plot" id="{ident}" viewBox="{view}" role="img" aria-label="{escape(label)}"></svg>'
 
 
-def precision_panel(prefix: str) -> str:
+_TRANSFORMERS = ("float32 angle (p·inv_freq).float()", "transformers' formula")
+_DIFFUSERS = ("diffusers float32 t.float()·exp(…)", "diffusers' get_timestep_embedding")
+
+
+def precision_panel(prefix: str, what: tuple[str, str] = _TRANSFORMERS) -> str:
     """The precision view: a log-axis plot of the errors and a table at each decade (cells carry their double)."""
-    legend = ('<p class="legend"><span class="key c-f32">float32 angle (p·inv_freq).float()</span> '
+    legend = (f'<p class="legend"><span class="key c-f32">{what[0]}</span> '
               '<span class="key c-bf16">bfloat16 table</span> <span class="key c-f16">float16 table</span> '
               '<span class="key c-exact">exact (posenc): zero</span></p>')
     table = (f'<div class="scroll"><table class="prec" id="{prefix}-prec"><caption>Largest |error| of cos and sin '
@@ -77,7 +82,7 @@ def precision_panel(prefix: str) -> str:
     return _panel(f"{prefix}-p-prec", "Precision view: error against position",
                   _svg(f"{prefix}-prec-svg", "0 0 420 226", "error against position") + legend + table
                   + "<p>The float32 angle rounds p·ω<sub>i</sub> to float32 before cos and sin see it "
-                    "(transformers' formula; its cos and sin are taken exactly here, so the error is the angle's). "
+                    f"({what[1]}; its cos and sin are taken exactly here, so the error is the angle's). "
                     "The tables are the exact values rounded once. The exact curve is posenc's own value.</p>")
 
 
@@ -153,4 +158,29 @@ def scaling_explorer_html(start: RopeStart | None = None) -> str:
         "<noscript><p><strong>The explorer needs JavaScript</strong>.</p></noscript>"
         + controls + '<p class="sr-only" id="s-status" aria-live="polite"></p>'
         + '<div class="panels two">' + ladder + pair + precision_panel("s") + "</div>"
+    )
+
+
+def timestep_explorer_html() -> str:
+    """The timesteps explorer: t, dim, downscale_freq_shift and flip_sin_to_cos (diffusers' flags)."""
+    position = (_position("t", 500).replace("position <var>p</var>", "timestep <var>t</var>")
+                .replace("position p, any integer", "timestep t, any integer"))
+    controls = (
+        '<form class="controls" id="t-controls" aria-label="Timesteps explorer settings">'
+        + position
+        + _slider("t-dim", "dim", 0, len(TIME_DIMS) - 1, 2, "128", "32 … 256, doubling")
+        + _select("t-shift", "downscale_freq_shift", [("1", "1 (diffusers' default)"), ("0", "0")], "1")
+        + _select("t-flip", "flip_sin_to_cos", [("0", "False: [sin | cos]"), ("1", "True: [cos | sin]")], "0")
+        + "</form>"
+    )
+    table = ('<div class="scroll"><table class="pe" id="t-table"><caption>The first and last 4 channels, to 8 '
+             'decimals</caption><thead><tr><th scope="col">channel</th><th scope="col">is</th>'
+             '<th scope="col">value</th></tr></thead><tbody id="t-body"></tbody></table></div>')
+    emb = _panel("t-p-emb", "The embedding of <var>t</var>", '<dl class="facts" id="t-facts"></dl>' + table)
+    return (
+        "<p>diffusers' <code>get_timestep_embedding</code> with its flags; every value is posenc's, computed in "
+        "the page by posenc's exact path on posenc's ladder.</p>"
+        "<noscript><p><strong>The explorer needs JavaScript</strong>.</p></noscript>"
+        + controls + '<p class="sr-only" id="t-status" aria-live="polite"></p>'
+        + '<div class="panels two">' + emb + precision_panel("t", _DIFFUSERS) + "</div>"
     )

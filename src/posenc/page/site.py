@@ -25,8 +25,8 @@ from .build import _csp, _json_script, build_html, site_nav
 from .data import explorer_data
 from .families import FAMILIES, Family, FamilyFigure
 from .figures import inline_svg
-from .rope_data import rope_data, scaling_data
-from .rope_explorer import rope_explorer_html, scaling_explorer_html
+from .rope_data import rope_data, scaling_data, timestep_data
+from .rope_explorer import rope_explorer_html, scaling_explorer_html, timestep_explorer_html
 
 __all__ = ["build_family", "build_site", "family_script", "site_nav", "write_site"]
 
@@ -122,6 +122,9 @@ def build_family(fam: Family) -> str:
     if fam.explorer == "rope":
         sections.append(("explorer", "Explorer", rope_explorer_html()))
         data = f'<script type="application/json" id="rope-data">{_json_script(rope_data())}</script>'
+    elif fam.explorer == "timestep":
+        sections.append(("explorer", "Explorer", timestep_explorer_html()))
+        data = f'<script type="application/json" id="timestep-data">{_json_script(timestep_data())}</script>'
     elif fam.explorer == "scaling":
         sections.append(("explorer", "Explorer", scaling_explorer_html()))
         data = f'<script type="application/json" id="scaling-data">{_json_script(scaling_data())}</script>'
