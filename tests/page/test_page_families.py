@@ -80,6 +80,13 @@ def test_each_page_opens_offline_and_its_self_test_is_green(browser, site, name)
         assert page.locator("li.check.failed").count() == 0
         assert page.locator("figure svg").count() >= 1
         assert page.locator("table.matrix tbody tr").count() >= 1
+        dupes = page.evaluate("""() => { const seen = new Set(), d = [];
+            for (const e of document.querySelectorAll('[id]')) { if (seen.has(e.id)) d.push(e.id); seen.add(e.id); }
+            return d; }""")
+        assert dupes == []
+        unlabelled = page.evaluate("""() => [...document.querySelectorAll('input, select')]
+            .filter(e => !(e.labels && [...e.labels].some(l => l.textContent.trim()))).map(e => e.id)""")
+        assert unlabelled == []
         # the digits check would catch a number changed in the page: change one, run it again
         changed = page.evaluate("""() => { const td = document.querySelector('td[data-value][data-digits]');
             td.textContent = td.textContent + '1'; return window.posencFamily.common.digitsCheck()[0]; }""")
