@@ -77,9 +77,10 @@ def _checks(checks: tuple[Check, ...]) -> str:
 def _case(c: Case) -> str:
     table = ""
     if c.figures:
-        table = ('<div class="scroll"><table class="figures"><caption>Each number from an independent formula '
-                 "(its text) beside posenc's value to the same digits; ✓ where they agree</caption><thead><tr>"
-                 '<th scope="col">number</th><th scope="col">formula</th><th scope="col">posenc</th>'
+        table = ('<div class="scroll"><table class="figures"><caption>Each number as the case prints it (for RoPE '
+                 "and the scalings: written from an independent formula when the page is built) beside posenc's "
+                 "value to the same digits; ✓ where they agree</caption><thead><tr>"
+                 '<th scope="col">number</th><th scope="col">printed</th><th scope="col">posenc</th>'
                  '<th scope="col"><span class="sr-only">agrees?</span></th></tr></thead>'
                  f"<tbody>{_figure_rows(c.figures)}</tbody></table></div>")
     return (f'<article class="case" id="case-{c.cell}" aria-labelledby="case-{c.cell}-h">'
@@ -102,7 +103,7 @@ def _summary(cases: list[Case]) -> str:
     figs = [f for c in cases for f in c.figures]
     text = (f"{sum(c.passed for c in cases)} of {len(cases)} cases verified: {sum(k.passed for k in checks)} of "
             f"{len(checks)} claims checked, {sum(f.agrees for f in figs)} of {len(figs)} numbers agree with their "
-            "formula")
+            "printed value")
     return f'<p class="summary" id="cases-summary">{escape(text)}.</p>'
 
 
