@@ -9,8 +9,8 @@ Nothing here is typed in, so nothing can go stale:
 - ``<!-- posenc:bench -->`` becomes ``docs/generated/bench.md``, the output of
   ``posenc bench --markdown`` written by ``make bench-docs`` (the full run
   takes a minute, too long for every build; the file says which machine);
-- ``page/index.html`` is the worked-examples page, built by
-  :func:`posenc.page.build_html` (what ``posenc page`` writes).
+- ``page/*.html`` is the worked-examples site, ``page/index.html`` (the sinusoid)
+  and one page per family, built by :func:`posenc.page.build_site` (what ``posenc page`` writes).
 """
 
 from __future__ import annotations
@@ -157,7 +157,8 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 def on_files(files: Any, config: Any) -> Any:
     from mkdocs.structure.files import File
 
-    from posenc.page import build_html
+    from posenc.page import build_site
 
-    files.append(File.generated(config, "page/index.html", content=build_html()))
+    for name, data in build_site().items():
+        files.append(File.generated(config, f"page/{name}", content=data.decode("utf-8")))
     return files

@@ -22,6 +22,7 @@ import pytest
 
 import posenc.cli.files as files
 from cli_helpers import run
+from posenc.page.families import SITE
 
 OLD = b"the user's old figure\n"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -160,5 +161,6 @@ def test_tour_writes_each_figure_aside(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(files.os, "replace", replace)
     folder = tmp_path / "tour"
     assert run(capsys, "tour", "--out", str(folder))[0] == 0
-    assert targets == ["wave.png", "rotation.png", "heatmap.png", "kernel.png", "ladder.png", "index.html"]
-    assert _names(folder) == TOUR_FILES
+    site = [name for name, _ in SITE]  # the worked-examples site, index.html first
+    assert targets == ["wave.png", "rotation.png", "heatmap.png", "kernel.png", "ladder.png", *site]
+    assert _names(folder) == sorted({*TOUR_FILES, *site})

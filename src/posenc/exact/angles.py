@@ -127,8 +127,14 @@ def _fill_jit(
     parts = default_threads() if m * n >= 1 << 15 else 1
 
     def work(a: int, z: int) -> None:
-        kern(p, lo, positions_lo is not None, ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l,
-             sin_out, cos_out, a, z)
+        args = (p, lo, positions_lo is not None, ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l,
+                sin_out, cos_out, a, z)
+        try:
+            kern(*args)
+        except OSError:
+            # numba compiled the kernel, then failed to write its on-disk cache (a full disk, `ulimit -f`);
+            # the compiled kernel is already in memory and the kernel does no I/O: the call runs again
+            kern(*args)
 
     run_spans(spans(m, parts), work)
 
