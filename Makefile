@@ -1,28 +1,70 @@
 # `make tour`: the main job. `make test`: every test, lint and type check, and the docs site's build (the
 # page's and the site's browser tests drive the system Chromium: Debian package `chromium`; the golden
-# fingerprint runs the page's script under node: Debian package `nodejs`). `make docs`: the site.
+# fingerprint runs the page's script under node: Debian package `nodejs`), then the transformers patch's tests
+# under each release of requirements-hf/ (`make hf-matrix`). `make docs`: the site.
 # Each target creates what it needs in .venv first.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# posenc.vllm's tests run against the real vLLM in an environment of their own (a CUDA build of torch beside
+# the main env's CPU one): 4-7 minutes and 9.5 GB the first time, then cached until requirements-vllm.txt
+# or pyproject.toml changes
+VLLM_VENV := .venv-vllm
+VLLM_PY := $(VLLM_VENV)/bin/python
+VLLM_STAMP := $(VLLM_VENV)/.installed
 
-.PHONY: tour test lint bench docs bench-docs clean
+# The transformers releases the patch's tests also run under (.venv holds 5.23.0, requirements-dev.txt): each
+# release's pinned packages (requirements-hf/<release>.txt: transformers and the hub packages it checks) go into
+# .venv-hf/<release>/, put in front of .venv's packages (torch, numpy, ...) with PYTHONPATH. Created on first use.
+HF_RELEASES := $(patsubst requirements-hf/%.txt,%,$(sort $(wildcard requirements-hf/*.txt)))
+HF_ENVS := $(HF_RELEASES:%=.venv-hf/%/.installed)
+# what the matrix runs per release: tests/hf, the patch modules' doctests and the how-to page's examples
+HF_TESTS := tests/hf src/posenc/hf \
+	'tests/docs/test_docs_examples.py::test_code_blocks_run_as_written[docs/how-to/hf-patch.md]'
+
+.PHONY: tour test hf-matrix test-vllm lint bench docs bench-docs clean
 
 $(STAMP): pyproject.toml requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -e '.[torch,plot,fast,jax]'
 	touch $(STAMP)
 
+$(VLLM_STAMP): pyproject.toml requirements-vllm.txt
+	test -x $(VLLM_PY) || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_PY) -m pip install --quiet --disable-pip-version-check -r requirements-vllm.txt
+	$(VLLM_PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(VLLM_STAMP)
+
 tour: $(STAMP)
 	$(PY) -m posenc tour
 
-test: $(STAMP) lint
+test: $(STAMP) lint $(HF_ENVS) test-vllm
 	@command -v chromium >/dev/null 2>&1 || test -x "$$POSENC_CHROMIUM" || { echo "make test: the page's browser \
 	tests need Chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }
 	@command -v node >/dev/null 2>&1 || test -x "$$POSENC_NODE" || { echo "make test: the golden fingerprint runs \
 	the page's exact.js under node: run 'apt-get update && apt-get install -y nodejs' as root"; exit 1; }
 	$(PY) -m pytest -q
+	@$(MAKE) --no-print-directory hf-matrix
+
+.venv-hf/%/.installed: requirements-hf/%.txt $(STAMP)
+	rm -rf .venv-hf/$*
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+		--target .venv-hf/$* -r requirements-hf/$*.txt
+	touch $@
+
+# the patch's tests under each release of HF_RELEASES, one pytest run each (5.23.0 ran in `make test`'s own run);
+# USE_HUB_KERNELS=0: transformers 5.25's from_pretrained otherwise asks for the kernels package, which PyPI lacks
+hf-matrix: $(STAMP) $(HF_ENVS)
+	@failed=; for v in $(HF_RELEASES); do echo "== transformers $$v: the patch's tests"; \
+		PYTHONPATH=$(CURDIR)/.venv-hf/$$v$${PYTHONPATH:+:$$PYTHONPATH} POSENC_TRANSFORMERS=$$v USE_HUB_KERNELS=0 \
+		$(PY) -m pytest -q $(HF_TESTS) || failed="$$failed $$v"; done; \
+	test -z "$$failed" || { echo "make hf-matrix: the patch's tests failed under transformers$$failed"; exit 1; }
+
+# posenc.vllm against vLLM 0.33.0 on the CPU: tests/vllm and the module's doctests (the main run leaves both
+# out: pyproject's norecursedirs)
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_PY) -m pytest -q tests/vllm src/posenc/vllm
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests tools
@@ -44,5 +86,5 @@ bench-docs: $(STAMP)
 # every cache the tools leave in the tree: pip/build, pytest, hypothesis, mypy, ruff, Python and numba
 # (numba's cache=True kernels go to __pycache__), the tour's figures and the docs site
 clean:
-	rm -rf $(VENV) posenc-tour posenc-page site build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-hf $(VLLM_VENV) posenc-tour posenc-page site build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	find . \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -name '*.py[co]' -type f -exec rm -f {} + \)

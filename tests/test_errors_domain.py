@@ -18,7 +18,7 @@ import pytest
 import posenc
 from posenc import PosEncError
 from posenc.errors import MAX_BASE, MAX_D_MODEL, check_real
-from posenc.memory import check_size
+from posenc.support.memory import check_size
 from reference import omega, sin_cos, ulp_error
 
 
@@ -172,7 +172,7 @@ def test_absurd_sizes_are_refused_at_once(call, needle):
     ],
 )
 def test_outputs_are_sized_against_the_machine(monkeypatch, call, needle):
-    import posenc.memory as errors
+    import posenc.support.memory as errors
 
     monkeypatch.setattr(errors, "_memory", lambda: 2**20)  # a 1 MiB machine
     with pytest.raises(PosEncError, match=r"more than this machine.s 1\.0 MiB of memory") as info:
@@ -181,7 +181,7 @@ def test_outputs_are_sized_against_the_machine(monkeypatch, call, needle):
 
 
 def test_check_size_counts_bytes(monkeypatch):
-    import posenc.memory as errors
+    import posenc.support.memory as errors
 
     check_size((1000, 1000), np.float64, "small")  # 8 MB: fine anywhere
     monkeypatch.setattr(errors, "_memory", lambda: 7)
@@ -190,7 +190,7 @@ def test_check_size_counts_bytes(monkeypatch):
 
 
 def test_allocation_failure_becomes_posenc_error(monkeypatch):
-    import posenc.memory as errors
+    import posenc.support.memory as errors
 
     def no_memory(*a, **k):
         raise MemoryError("simulated")

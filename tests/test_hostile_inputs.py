@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import posenc
-import posenc.memory as memory
+import posenc.support.memory as memory
 from posenc import Text, VisionGrid
 from posenc.errors import PosEncError
 

@@ -106,7 +106,8 @@ def test_pytest_runs_from_an_unpacked_sdist(dists, tmp_path):
 
 # what the tools leave behind: one instance of every kind, at the depths they appear
 CACHES = [
-    ".venv/bin/python", "posenc-tour/wave.png", "posenc-page/index.html", "site/index.html",
+    ".venv/bin/python", ".venv-vllm/bin/python", ".venv-hf/5.25.0/transformers/__init__.py", "posenc-tour/wave.png",
+    "posenc-page/index.html", "site/index.html",
     "site/search/search_index.js", "build/lib/posenc/__init__.py",
     "dist/posenc-0.1.0.tar.gz",
     "src/posenc.egg-info/PKG-INFO", "src/posenc/__pycache__/layout.cpython-311.pyc",
@@ -115,7 +116,7 @@ CACHES = [
     ".mypy_cache/3.10/posenc/layout.data.json", ".ruff_cache/0.17.6/123", ".pytest_cache/v/cache/nodeids",
     "tools/stray.pyc",
 ]
-KEPT = ["Makefile", "src/posenc/layout.py", "tests/cli/test_cli_main.py", "docs/figures/rope.png"]
+KEPT = ["Makefile", "src/posenc/support/layout.py", "tests/cli/test_cli_main.py", "docs/figures/rope.png"]
 
 
 def test_make_clean_removes_every_cache(tmp_path):

@@ -72,17 +72,17 @@ def test_a_custom_scaling_and_a_custom_convention_through_the_public_api():
         def cache_key(self, seq_len):
             return None
 
-    posenc.register_scaling("test-stretch", lambda rope, cfg: Stretch(float(rope["factor"])), replace=True)
+    posenc.register("scaling", "test-stretch", lambda rope, cfg: Stretch(float(rope["factor"])), replace=True)
     cfg = posenc.from_hf_config({"head_dim": 8, "rope_theta": 100.0,
                                  "rope_parameters": {"rope_type": "test-stretch", "factor": 4.0}})
     assert cfg.scaling == Stretch(4.0)
     x = np.eye(8)[:3]
     assert np.array_equal(posenc.apply_rope(x, [0, 4, 8], spec=cfg), posenc.apply_rope(x, [0, 1, 2], base=100.0))
 
-    posenc.register_convention("test-split-100", posenc.conventions.Vaswani(base=100.0, layout="split"))
+    posenc.register("sinusoid", "test-split-100", posenc.conventions.Vaswani(base=100.0, layout="split"))
     assert np.array_equal(posenc.encode([0, 5], 6, convention="test-split-100"),
                           posenc.encode([0, 5], 6, base=100.0, layout="split"))
-    posenc.register_convention("test-mae-100", posenc.conventions_nd.MAE(base=100.0))  # an n-D preset
+    posenc.register("sinusoid", "test-mae-100", posenc.conventions_nd.MAE(base=100.0))  # an n-D preset
     assert np.array_equal(posenc.encode_nd([[1, 2]], 8, convention="test-mae-100"),
                           posenc.encode_nd([[1, 2]], 8, convention=posenc.conventions_nd.MAE(base=100.0)))
     with pytest.raises(PosEncError, match=r"unknown rope_type 'nope'.*'test-stretch'"):
@@ -104,10 +104,10 @@ def _registrars() -> dict[str, Any]:
     return {
         "timesteps": lambda name: register_timestep(name, Diffusers()),
         "fields": lambda name: register_field(name, NeRF()),
-        "conventions": lambda name: posenc.register_convention(name, conventions.Keras()),
-        "conventions_nd": lambda name: posenc.register_convention(name, posenc.conventions_nd.MAE()),
-        "alibi": lambda name: posenc.register_alibi(name, posenc.bias.Mpt(alibi_bias_max=4.0)),
-        "scaling": lambda name: posenc.register_scaling(name, lambda rope, cfg: None, replace=True),
+        "conventions": lambda name: posenc.register("sinusoid", name, conventions.Keras()),
+        "conventions_nd": lambda name: posenc.register("sinusoid", name, posenc.conventions_nd.MAE()),
+        "alibi": lambda name: posenc.register("alibi", name, posenc.bias.Mpt(alibi_bias_max=4.0)),
+        "scaling": lambda name: posenc.register("scaling", name, lambda rope, cfg: None, replace=True),
     }
 
 
@@ -126,9 +126,9 @@ def test_every_built_in_name_and_a_64_character_one_pass_the_rule() -> None:
     from posenc.registry import check_name
     from posenc.rope.presets import ROPE_PRESETS
     from posenc.rope.registry import SCALING_FACTORIES
-    from posenc.sinusoidal import conventions_nd, presets
+    from posenc.sinusoidal import conventions, conventions_nd
 
-    builtin = [*TIMESTEPS, *FIELDS, *presets.NAMES, *conventions_nd.NAMES, *posenc.ALIBI_CONVENTIONS,
+    builtin = [*TIMESTEPS, *FIELDS, *conventions.NAMES, *conventions_nd.NAMES, *posenc.ALIBI_CONVENTIONS,
                *SCALING_FACTORIES, *ROPE_PRESETS]
     assert {"guided-diffusion", "qwen2-vl-vision", "big_vision", "hf-marian", "llama3"} <= set(builtin)
     for name in builtin:

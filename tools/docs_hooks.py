@@ -9,8 +9,8 @@ Nothing here is typed in, so nothing can go stale:
 - ``<!-- posenc:bench -->`` becomes ``docs/generated/bench.md``, the output of
   ``posenc bench --markdown`` written by ``make bench-docs`` (the full run
   takes a minute, too long for every build; the file says which machine);
-- ``page/index.html`` is the worked-examples page, built by
-  :func:`posenc.page.build_html` (what ``posenc page`` writes).
+- ``page/*.html`` is the worked-examples site, ``page/index.html`` (the sinusoid)
+  and one page per family, built by :func:`posenc.page.build_site` (what ``posenc page`` writes).
 """
 
 from __future__ import annotations
@@ -58,10 +58,9 @@ def hf_config_keys() -> str:
     """The rope types :func:`posenc.from_hf_config` reads (its registry), the keys every rope dict may hold,
     the families' multi-axis defaults, and the families refused by name."""
     from posenc import PosEncError
-    from posenc.rope import hf_config as hf
-    from posenc.rope import hf_families as fam
-    from posenc.rope.hf_scalings import COMMON_KEYS
-    from posenc.rope.registry import registered_rope_types, scaling_factory
+    from posenc.hf import config as hf
+    from posenc.hf import families as fam
+    from posenc.rope.registry import COMMON_KEYS, registered_rope_types, scaling_factory
 
     def keys(names: object) -> str:
         return ", ".join(f"`{k}`" for k in sorted(names)) or "—"  # type: ignore[call-overload]
@@ -158,7 +157,8 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 def on_files(files: Any, config: Any) -> Any:
     from mkdocs.structure.files import File
 
-    from posenc.page import build_html
+    from posenc.page import build_site
 
-    files.append(File.generated(config, "page/index.html", content=build_html()))
+    for name, data in build_site().items():
+        files.append(File.generated(config, f"page/{name}", content=data.decode("utf-8")))
     return files

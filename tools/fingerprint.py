@@ -73,7 +73,7 @@ def sinusoid(dt: str) -> Iterator[Any]:
     p = positions()
     for d in (4, 6, 64, 130):
         for base in (100.0, 1e4, 5e5):
-            for layout in posenc.LAYOUTS:
+            for layout in posenc.CHANNEL_LAYOUTS:
                 yield posenc.encode(p, d, base=base, layout=layout, dtype=dt)
                 yield posenc.table(40, d, start=3, base=base, layout=layout, dtype=dt)
     yield posenc.table(1024, 128, dtype=dt)  # 131072 values: the compiled engine's size when numba is there
@@ -121,7 +121,7 @@ def rope(dt: str) -> Iterator[Any]:
     for sc in _scalings():
         for seq_len in (None, 300, 4096):
             yield from posenc.rope_cos_sin(pos, 64, scaling=sc, seq_len=seq_len, dtype=dt)
-        for layout in posenc.ROPE_LAYOUTS:
+        for layout in ("half", "interleaved"):  # the battery as fixed (head_half came later)
             yield posenc.apply_rope(x, pos, scaling=sc, layout=layout, seq_len=2048)
             if not isinstance(sc, posenc.LongRoPE):  # its factors are per pair of the full rotary dim
                 yield posenc.apply_rope(x, pos, scaling=sc, layout=layout, rotary_dim=32, base=5e5)
@@ -309,6 +309,79 @@ def page_js(dt: str) -> Iterator[Any]:
     yield got
 
 
+_NODE_FAMILY_JS = r"""
+const fs = require("fs");
+const job = JSON.parse(fs.readFileSync(0, "utf8"));
+const [makeExact, makeCommon] = new Function(job.source + "\nreturn [makeExact, makeCommon];")();
+const EX = makeExact(job.constants), C = makeCommon(EX);
+const out = [];
+for (const e of job.ladders) {
+  const w = [e.w0, e.w1, e.w2].map((a) => Float64Array.from(a));
+  const L = { lad: EX.ladder(w[0], w[1], w[2]), n: e.w0.length };
+  const s = new Float64Array(L.n), c = new Float64Array(L.n);
+  for (const p of job.positions) {
+    EX.sincos(p, L.lad, s, c);
+    for (let i = 0; i < L.n; i++) out.push(c[i] * e.af);  // posenc.rope_cos_sin: cos·af, then sin·af
+    for (let i = 0; i < L.n; i++) out.push(s[i] * e.af);
+  }
+  for (const p of job.decades) { const r = C.precisionAt(p, L); out.push(r.f32, r.bf16, r.f16); }
+}
+process.stdout.write(Buffer.from(Float64Array.from(out).buffer).toString("base64"));
+"""
+
+
+def page_family_js(dt: str) -> Iterator[Any]:
+    """The family pages' script (exact.js + common.js) under node, on the RoPE and scalings explorers' ladders:
+    cos·af and sin·af checked against posenc.rope_cos_sin and the precision view against posenc/page/precision.py
+    here, bit for bit, then digested."""
+    import base64
+
+    import numpy as np
+
+    import posenc
+    from posenc.page.data import explorer_data
+    from posenc.page.precision import rope_precision
+    from posenc.page.rope_data import (
+        FACTORS,
+        HEAD_DIMS,
+        KINDS,
+        ROPE_BASES,
+        SCALING_HEAD,
+        rotary_dim_of,
+        scaling_of,
+    )
+
+    node = shutil.which("node") or os.environ.get("POSENC_NODE")
+    if not node:
+        raise SystemExit("tools/fingerprint.py: the page's JS twin needs node (apt-get install nodejs)")
+    pos = np.array([0.0, 1.0, 5.0, 1000.0, 4095.0, 65536.0, 123456.0, 999999.0, 2.0**31 - 1])
+    decades = np.array([1.0, 10.0, 100.0, 1000.0, 1e4, 1e5, 1e6])
+    freqs = [posenc.rope_frequencies(h, base=b) for h in HEAD_DIMS for b in ROPE_BASES]
+    freqs += [posenc.rope_frequencies(SCALING_HEAD, base=500000.0, scaling=scaling_of(k, f),
+                                      rotary_dim=rotary_dim_of(k), seq_len=16384)
+              for k, _, _ in KINDS for f in FACTORS[1:3]]
+    source = "\n".join((ROOT / f"src/posenc/page/{n}").read_text() for n in ("exact.js", "common.js"))
+    job = {"source": source, "constants": explorer_data()["constants"], "positions": pos.tolist(),
+           "decades": decades.tolist(),
+           "ladders": [{"w0": f.ladder.w0.tolist(), "w1": f.ladder.w1.tolist(), "w2": f.ladder.w2.tolist(),
+                        "af": f.attention_factor} for f in freqs]}
+    run = subprocess.run([node, "-e", _NODE_FAMILY_JS], input=json.dumps(job), capture_output=True, text=True,
+                         check=True)
+    got = np.frombuffer(base64.b64decode(run.stdout), dtype="<f8")
+    from posenc.rope.cos_sin import cos_sin_tables
+
+    want = []
+    for f in freqs:
+        c, s = cos_sin_tables(pos, f, np.dtype(np.float64))
+        want.append(np.concatenate([c, s], axis=1).ravel())
+        e = rope_precision(f.ladder, decades)
+        want.append(np.stack([e["f32"], e["bf16"], e["f16"]], axis=1).ravel())
+    ref = np.concatenate(want)
+    if got.shape != ref.shape or not np.array_equal(got.view(np.int64), ref.view(np.int64)):
+        raise SystemExit("tools/fingerprint.py: the family pages' JS under node differs from posenc")
+    yield got
+
+
 #: family → (battery, dtypes)
 FAMILIES: dict[str, tuple[Callable[[str], Iterator[Any]], tuple[str, ...]]] = {
     "sinusoid": (sinusoid, FLOATS),
@@ -320,6 +393,7 @@ FAMILIES: dict[str, tuple[Callable[[str], Iterator[Any]], tuple[str, ...]]] = {
     "xpos": (xpos, FLOATS),
     "torch": (torch_family, ("float64", "float32", "float16", "bfloat16")),
     "page-js": (page_js, ("float64",)),
+    "page-family-js": (page_family_js, ("float64",)),
     "times-fields": (times_fields, FLOATS),
     "torch-twin": (torch_twin, ("float64",)),
 }

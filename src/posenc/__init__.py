@@ -7,11 +7,14 @@ The public API needs NumPy only. PyTorch modules live in :mod:`posenc.torch`
 
 import sys as _sys
 
-from . import _early  # noqa: F401  (first: in the command, a Ctrl-C while NumPy loads is one line from here)
-from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, register_alibi, t5_bucket, t5_bucket_edges
+# isort: off
+# first, before NumPy: in the command's own process a Ctrl-C while posenc loads is then one line
+from .cli import signals as _signals  # noqa: F401
+# isort: on
+from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
 from .errors import PosEncError
 from .fields import fourier_features, nerf_encoding
-from .layout import LAYOUTS
+from .registration import register
 from .rope import (
     MROPE_ADVANCES,
     NTK,
@@ -36,7 +39,6 @@ from .rope import (
     mrope_positions,
     permute_qk_weights,
     qk_permutation,
-    register_scaling,
     rope_context_report,
     rope_cos_sin,
     rope_frequencies,
@@ -71,7 +73,7 @@ from .sinusoidal import (
     table,
     wavelengths,
 )
-from .sinusoidal.presets import register_convention
+from .support.vocabulary import CHANNEL_LAYOUTS
 from .timesteps import timestep_embedding
 
 # `import posenc.conventions` keeps working: the presets moved into the sinusoidal family
@@ -81,7 +83,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ALIBI_CONVENTIONS",
-    "LAYOUTS",
+    "CHANNEL_LAYOUTS",
     "MROPE_ADVANCES",
     "NTK",
     "ROPE_LAYOUTS",
@@ -129,9 +131,7 @@ __all__ = [
     "nerf_encoding",
     "permute_qk_weights",
     "qk_permutation",
-    "register_alibi",
-    "register_convention",
-    "register_scaling",
+    "register",
     "rope_context_report",
     "rope_cos_sin",
     "rope_frequencies",

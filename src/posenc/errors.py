@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .vocabulary import CHANNEL_LAYOUTS
+from .support.vocabulary import CHANNEL_LAYOUTS
 
 __all__ = [
     "MAX_ANGLE",
@@ -38,6 +38,7 @@ __all__ = [
     "check_real",
     "check_seq_len",
     "check_span",
+    "read_array",
     "shape_text",
     "show_value",
 ]
@@ -283,7 +284,6 @@ def check_positions(positions: Any, name: str = "positions") -> np.ndarray:
     float64 no longer holds every integer, so the position itself would be
     rounded before any encoding is computed.
     """
-    from .array_reading import read_array
 
     arr = read_array(positions, name, "real numbers")
     kind = arr.dtype.kind
@@ -365,13 +365,12 @@ def check_span(start: Any, length: Any, name: str = "positions start … start+l
 
 def as_array(value: Any, name: str) -> np.ndarray:
     """``np.asarray(value)``, with a ragged list or an unconvertible object reported as a PosEncError."""
-    from .array_reading import read_array  # that module words its messages with this one's helpers
 
     return read_array(value, name, "an array (a nested list of equal lengths)")
 
 
 def check_layout(layout: Any, allowed: tuple[str, ...] = CHANNEL_LAYOUTS) -> str:
-    """One of the layout names ``allowed`` (by default a channel layout, :data:`posenc.vocabulary.ChannelLayout`)."""
+    """A layout name of ``allowed`` (default: a channel layout, :data:`posenc.support.vocabulary.ChannelLayout`)."""
     if not isinstance(layout, str) or layout not in allowed:
         raise PosEncError(
             f"layout must be one of {', '.join(repr(x) for x in allowed)}, got {show_value(layout)}"
@@ -416,3 +415,40 @@ def check_context(context: Any, name: str = "context") -> float:
     if c <= 0:
         raise PosEncError(f"{name} must be > 0 positions, got {show_value(context)}")
     return c
+
+
+def read_array(value: Any, name: str, expected: str) -> np.ndarray:
+    """``np.asarray(value)``: the one place the NumPy API reads an array, whatever reading it raises.
+
+    A ragged list, a tensor NumPy cannot read (bfloat16, on the meta device
+    or an accelerator, requiring grad) and an object whose ``__array__``
+    raises are each refused by name, with what was expected and, for a
+    tensor, the conversion that makes it readable.
+
+    >>> read_array([[1], [2, 3]], "x", "real numbers")
+    Traceback (most recent call last):
+    ...
+    posenc.errors.PosEncError: x must be real numbers, got [[1], [2, 3]]
+    """
+    try:
+        return np.asarray(value)
+    except Exception as exc:  # the boundary: nothing NumPy raises while reading gets through unnamed
+        raise PosEncError(f"{name} must be {expected}, got {_unreadable(value, name, exc)}") from exc
+
+
+def _unreadable(value: Any, name: str, exc: Exception) -> str:
+    """What ``value`` is and why NumPy could not read it, for :func:`read_array`'s message."""
+    kind = type(value)
+    if kind.__module__.split(".")[0] == "torch" and hasattr(value, "dtype") and hasattr(value, "device"):
+        dtype, device = str(value.dtype).removeprefix("torch."), str(value.device)
+        what = f"a torch.Tensor of dtype {dtype} on {device}"
+        if device == "meta":
+            return f"{what}, which holds no values"
+        if getattr(value, "requires_grad", False):
+            return f"{what} that requires grad: pass {name}.detach() (posenc.torch's modules are differentiable)"
+        if not device.startswith("cpu"):
+            return f"{what}: pass {name}.cpu() (posenc.torch computes on the device)"
+        return f"{what}, which NumPy cannot read: pass {name}.float() or {name}.double()"
+    if isinstance(exc, (ValueError, TypeError, OverflowError)) and kind in (list, tuple):
+        return show_value(value)  # a ragged or mixed list: shown as given
+    return f"{show_value(value)} ({kind.__name__}; reading it raised {type(exc).__name__}: {_clip(str(exc), 80)})"

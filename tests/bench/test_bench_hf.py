@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("transformers")
 
 from posenc.bench.hf_rows import POSITION, _Decoder, _model, producers
-from posenc.torch.hf_rotary import PatchedRotary
+from posenc.hf.rotary import PatchedRotary
 
 
 def test_decode_row_is_timed_beside_stock():

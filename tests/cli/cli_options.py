@@ -40,7 +40,7 @@ _NEEDS = {"encode": ["1", "--d-model", "4"], "table": ["--length", "3", "--d-mod
           "ladder": ["--d-model", "4"], "context": ["4096", "--d-model", "4"],
           "shift": ["--pos", "3", "--by", "1", "--d-model", "4"], "dot": ["1", "2", "--d-model", "4"],
           "alias": ["1", "2", "--d-model", "4"], "alibi": ["--heads", "4"], "buckets": [], "plot": ["--out", "f.png"],
-          "bench": [], "timestep": ["1"]}
+          "bench": [], "timestep": ["1"], "parity": ["config.json"]}
 
 
 #: Where a positional slot's value goes: the arguments before it and after it.

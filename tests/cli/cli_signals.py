@@ -2,7 +2,7 @@
 
 A job started with ``&`` from a non-interactive shell inherits SIGINT (and
 SIGQUIT) as ignored, and a child inherits that in turn: ``posenc`` then keeps
-ignoring SIGINT, as it should (``posenc._early``), and a test that expects
+ignoring SIGINT, as it should (``posenc.cli.signals``), and a test that expects
 exit 130 after a Ctrl-C got 0. So every child a test signals starts from
 :func:`popen`, which sets SIGINT, SIGTERM and SIGPIPE to their defaults in
 the child before it runs (what a foreground shell gives), or to what the

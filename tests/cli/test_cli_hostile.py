@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from cli_signals import popen
 
-import posenc._files as files
+import posenc.cli.files as files
 from cli_helpers import run
 from posenc.errors import PosEncError
 
@@ -46,7 +46,7 @@ def _names(folder: Path) -> list[str]:
 
 def _held(argv: list[str], stage: str, marker: Path, sig: int) -> tuple[int, str, str, str]:
     """Run ARGV, wait until it says it is at STAGE, send SIG: (exit status, stdout, stderr, the marker's text)."""
-    env = dict(os.environ, POSENC_TEST_HOLD_AT=f"{stage}:{marker}")  # posenc._early.HOLD_AT_ENV
+    env = dict(os.environ, POSENC_TEST_HOLD_AT=f"{stage}:{marker}")  # posenc.cli.signals.HOLD_AT_ENV
     env.pop(files.HOLD_ENV, None)
     # SIGINT at its default in the child, even when pytest runs as a background job (`make test &`)
     proc = popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -169,7 +169,8 @@ def test_a_value_no_integer_option_reads_is_named_as_typed(capsys, tmp_path, mon
 _BASE = {"encode": ["1", "--d-model", "4"], "table": ["--length", "3", "--d-model", "4"], "ladder": ["--d-model", "4"],
          "context": ["4096", "--d-model", "4"], "shift": ["--pos", "3", "--by", "1", "--d-model", "4"],
          "dot": ["1", "2", "--d-model", "4"], "alias": ["1", "2", "--d-model", "4"], "alibi": ["--heads", "4"],
-         "buckets": [], "plot": ["--out", "f.png"], "bench": ["--quick"], "timestep": ["1"]}
+         "buckets": [], "plot": ["--out", "f.png"], "bench": ["--quick"], "timestep": ["1"],
+         "parity": ["config.json"]}
 
 
 def _integer_options() -> list[tuple[list[str], str]]:

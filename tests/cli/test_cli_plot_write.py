@@ -3,7 +3,7 @@
 Before: both called ``fig.savefig(target)``, which writes the target in place,
 so a file-size limit (``ulimit -f``) or a full disk mid-image left a partial
 PNG where the user's old file was. Now the figure is rendered in memory and
-written aside and renamed (:func:`posenc._files.atomic_file`). The file-size
+written aside and renamed (:func:`posenc.cli.files.atomic_file`). The file-size
 limit is set in a real child process (``python -m posenc``), where it meets
 the old code and the new alike; a full disk comes from ``os.write`` patched
 to fail, as in tests/cli/test_cli_table_write.py.
@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-import posenc._files as files
+import posenc.cli.files as files
 from cli_helpers import run
+from posenc.page.families import SITE
 
 OLD = b"the user's old figure\n"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -160,5 +161,6 @@ def test_tour_writes_each_figure_aside(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(files.os, "replace", replace)
     folder = tmp_path / "tour"
     assert run(capsys, "tour", "--out", str(folder))[0] == 0
-    assert targets == ["wave.png", "rotation.png", "heatmap.png", "kernel.png", "ladder.png", "index.html"]
-    assert _names(folder) == TOUR_FILES
+    site = [name for name, _ in SITE]  # the worked-examples site, index.html first
+    assert targets == ["wave.png", "rotation.png", "heatmap.png", "kernel.png", "ladder.png", *site]
+    assert _names(folder) == sorted({*TOUR_FILES, *site})

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import posenc._files as files
+import posenc.cli.files as files
 from cli_helpers import run
 from posenc.cli import _base
 
@@ -118,7 +118,7 @@ def test_a_page_that_does_not_read_back_keeps_the_old_page(capsys, monkeypatch, 
     code, _, err = run(capsys, "page", "--out", str(tmp_path))
     assert code == 2 and _one_line(err) == (
         f"posenc: error: cannot write {page}: the file written does not read back (html.parser finds no </body> "
-        "and </html> at its end); the old file is unchanged\n")
+        f"and </html> at its end); nothing in {tmp_path} was changed\n")  # the site: all its pages or none
     assert page.read_bytes() == OLD and [p.name for p in tmp_path.iterdir()] == ["index.html"]
 
 

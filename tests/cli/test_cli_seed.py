@@ -16,6 +16,7 @@ import pytest
 
 from cli_helpers import run, run_json
 from posenc import seed
+from posenc.page.families import SITE
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -93,10 +94,12 @@ def test_tour_writes_the_cases_answers_and_figures(capsys, tmp_path):
         assert f"{cell} · Ex {ex} · " in out
     assert "8 of 8 cases verified" in out and "Q6." in out and "(Enter" not in out
     names = ["wave", "rotation", "heatmap", "kernel", "ladder"]
-    tail = out.rstrip("\n").splitlines()[-7:]
+    site = [name for name, _ in SITE]  # the worked-examples site, index.html first
+    tail = out.rstrip("\n").splitlines()[-(1 + len(names) + len(site)):]
     assert tail[0] == "Files written:"
     assert [line.strip() for line in tail[1:]] == [str(out_dir / f"{n}.png") for n in names] + [
-        str(out_dir / "index.html")]
+        str(out_dir / n) for n in site]
+    assert "8 families, one case each: every claim checked and passed" in out
     for n in names:
         assert (out_dir / f"{n}.png").read_bytes()[:8] == PNG_MAGIC
     assert (out_dir / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")  # tests/page/

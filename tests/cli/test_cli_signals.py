@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cli_signals import popen
 
-import posenc._files as files
+import posenc.cli.files as files
 
 ROOT = Path(__file__).resolve().parents[2]
 

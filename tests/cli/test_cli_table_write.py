@@ -26,7 +26,7 @@ import pytest
 from cli_signals import popen
 
 import posenc
-import posenc._files as files
+import posenc.cli.files as files
 from cli_helpers import run
 from posenc.cli import main
 from posenc.cli import tables as cli_tables

@@ -3,7 +3,7 @@
 Issue 31 §2: ``posenc table --length 1e6 --d-model 4 --out t.npy`` wrote a header
 ``{'shape': (1e6, 4), …}`` (the typed spelling, through repr) that ``np.load``
 refused, and the command said it wrote the file. Each writer now proves the file
-aside (``posenc._files.atomic_file(proof=…)``) before renaming it into place.
+aside (``posenc.cli.files.atomic_file(proof=…)``) before renaming it into place.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def test_a_figure_written_is_a_whole_png(tmp_path, capsys):
 
 
 def test_png_and_html_proofs_refuse_a_cut_file(tmp_path):
-    from posenc._proofs import Unreadable, proof_for
+    from posenc.cli.proofs import Unreadable, proof_for
 
     cut = tmp_path / "cut.png"
     cut.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 16)

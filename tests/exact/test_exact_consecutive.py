@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import posenc.exact.consecutive as cons
 from posenc.exact import fill_range, seed_ladder
-from posenc.layout import sin_cos_views
+from posenc.support.layout import sin_cos_views
 from reference import omega, sin_cos, ulp_error
 
 ENGINES = ["numpy", "numba"]

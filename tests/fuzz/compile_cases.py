@@ -156,10 +156,12 @@ def _numpy_cases() -> dict[str, Call]:
         "conventions.Fairseq": _on_pos(lambda a: conventions.Fairseq(padding_idx=0).encode(a, 8)),
         "conventions.Keras": Call(lambda: conventions.Keras(max_wavelength=100.0).table(4, 8, start=-1), tuple),
         # each run registers a fresh name (the eager run and the compiled one)
-        "register_convention": Call(lambda name: p.register_convention(name, conventions.Keras()),
+        "register_convention": Call(lambda name: p.register("sinusoid", name, conventions.Keras()),
                                     lambda: (f"compiled-{next(_FRESH)}",)),
-        "register_alibi": Call(lambda name: p.register_alibi(name, p.bias.Mpt(alibi_bias_max=4.0)),
+        "register_alibi": Call(lambda name: p.register("alibi", name, p.bias.Mpt(alibi_bias_max=4.0)),
                                lambda: (f"compiled-alibi-{next(_FRESH)}",)),
+        "register": Call(lambda name: p.register("alibi", name, p.bias.Mpt(alibi_bias_max=8.0)),
+                         lambda: (f"compiled-register-{next(_FRESH)}",)),
         "timestep_embedding": _on_pos(lambda a: p.timestep_embedding(a, 9, convention="flux")),
         "nerf_encoding": _on_pos(lambda a: p.nerf_encoding(a[:, None] / 1000, 4, convention="tcnn")),
         "fourier_features": _on_pos(lambda a: p.fourier_features(a[:, None] / 1000, [[1.0], [-2.5]])),
@@ -168,7 +170,7 @@ def _numpy_cases() -> dict[str, Call]:
         "dinov3_coords": Call(lambda: p.dinov3_coords(3, 2), tuple),
         # public names that the fuzz leaves out (results, data), where a compiled function could make one
         "RopeConfig": Call(lambda: p.RopeConfig(8, 8, 100.0, None, 16), tuple),
-        "register_scaling": Call(lambda: p.register_scaling("compile_case", lambda rope, cfg: None, replace=True),
+        "register_scaling": Call(lambda: p.register("scaling", "compile_case", lambda rope, cfg: None, replace=True),
                                  tuple),
     }
 

@@ -127,6 +127,15 @@ def _check_register_alibi(result: Any, kw: dict[str, Any]) -> None:
                           posenc.alibi_bias(3, 4, 2, offset=1, convention=variant))
 
 
+def _check_register(result: Any, kw: dict[str, Any]) -> None:
+    """Registered: the name now means the object, for its kind."""
+    assert result is None
+    if kw["kind"] == "alibi":
+        _check_register_alibi(result, {"name": kw["name"], "variant": kw["obj"]})
+    else:
+        _check_register_convention(result, {"name": kw["name"], "preset": kw["obj"]})
+
+
 def _register_round_trip(rope_type: Any, factory: Any, replace: Any = False) -> Any:
     """posenc.register_scaling, then a config read through it, then the registry as it was (no fuzz name stays)."""
     from posenc.rope import registry
@@ -135,7 +144,7 @@ def _register_round_trip(rope_type: Any, factory: Any, replace: Any = False) -> 
     with reg._lock:  # the registry's dicts are replaced, never changed in place: holding them is a snapshot
         saved = (reg._items, reg._keys)
     try:
-        posenc.register_scaling(rope_type, factory, replace=replace)
+        posenc.register("scaling", rope_type, factory, replace=replace)
         if factory is _FUZZ_FACTORY:
             return posenc.from_hf_config({"head_dim": 8, "rope_parameters": {"rope_type": rope_type}})
         return None
@@ -354,14 +363,20 @@ CASES: dict[str, Case] = {
                                 _check_convention),
     "conventions.Keras": Case(conventions.Keras, _kw(max_wavelength=bases()), _check_convention),
     # a fresh name each draw (uuid) or a hostile one; a name drawn twice is refused, naming it
-    "register_convention": Case(posenc.register_convention, _kw(
+    "register_convention": Case(posenc.conventions.register_convention, _kw(
         NAME=st.one_of(st.uuids().map(lambda u: f"fuzz-{u}"), st.sampled_from(["", " x", "keras"]), junk),
         PRESET=st.one_of(st.sampled_from([conventions.Keras(max_wavelength=100.0), conventions.Vaswani,
                                           conventions.Fairseq]), junk)), _check_register_convention),
-    "register_alibi": Case(posenc.register_alibi, _kw(
+    "register_alibi": Case(posenc.bias.register_alibi, _kw(
         NAME=st.one_of(st.uuids().map(lambda u: f"fuzz-{u}"), st.sampled_from(["", " x", "press"]), junk),
         VARIANT=st.one_of(st.sampled_from([Mpt(alibi_bias_max=4.0), Bloom, Press()]), junk)),
         _check_register_alibi),
+    # the one door to every registry: a kind (or junk) and what that kind takes (or junk)
+    "register": Case(posenc.register, _kw(
+        KIND=st.one_of(st.sampled_from(["sinusoid", "alibi"]), st.sampled_from(["bias", "", "Alibi"]), junk),
+        NAME=st.one_of(st.uuids().map(lambda u: f"fuzz-{u}"), st.sampled_from(["", " x", "press", "keras"]), junk),
+        OBJ=st.one_of(st.sampled_from([Mpt(alibi_bias_max=4.0), conventions.Keras(max_wavelength=100.0)]), junk),
+        replace=st.one_of(st.booleans(), junk)), lambda out, kw: _check_register(out, kw)),
     "register_scaling": Case(_register_round_trip, _kw(
         ROPE_TYPE=st.one_of(st.just("fuzz_registered"), junk), FACTORY=st.one_of(st.just(_FUZZ_FACTORY), junk),
         replace=st.one_of(st.booleans(), junk)), lambda out, kw: _check_registered(out, kw),
@@ -397,7 +412,7 @@ def _check_registered(out: Any, kw: dict[str, Any]) -> None:
 
 #: Public names that are results or data, not things to call with hostile input.
 NOT_CALLED = {"Aliasing", "ContextReport", "RopeConfig", "RopeContextReport", "RopeFrequencies", "Separation",
-              "conventions", "LAYOUTS", "ROPE_LAYOUTS", "PosEncError", "__version__", "ALIBI_CONVENTIONS",
+              "conventions", "CHANNEL_LAYOUTS", "ROPE_LAYOUTS", "PosEncError", "__version__", "ALIBI_CONVENTIONS",
               "AxisLadder", "GridReport", "conventions_nd", "MROPE_ADVANCES"}
 
 

@@ -2,37 +2,22 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from families import ALIBI, build_alibi  # noqa: E402
+from matrix import require  # noqa: E402
+
 import posenc  # noqa: E402
 import posenc.hf  # noqa: E402
 
 IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27]])
 
-ALIBI = {
-    "bloom": ("BloomConfig", "BloomForCausalLM", {"vocab_size": 96, "hidden_size": 64, "n_head": 4, "n_layer": 1}),
-    "mpt": ("MptConfig", "MptForCausalLM", {"vocab_size": 96, "d_model": 64, "n_heads": 4, "n_layers": 1,
-                                            "max_seq_len": 64}),
-    "falcon-alibi": ("FalconConfig", "FalconForCausalLM", {"vocab_size": 96, "hidden_size": 64,
-                                                           "num_attention_heads": 4, "num_hidden_layers": 1,
-                                                           "alibi": True}),
-}
-
-
 def _build(name, **extra):
-    config_cls, model_cls, keys = ALIBI[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        config = getattr(transformers, config_cls)(**{**keys, **extra})
-        config._attn_implementation = "eager"
-        torch.manual_seed(0)
-        return getattr(transformers, model_cls)(config).eval()
+    return build_alibi(name, **extra)
 
 
 def _logits(model, ids=IDS, **kw):
@@ -42,6 +27,7 @@ def _logits(model, ids=IDS, **kw):
 
 @pytest.mark.parametrize("name", sorted(ALIBI))
 def test_alibi_models_patched_match_stock_and_generate_the_same(name):
+    require(name)
     stock, patched = _build(name), posenc.hf.patch(_build(name))
     assert (_logits(stock) - _logits(patched)).abs().max().item() <= 2e-5
     mask = torch.tensor([[0, 0, 1, 1, 1, 1, 1, 1]])
@@ -53,19 +39,25 @@ def test_alibi_models_patched_match_stock_and_generate_the_same(name):
     assert torch.equal(_logits(stock), _logits(patched))
 
 
+def _bloom_slopes(modeling_bloom, n):
+    """BLOOM's slopes as its modeling code computes them: ``_get_alibi_slopes`` (5.x), or position 1's bias (4.x)."""
+    if hasattr(modeling_bloom, "_get_alibi_slopes"):
+        return modeling_bloom._get_alibi_slopes(n, torch.device("cpu"))
+    return modeling_bloom.build_alibi_tensor(torch.ones(1, 2, dtype=torch.long), n, torch.float32)[:, 0, 1]
+
+
 def test_bloom_slopes_for_12_heads_are_posencs_rounded_once():
     from transformers.models.bloom import modeling_bloom
 
     patched = posenc.hf.patch(_build("bloom", n_head=12, hidden_size=96))
     seen = []
-    hook = patched.transformer.register_forward_hook(
-        lambda m, a, out: seen.append(modeling_bloom._get_alibi_slopes(12, torch.device("cpu"))))
+    hook = patched.transformer.register_forward_hook(lambda m, a, out: seen.append(_bloom_slopes(modeling_bloom, 12)))
     _logits(patched)
     hook.remove()
     want = torch.tensor(posenc.alibi_slopes(12), dtype=torch.float32)
     # inside the patched forward: posenc's; outside it (other models): transformers' own float32 pow
     assert torch.equal(seen[0], want)
-    theirs = modeling_bloom._get_alibi_slopes(12, torch.device("cpu"))
+    theirs = _bloom_slopes(modeling_bloom, 12)
     ulp = np.spacing(want.numpy())  # torch's float32 pow: close, not correctly rounded (a CPU's libm decides)
     assert (np.abs(theirs.numpy() - want.numpy()) <= 2 * ulp).all()
 

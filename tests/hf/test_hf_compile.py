@@ -20,9 +20,10 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from families import build  # noqa: E402
+from matrix import require  # noqa: E402
 
 import posenc.hf  # noqa: E402
-from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
+from posenc.hf.rotary import PatchedRotary  # noqa: E402
 
 IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27]])
 OFFSETS = (0, 100_000, 999_992, 4_000_000)  # the first of 8 positions; beyond every held row but the first
@@ -52,6 +53,7 @@ def _fresh(name):
 # base (original 64: every offset here enlarges it); phi3.5-longrope: the long regime past 4096
 @pytest.mark.parametrize("name", ["llama3.1", "gemma3", "llama4", "llama-dynamic", "phi3.5-longrope"])
 def test_a_fresh_patched_model_compiled_fullgraph_is_eager_bit_for_bit_at_any_position(name):
+    require(name)
     model, twin = _fresh(name)
     compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
     for offset in OFFSETS:
@@ -76,6 +78,7 @@ def test_the_issues_call_compiles_with_the_default_backend():
 
 
 def test_the_rotary_compiled_with_inductor_gives_eagers_rows():
+    require("gemma3")
     model, _ = _fresh("gemma3")
     rotary = model.model.rotary_emb
     assert isinstance(rotary, PatchedRotary)

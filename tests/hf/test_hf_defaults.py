@@ -14,6 +14,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from matrix import applies, require  # noqa: E402
+
 import posenc  # noqa: E402
 
 
@@ -25,6 +27,7 @@ def _quiet(factory, *args, **kwargs):
 
 def test_gemma4_proportional_rotation_is_the_modeling_code():
     """apply_rope(layout="head_half") on random q equals Gemma 4's rotary module + apply_rotary_pos_emb."""
+    require("gemma4")
     from transformers.models.gemma4 import modeling_gemma4 as mod
 
     config = _quiet(transformers.Gemma4TextConfig, num_hidden_layers=2, head_dim=16, global_head_dim=32,
@@ -48,6 +51,7 @@ def test_gemma4_proportional_rotation_is_the_modeling_code():
 
 def test_gemma4_default_config_per_layer():
     """Gemma4TextConfig(): sliding layers rotate the 256-wide head at 1e4; full layers a quarter of 512 at 1e6."""
+    require("gemma4")
     config = _quiet(transformers.Gemma4TextConfig)
     sliding, full = (posenc.from_hf_config(config, layer=i) for i in (0, 5))
     assert (sliding.head_dim, sliding.rotary_dim, sliding.base, sliding.layout) == (256, 256, 1e4, "half")
@@ -62,6 +66,7 @@ def test_gemma4_default_config_per_layer():
 
 
 def test_stablelm_default_partial_rotary_factor_is_the_modules():
+    applies("stablelm-rotary-from-config")
     from transformers.models.stablelm.modeling_stablelm import StableLmRotaryEmbedding
 
     config = _quiet(transformers.StableLmConfig)
@@ -73,6 +78,8 @@ def test_stablelm_default_partial_rotary_factor_is_the_modules():
 
 def test_glm41v_mrope_section_default_is_the_modules():
     """GLM-4.1V-9B's text config (partial_rotary_factor 0.5, no mrope_section): the module's [8, 12, 12]."""
+    require("glm-4.1v")
+    applies("glm-4.1v-module-sections")
     from transformers.models.glm4v.modeling_glm4v import Glm4vTextRotaryEmbedding
 
     config = _quiet(transformers.Glm4vTextConfig, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
@@ -90,6 +97,8 @@ def test_glm41v_mrope_section_default_is_the_modules():
 
 def test_glm41v_class_default_is_refused_as_its_module_fails():
     """Glm4vTextConfig() rotates all 64 pairs but [8, 12, 12] holds 32: transformers' forward fails, posenc refuses."""
+    require("glm-4.1v")
+    applies("glm-4.1v-module-sections")
     from transformers.models.glm4v.modeling_glm4v import Glm4vTextRotaryEmbedding
 
     config = _quiet(transformers.Glm4vTextConfig)

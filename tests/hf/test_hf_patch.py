@@ -1,5 +1,5 @@
-"""posenc.hf.patch on tiny transformers 5.23 models with real checkpoints' RoPE: same model at small positions,
-closer to the exact model at 10^5 … 10^6, and from_hf_config(layer=i) as the modeling code.
+"""posenc.hf.patch on tiny transformers models (each tested release) with real checkpoints' RoPE: same model at
+small positions, closer to the exact model at 10^5 … 10^6, and from_hf_config(layer=i) as the modeling code.
 
 The references are transformers' own classes (the stock model, its rotary
 module's ``inv_freq``, its rotate function) and the patched model run in
@@ -18,6 +18,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from families import FAMILIES, build  # noqa: E402
+from matrix import require  # noqa: E402
 
 import posenc  # noqa: E402
 import posenc.hf  # noqa: E402
@@ -33,6 +34,7 @@ def _logits(model, ids, positions=None):
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_patched_matches_stock_at_small_positions_and_generates_the_same(name):
+    require(name)
     stock, patched = build(name), posenc.hf.patch(build(name))
     ids = torch.cat([IDS, IDS.flip(-1)])
     assert (_logits(stock, ids) - _logits(patched, ids)).abs().max().item() <= 2e-5
@@ -54,20 +56,28 @@ def long_range_errors(name: str, offset: int, s: int = 16) -> tuple[float, float
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_patched_fp32_is_no_farther_from_exact_than_stock_at_long_positions(name):
+    require(name)
     for offset in LONG_OFFSETS:
         mine, theirs = long_range_errors(name, offset)
         assert math.isfinite(mine) and mine <= theirs, (offset, mine, theirs)
 
 
 def _stock_inv_freq(model, kind):
-    """The ω the modeling code uses: the rotary module's inv_freq (per layer type), or GPT-J's table row 1."""
-    rotary = next((m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")), None)
-    if rotary is None:  # GPT-J / CodeGen: embed_positions row p = [sin(ω p) | cos(ω p)]; ω < π, so row 1 gives ω
+    """The ω the modeling code uses: the rotary module's inv_freq (per layer type), or GPT-J / CodeGen's table row 1.
+
+    transformers 4.x's Gemma 3 keeps one module per layer kind (``rotary_emb``, ``rotary_emb_local`` for the
+    sliding layers); 5.x one module with ``<kind>_inv_freq`` buffers.
+    """
+    rotary = {name.rsplit(".", 1)[-1]: m for name, m in model.named_modules()
+              if any(b.endswith("inv_freq") for b, _ in m.named_buffers(recurse=False))}
+    if not rotary:  # GPT-J / CodeGen: embed_positions row p = [sin(ω p) | cos(ω p)]; ω < π, so row 1 gives ω
         table = next(m.embed_positions for m in model.modules() if hasattr(m, "embed_positions")).double()
         half = table.shape[1] // 2
         return torch.atan2(table[1, :half], table[1, half:]).numpy()
-    held = getattr(rotary, f"{kind}_inv_freq", None) if kind else None
-    return (held if held is not None else rotary.inv_freq).double().numpy()
+    module = rotary.get("rotary_emb_local") if kind == "sliding_attention" and len(rotary) > 1 else None
+    module = module if module is not None else next(iter(rotary.values()))
+    held = getattr(module, f"{kind}_inv_freq", None) if kind else None
+    return (held if held is not None else module.inv_freq).double().numpy()
 
 
 def _stock_layout(model, rotary_dim: int) -> str | None:
@@ -107,6 +117,7 @@ def _stock_layout(model, rotary_dim: int) -> str | None:
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_from_hf_config_per_layer_is_what_the_modeling_code_uses(name):
+    require(name)
     model = build(name)
     n = model.config.num_hidden_layers
     layers = [posenc.from_hf_config(model.config, layer=i) for i in range(n)]

@@ -17,10 +17,11 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from families import TINY, tiny  # noqa: E402
+from matrix import behaviour, have  # noqa: E402
 
 import posenc  # noqa: E402
 import posenc.hf  # noqa: E402
-from posenc.torch.hf_rotary import PatchedRotary  # noqa: E402
+from posenc.hf.rotary import PatchedRotary  # noqa: E402
 
 IDS = torch.tensor([[5, 17, 42, 8, 91, 3, 60, 27]])
 _MOE = {"moe_intermediate_size": 32, "num_experts": 2, "num_experts_per_tok": 1}
@@ -81,6 +82,7 @@ def _close_then_closer(entry, positions_at):
 @pytest.mark.parametrize("name", sorted(LAYER_TYPED))
 def test_layer_typed_modules_with_one_layer_type_are_patched(name):
     """Same logits as stock at small positions; far out, the rows are posenc's (their MoE has no float64 kernels)."""
+    have(*LAYER_TYPED[name][:2])
     stock, patched = tiny(*LAYER_TYPED[name]), posenc.hf.patch(tiny(*LAYER_TYPED[name]))
     small = torch.arange(8).reshape(1, 8)
     assert (_out(stock, IDS, small) - _out(patched, IDS, small)).abs().max().item() <= 2e-5
@@ -96,6 +98,7 @@ def test_layer_typed_modules_with_one_layer_type_are_patched(name):
 
 @pytest.mark.parametrize("name", sorted(MROPE_DEFAULTS))
 def test_mrope_families_default_sections_are_read_and_patched(name):
+    have(*MROPE_DEFAULTS[name][:2])
     _close_then_closer(MROPE_DEFAULTS[name], lambda offset: _axes(offset, 8))
 
 
@@ -106,6 +109,7 @@ def test_mrope_families_default_sections_are_read_and_patched(name):
 ])
 def test_a_default_mrope_section_that_does_not_fit_is_a_posenc_error(config_cls, model_cls, sections):
     """A 16-wide head has 8 pairs; the default sections hold 32 or 64: the stock module fails (split_with_sizes)."""
+    have(config_cls, model_cls)
     model = tiny(config_cls, model_cls, {**TINY, "head_dim": 16, "partial_rotary_factor": 1.0})
     with pytest.raises(posenc.PosEncError, match=re.escape(f"mrope_section {sections} does not fit")):
         posenc.hf.patch(model)
@@ -114,16 +118,26 @@ def test_a_default_mrope_section_that_does_not_fit_is_a_posenc_error(config_cls,
 
 def test_a_module_that_fails_on_its_own_config_is_a_posenc_error_naming_it():
     """HunYuan-VL's text rotary reads mrope_section, which its default config leaves None (TypeError inside)."""
+    have("HunYuanVLTextConfig", "HunYuanVLTextModel")
     model = tiny("HunYuanVLTextConfig", "HunYuanVLTextModel", {**TINY, "head_dim": 16})
     with pytest.raises(posenc.PosEncError, match=r"HunYuanVLRotaryEmbedding \(all layers\) fails on its own config"):
         posenc.hf.patch(model)
 
 
 def test_a_module_whose_sections_differ_from_the_configs_is_refused():
-    model = tiny("Qwen2VLTextConfig", "Qwen2VLTextModel", {
-        **TINY, "head_dim": 16, "rope_parameters": {"rope_type": "default", "rope_theta": 1e6,
-                                                    "mrope_section": [2, 3, 3]}})
+    have("Qwen2VLTextConfig", "Qwen2VLTextModel")
+    rope = {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [2, 3, 3]}
+    keys = {"rope_parameters": rope} if int(transformers.__version__.split(".")[0]) >= 5 else {
+        "rope_theta": 1e6, "rope_scaling": {k: v for k, v in rope.items() if k != "rope_theta"}}
+    model = tiny("Qwen2VLTextConfig", "Qwen2VLTextModel", {**TINY, "head_dim": 16, **keys})
     model.rotary_emb.mrope_section = [3, 3, 2]  # what the module computes with, no longer the config's
+    if behaviour("qwen2-vl-module-sections", "refused") == "patched":  # 4.x: the attention splits the sections
+        stock = _out(tiny("Qwen2VLTextConfig", "Qwen2VLTextModel", {**TINY, "head_dim": 16, **keys}), IDS,
+                     _axes(0, 8))
+        posenc.hf.patch(model)
+        assert isinstance(model.rotary_emb, PatchedRotary)
+        assert (stock - _out(model, IDS, _axes(0, 8))).abs().max().item() <= 2e-5
+        return
     with pytest.raises(posenc.PosEncError, match=r"splits its rows by mrope_section \[3, 3, 2\], but posenc read"):
         posenc.hf.patch(model)
 

@@ -18,7 +18,8 @@ import pytest
 
 import jax
 import posenc.jax as pj
-from posenc import PosEncError, memory
+from posenc import PosEncError
+from posenc.support import memory
 
 GIB = 2**30
 

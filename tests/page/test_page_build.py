@@ -18,6 +18,7 @@ import posenc
 from cli_helpers import run
 from posenc.page import build_html, write_page
 from posenc.page.data import BASES, CONTEXTS, D_MODELS, explorer_data
+from posenc.page.families import SITE
 from posenc.page.figures import inline_svg
 from posenc.plot import MISSING
 
@@ -46,12 +47,13 @@ class _Collect(HTMLParser):
             self._in = None
 
 
-def test_command_writes_one_page(capsys, tmp_path):
+def test_command_writes_the_site(capsys, tmp_path):
     code, out, err = run(capsys, "page", "--out", str(tmp_path / "site"))
     path = tmp_path / "site" / "index.html"
     assert (code, err) == (0, "")
-    assert out.startswith(f"wrote {path} (") and out.count("\n") == 1
-    assert [p.name for p in (tmp_path / "site").iterdir()] == ["index.html"]  # nothing else, no temp file left
+    assert out.startswith(f"wrote {path} and {len(SITE) - 1} more pages (") and out.count("\n") == 1
+    # every page of the navigation, nothing else, no temp file left
+    assert sorted(p.name for p in (tmp_path / "site").iterdir()) == sorted(f for f, _ in SITE)
     html = path.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
     assert path.stat().st_size < 2_000_000
@@ -64,7 +66,10 @@ def html() -> str:
 
 def test_self_contained_no_url(html):
     assert "://" not in html  # no http(s), no namespace URL, no file link
-    assert not re.search(r"""\s(src|href)=["'](?!#)""", html)  # links only to the page's own anchors
+    # links only to the page's own anchors and to the site's other pages, by relative name
+    targets = re.findall(r"""\s(?:src|href)=["']([^"'#][^"']*)["']""", html)
+    assert targets and set(targets) <= {f for f, _ in SITE}
+    assert not re.search(r"""\ssrc=""", html)
     assert "@import" not in html and "url(" not in html.replace("url(#", "")
 
 

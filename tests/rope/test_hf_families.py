@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from posenc import Linear, Llama3, LongRoPE, PosEncError, from_hf_config, register_scaling, rope_frequencies
+from posenc import Linear, Llama3, LongRoPE, PosEncError, from_hf_config, rope_frequencies
+from posenc.rope import register_scaling
 
 
 def test_pythia_rotary_pct_and_rotary_emb_base():

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import posenc
-from posenc.rope.hf_config import rope_layer_plan
+from posenc.hf.config import rope_layer_plan
 
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")

@@ -25,7 +25,7 @@ LAYOUTS = ("half", "interleaved")
 
 
 def _pairs(x: np.ndarray, layout: str, r: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pair i of a head, written from the layout table (not from posenc.layout)."""
+    """Pair i of a head, written from the layout table (not from posenc.support.layout)."""
     n = r // 2
     if layout == "half":
         return x[..., :n], x[..., n:r]

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import posenc
-from posenc import PosEncError, from_hf_config, register_scaling, rope_frequencies, rope_preset
+from posenc import PosEncError, from_hf_config, rope_frequencies, rope_preset
+from posenc.rope import register_scaling
 from posenc.rope.presets import ROPE_PRESETS
 from posenc.rope.registry import SCALING_FACTORIES
 from posenc.rope.scaled import Scaled

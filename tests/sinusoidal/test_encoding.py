@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc import conventions, encode, rope_cos_sin, rope_frequencies, rope_table, table
-from posenc.layout import pair_permutation
+from posenc.support.layout import pair_permutation
 from reference import reference_encoding
 
 d_models = st.integers(1, 64).map(lambda n: 2 * n)

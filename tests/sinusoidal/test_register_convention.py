@@ -29,7 +29,7 @@ class HalfSpeed(conventions.Convention):
 
 
 def test_a_registered_preset_class_is_used_by_encode_and_table() -> None:
-    posenc.register_convention("test-half-speed", HalfSpeed)
+    posenc.register("sinusoid", "test-half-speed", HalfSpeed)
     p = np.arange(0, 40, 2)
     got = posenc.encode(p, 8, dtype=np.float64, convention="test-half-speed")
     # independent: the seed's encoding at positions p/2 (exact integers here) is the half-speed one at p
@@ -42,11 +42,11 @@ def test_a_registered_preset_class_is_used_by_encode_and_table() -> None:
 
 def test_a_registered_instance_is_returned_as_is() -> None:
     preset = conventions.Vaswani(base=100.0, layout="split")
-    posenc.register_convention("test-base-100-split", preset)
+    posenc.register("sinusoid", "test-base-100-split", preset)
     # the same preset again: a no-op
-    posenc.register_convention("test-base-100-split", conventions.Vaswani(base=100.0, layout="split"))
+    posenc.register("sinusoid", "test-base-100-split", conventions.Vaswani(base=100.0, layout="split"))
     with pytest.raises(PosEncError, match="already registered"):
-        posenc.register_convention("test-base-100-split", conventions.Vaswani(base=100.0))
+        posenc.register("sinusoid", "test-base-100-split", conventions.Vaswani(base=100.0))
     assert conventions.get("test-base-100-split") is preset
     assert np.array_equal(posenc.encode([3, 5], 6, convention="test-base-100-split"),
                           posenc.encode([3, 5], 6, base=100.0, layout="split"))
@@ -55,14 +55,14 @@ def test_a_registered_instance_is_returned_as_is() -> None:
 @pytest.mark.parametrize("name", ["keras", "", " spaced", 3, None])
 def test_a_taken_or_bad_name_is_refused(name: Any) -> None:
     with pytest.raises(PosEncError, match=r"already registered|non-empty string"):
-        posenc.register_convention(name, conventions.Keras())
+        posenc.register("sinusoid", name, conventions.Keras())
 
 
 @pytest.mark.parametrize("preset", [3, "keras", lambda: 3])
 def test_a_preset_that_is_no_convention_is_refused(preset: Any) -> None:
     name = f"test-bad-{id(preset)}"
     try:
-        posenc.register_convention(name, preset)
+        posenc.register("sinusoid", name, preset)
     except PosEncError as exc:
         assert "preset" in str(exc)
         return
@@ -77,7 +77,7 @@ def test_threads_registering_at_once_each_get_their_name_once() -> None:
     def register(i: int) -> None:
         barrier.wait()
         try:
-            posenc.register_convention("test-raced", conventions.Keras(max_wavelength=100.0 + i))
+            posenc.register("sinusoid", "test-raced", conventions.Keras(max_wavelength=100.0 + i))
             outcomes.append("ok")
         except PosEncError:
             outcomes.append("refused")

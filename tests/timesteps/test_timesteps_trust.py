@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import tracemalloc
 from typing import Any
@@ -22,9 +23,9 @@ import numpy as np
 import pytest
 import torch
 
-import posenc.memory as memory
+import posenc.support.memory as memory
 from posenc import PosEncError, timestep_embedding
-from posenc.timesteps import Flux, GuidedDiffusion
+from posenc.timesteps import Diffusers, Flux, GuidedDiffusion
 
 T = torch.rand(4096, generator=torch.Generator().manual_seed(31), dtype=torch.float64)
 TORCH = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32, "float64": torch.float64}
@@ -117,3 +118,39 @@ def test_the_size_check_covers_the_measured_peak(monkeypatch, convention, as_lis
         call()
     monkeypatch.setattr(memory, "_memory", lambda: 6 * peak)
     call()
+
+
+@dataclasses.dataclass(frozen=True)
+class _JunkTimes(Diffusers):
+    def times(self, t, given):
+        return "x"
+
+
+@dataclasses.dataclass(frozen=True)
+class _ShortTimes(Diffusers):
+    def times(self, t, given):
+        return t[:1], True
+
+
+@dataclasses.dataclass(frozen=True)
+class _NaNTimes(Diffusers):
+    def times(self, t, given):
+        return t * np.nan, True
+
+
+@dataclasses.dataclass(frozen=True)
+class _RaisingTimes(Diffusers):
+    def times(self, t, given):
+        raise KeyError("k")
+
+
+@pytest.mark.parametrize(("preset", "why"), [
+    (_JunkTimes(), r"\.times\(\.\.\.\) returned 'x'; expected \(times, exact\)"),
+    (_ShortTimes(), r"\.times\(\.\.\.\) returned .*expected \(times, exact\): a real array of t's shape \(2,\)"),
+    (_NaNTimes(), r"\.times\(\.\.\.\) returned the non-finite time nan for t=1\.0"),
+    (_RaisingTimes(), r"\.times\(\.\.\.\) raised KeyError: 'k'"),
+], ids=["junk", "short", "nan", "raises"])
+def test_a_presets_times_that_return_junk_are_refused_naming_it(preset, why):
+    # before: a raw unpacking ValueError, a wrong-shaped table, NaN channels, a raw KeyError
+    with pytest.raises(PosEncError, match=why):
+        timestep_embedding([1.0, 2.0], 8, convention=preset)

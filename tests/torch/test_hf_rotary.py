@@ -1,4 +1,4 @@
-"""posenc.torch.hf_rotary: the rows a patched transformers rotary module holds and returns (issue 31)."""
+"""posenc.hf.rotary: the rows a patched transformers rotary module holds and returns (issue 31)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import posenc.memory as memory  # noqa: E402
+import posenc.support.memory as memory  # noqa: E402
 from posenc.errors import PosEncError  # noqa: E402
 from posenc.torch import AlibiBias, T5RelativeBias, positions_from_cu_seqlens  # noqa: E402
 

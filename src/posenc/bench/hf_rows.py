@@ -5,7 +5,7 @@ decodes one token at a time at position 10^6 with its KV cache, stock and
 patched by :func:`posenc.hf.patch`, timed side by side; the stock step is the
 floor. Every repetition decodes the next position, as ``generate`` does, so
 the patched model's rows follow the decode (a window where it is going,
-:class:`posenc.torch.hf_rotary.PatchedRotary`).
+:class:`posenc.hf.rotary.PatchedRotary`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._concurrency import default_threads
+from ..support.concurrency import default_threads
 
 __all__ = ["Report", "Row", "format_markdown", "format_report", "machine_line"]
 

@@ -51,11 +51,11 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import set_fields
 from ..errors import PosEncError, check_dtype, check_int, check_positions, check_real, check_span, show_value
-from ..memory import allocate, check_size
 from ..registry import guarded
+from ..support.arguments import set_fields
+from ..support.compile import outside_compile
+from ..support.memory import allocate, check_size
 from .alibi_variants import (
     ALIBI_CONVENTIONS,
     ALIBI_VARIANTS,

@@ -26,11 +26,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import set_fields
 from ..errors import MAX_D_MODEL, PosEncError, check_int, check_real, show_value
 from ..exact import decimal_context
 from ..registry import Registry, guarded
+from ..support.arguments import set_fields
+from ..support.compile import outside_compile
 
 __all__ = [
     "ALIBI_CONVENTIONS",
@@ -265,7 +265,7 @@ for _v in (Press(), Bloom(), Mpt()):
 ALIBI_CONVENTIONS: Mapping[str, AlibiConvention] = MappingProxyType({n: ALIBI_VARIANTS.get(n) for n in ALIBI_VARIANTS})
 
 
-@outside_compile("register_alibi")
+@outside_compile("bias.register_alibi")
 def register_alibi(name: str, variant: Any) -> None:
     """Make ``alibi_bias(..., convention=name)`` (and every ALiBi entry point) use ``variant``.
 

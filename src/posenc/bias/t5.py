@@ -51,11 +51,11 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import check_flag, default, left_out, set_fields
 from ..errors import PosEncError, as_array, check_int, show_value
 from ..exact.power import log_float32, nearest_log
-from ..memory import allocate, check_size, shape_of
+from ..support.arguments import check_flag, default, left_out, set_fields
+from ..support.compile import outside_compile
+from ..support.memory import allocate, check_size, shape_of
 
 __all__ = ["T5Buckets", "t5_bucket", "t5_bucket_edges", "t5_buckets"]
 

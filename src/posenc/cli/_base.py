@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..arguments import default
 from ..errors import SHOW_LIMIT, show_value
-from ..layout import LAYOUTS, sin_cos_views
+from ..support.arguments import default
+from ..support.layout import sin_cos_views
+from ..support.vocabulary import CHANNEL_LAYOUTS
 from .typed import Shown, mark_negatives, unmark, unmarked, written_float, written_int
 
 __all__ = [
@@ -365,7 +366,7 @@ def model_options(parser: argparse.ArgumentParser, *, layout: bool = False, dtyp
     parser.add_argument("--base", type=real, default=default(10000.0), metavar="B",
                         help="ω_i = B^(-2i/D) (default 10000)")
     if layout:
-        parser.add_argument("--layout", choices=LAYOUTS, default=default("interleaved"),
+        parser.add_argument("--layout", choices=CHANNEL_LAYOUTS, default=default("interleaved"),
                             help="interleaved: sin at 2i, cos at 2i+1 (default); split: all sines, then all cosines")
     if dtype:
         parser.add_argument("--dtype", choices=("float16", "float32", "float64"), default="float32",

@@ -14,7 +14,8 @@ import numpy as np
 import posenc
 
 from ..errors import PosEncError, check_positions, show_value
-from ..layout import sin_cos_views
+from ..support.layout import sin_cos_views
+from ..support.vocabulary import ChannelLayout
 from ._base import (
     CommandError,
     add_output_options,
@@ -202,7 +203,7 @@ def _shift_setup(p: argparse.ArgumentParser) -> None:
     add_output_options(p)
 
 
-def _blocks(k: float, d: int, base: float, layout: str) -> tuple[np.ndarray, np.ndarray]:
+def _blocks(k: float, d: int, base: float, layout: ChannelLayout) -> tuple[np.ndarray, np.ndarray]:
     """cos φ_i and sin φ_i of every 2×2 block of T_k, read off T_k applied to basis vectors.
 
     T_k acts on (sin, cos) of pair i as [[cos φ, sin φ], [-sin φ, cos φ]]; on

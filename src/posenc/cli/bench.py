@@ -9,7 +9,7 @@ import numpy as np
 
 from ..bench import format_markdown, format_report, run
 from ..errors import PosEncError, check_d_model, show_value
-from ..memory import check_size
+from ..support.memory import check_size
 from ._base import CommandError, command, emit_json, integer, integers
 
 MAX_REPEATS = 1000  # a median of 1000 is as steady as it gets; more only runs longer
@@ -63,6 +63,9 @@ def bench(args: argparse.Namespace) -> int:
         extra += jax_producers(quick=args.quick)
     except ImportError:
         pass  # no jax: no JAX rows
+    from ..bench.vllm_rows import producers as vllm_producers
+
+    extra += vllm_producers(quick=args.quick)  # none without vllm
     shapes = tuple(args.shape) if args.shape else None
     report = run(quick=args.quick, repeats=args.repeats, shapes=shapes, scaling=not args.no_scaling, extra=extra)
     if args.json:

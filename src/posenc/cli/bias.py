@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..arguments import default
 from ..bias.alibi import ALIBI_CONVENTIONS, Mpt, alibi_distance, alibi_slopes
 from ..bias.t5 import t5_bucket_edges, t5_buckets
+from ..support.arguments import default
 from ._base import add_output_options, command, emit_json, integer, real, render_table, sig
 
 __all__: list[str] = []

@@ -17,10 +17,10 @@ from typing import Any
 
 import posenc
 
-from ..arguments import default
 from ..rope.sections import LADDERS, SECTION_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
 from ..sinusoidal.grid_analysis import GridReport
+from ..support.arguments import default
 from ._base import CommandError, emit_json, integers, render_table, sig
 
 __all__ = ["channel_text", "context_grid", "grid_options", "int_list", "ladder_grid", "wants_grid"]

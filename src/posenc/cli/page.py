@@ -1,4 +1,4 @@
-"""``posenc page --out DIR``: the worked examples as one self-contained web page, ``DIR/index.html``."""
+"""``posenc page --out DIR``: the worked-examples site: ``DIR/index.html`` (the sinusoid) and a page per family."""
 
 from __future__ import annotations
 
@@ -14,15 +14,16 @@ DEFAULT_OUT = "posenc-page"
 
 def _setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=folder, default=DEFAULT_OUT, metavar="DIR",
-                   help=f"the folder to write index.html into (default {DEFAULT_OUT}/)")
+                   help=f"the folder to write the site into, index.html first (default {DEFAULT_OUT}/)")
 
 
-@command("page", "the worked examples as one web page (DIR/index.html): cases, figures, explorer, self-test",
-         _setup)
+@command("page", "the worked-examples site (DIR/index.html and a page per family): cases, figures, explorers, "
+         "self-tests", _setup)
 def page_cmd(args: argparse.Namespace) -> int:
-    from ..page import write_page  # matplotlib loads only for this command
+    from ..page import write_site  # matplotlib loads only for this command
 
-    path = write_page(args.out)
-    size = path.stat().st_size
-    print(f"wrote {path} ({size / 1024:.0f} KiB, self-contained: open it in a browser, no server needed)")
+    paths = write_site(args.out, linger=bool(getattr(args, "as_command", False)))
+    size = sum(p.stat().st_size for p in paths)
+    print(f"wrote {paths[0]} and {len(paths) - 1} more pages ({size / 1024:.0f} KiB in all, self-contained: open "
+          "index.html in a browser, no server needed)")
     return 0

@@ -19,15 +19,15 @@ from typing import Any
 import posenc
 
 from .. import plot
-from .._files import atomic_file
 from ..bias.alibi import ALIBI_CONVENTIONS
 from ..errors import PosEncError, show_value
-from ..layout import LAYOUTS
 from ..plot.bias import alibi_curves, bucket_steps, xpos_curves
 from ..rope import ROPE_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
+from ..support.vocabulary import CHANNEL_LAYOUTS
 from ..timesteps import CONVENTIONS as TIMESTEP_CONVENTIONS
 from ._base import CommandError, command, emit_json, integer, position, real
+from .files import atomic_file
 from .grid import int_list
 from .rope import scaling_spec
 from .timesteps import check_times
@@ -157,7 +157,7 @@ PLOT_KINDS: dict[str, PlotKind] = {
         PlotKind("heatmap", "the table PE(pos, channel): positions down, channels across", plot.plot_heatmap,
                  (Option("--length", "length", integer, "positions (default 128)", metavar="N"),
                   Option("--start", "start", integer, "first position (default 0)", metavar="S"), _d(64), _B,
-                  Option("--layout", "layout", str, "channel layout (default interleaved)", choices=LAYOUTS))),
+                  Option("--layout", "layout", str, "channel layout (default interleaved)", choices=CHANNEL_LAYOUTS))),
         PlotKind("kernel", "PE(p)·PE(p + Δ) against Δ for several p: it depends only on |Δ|", plot.plot_kernel,
                  (_d(64), _B,
                   Option("--max-offset", "max_offset", integer, "Δ from -M to M (default 100)", metavar="M"),
@@ -225,9 +225,9 @@ def save(fig: Any, path: Path, dpi: int = 100, *, linger: bool = False) -> None:
     """Write ``fig`` as PNG or SVG, chosen by the suffix, written aside and renamed.
 
     The figure is rendered into memory first, then written whole with
-    :func:`posenc._files.atomic_file`: a failed render, a full disk or a
+    :func:`posenc.cli.files.atomic_file`: a failed render, a full disk or a
     signal leaves the old file (or none), never a partial image. ``linger``
-    as in :func:`~posenc._files.atomic_file` (the command about to exit).
+    as in :func:`~posenc.cli.files.atomic_file` (the command about to exit).
     """
     data = render(fig, path, dpi)
     with atomic_file(path, size=data.nbytes, linger=linger) as out:

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, plot, seed
-from .._file_set import write_set
 from ..errors import PosEncError, show_value
 from ..seed import Case, QuizItem, bias_cases, time_cases
 from ._base import add_json_option, command, emit_json, folder, render_table
+from .file_set import write_set
 from .plotting import PLOT_KINDS, render
 
 __all__: list[str] = []
@@ -248,23 +248,51 @@ def _print_errata(in_cases: int) -> None:
 
 
 def _figures(out: Path, linger: bool) -> None:
-    """Every figure and the page, as one set (:func:`posenc._file_set.write_set`): all new, or all old."""
-    from ..page import build_html
+    """Every figure and the site, as one set (:func:`posenc.cli.file_set.write_set`): all new, or all old."""
+    from ..page import build_site
 
     files: dict[Path, Any] = {}
     for kind in (PLOT_KINDS[name] for name in TOUR_FIGURES):
         path = out / f"{kind.name}.png"
         files[path] = render(kind.figure(), path)
-    files[out / "index.html"] = build_html().encode("utf-8")
+    pages = build_site()
+    for name, data in pages.items():
+        files[out / name] = data
     write_set(files, linger=linger)
     for kind in (PLOT_KINDS[name] for name in TOUR_FIGURES):
         print(f"  {kind.name:<9} {kind.help}")
     print(f"  {'page':<9} index.html, the worked examples as one page: cases, figures, explorer, self-test")
+    print(f"  {'site':<9} {len(pages) - 1} more pages, one per family, linked from index.html: "
+          + ", ".join(n.removesuffix(".html") for n in list(pages)[1:]))
     written = list(files)
     print()
     print("Files written:")
     for path in written:
         print(f"  {path}")
+
+
+#: The console tour's case per family: (family, the set it comes from, its cell).
+TOUR_CASES = (("RoPE", "rope", "R2"), ("scalings", "scaling", "S4"), ("M-RoPE", "grid", "N6"),
+              ("ALiBi", "bias", "ALIBI"), ("T5 buckets", "bias", "T5"), ("xPos", "bias", "XPOS"),
+              ("timesteps", "times", "SHIFT"), ("NeRF bands", "times", "NERFBAND"))
+
+
+def _family_cases() -> bool:
+    """Print one worked case of each family; True when every check passed."""
+    from ..seed import rope_cases
+
+    pick = {"rope": rope_cases.case, "scaling": rope_cases.scaling_case, "grid": seed.grid_case,
+            "bias": bias_cases.case, "times": time_cases.case}
+    ok = True
+    for family, where, cell in TOUR_CASES:
+        c = pick[where](cell)
+        print(f"[{family}]")
+        print_case(c)
+        print(_RULE)
+        ok = ok and c.passed
+    print(f"{len(TOUR_CASES)} families, one case each: "
+          + ("every claim checked and passed" if ok else "SOME CLAIMS FAILED"))
+    return ok
 
 
 @command("tour", "the eight cases, the self-test answered, the seed's five figures and the page in DIR "
@@ -285,6 +313,8 @@ def tour_cmd(args: argparse.Namespace) -> int:
     _print_errata(sum(len(c.errata) for c in seed.cases()))
     _section("The self-test, answered")
     ok = run_quiz(False) and ok
+    _section("One worked case per family (every family has its page in the site)")
+    ok = _family_cases() and ok
     if missing is None:
         _section(f"The figures, in {out}/")
         _figures(out, bool(getattr(args, "as_command", False)))

@@ -2,7 +2,7 @@
 
 Rows are computed ``CHUNK_BYTES`` at a time with :func:`posenc.table` and
 written as they come, so a table larger than memory goes to disk while
-holding one chunk. A file is written atomically (:func:`posenc._files.atomic_file`):
+holding one chunk. A file is written atomically (:func:`posenc.cli.files.atomic_file`):
 aside, then renamed, so an interrupted or failed write (Ctrl-C, SIGTERM, a
 full disk, a file-size limit) leaves the old file as it was and nothing
 else; the size is checked against the free space before the first byte.
@@ -24,9 +24,9 @@ import numpy as np
 
 import posenc
 
-from .._files import Expected, atomic_file
 from ..errors import check_length, check_span
 from ._base import CommandError, add_output_options, channel_roles, command, emit_json, fixed, integer, model_options
+from .files import Expected, atomic_file
 
 __all__ = ["CHUNK_BYTES"]
 
@@ -134,7 +134,7 @@ def _samples(args: argparse.Namespace, n: int) -> dict[int, np.ndarray]:
 
 
 def _expected(args: argparse.Namespace, suffix: str, n: int) -> Expected:
-    """What ``posenc table --out`` must read back as, in each format (:mod:`posenc._proofs`)."""
+    """What ``posenc table --out`` must read back as, in each format (:mod:`posenc.cli.proofs`)."""
     rows, shape = _samples(args, n), (n, args.d_model)
     if suffix == ".json":
         return Expected(shape=shape, dtype=args.dtype, rows=rows, key="table", fields=_head(args, n))
@@ -145,7 +145,7 @@ def _expected(args: argparse.Namespace, suffix: str, n: int) -> Expected:
 
 
 def _write_file(path: Path, suffix: str, args: argparse.Namespace, n: int) -> None:
-    """Write the table to ``path`` atomically (see :mod:`posenc._files`): the old file or the whole new one,
+    """Write the table to ``path`` atomically (see :mod:`posenc.cli.files`): the old file or the whole new one,
     read back before it is renamed in."""
     linger = bool(getattr(args, "as_command", False))
     if suffix == ".npy":

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import MAX_ANGLE, PosEncError, check_positions, show_value
 from ..timesteps import CONVENTIONS, get, timestep_embedding
+from ..timesteps.conventions import preset_times
 from ._base import add_output_options, command, emit_json, fixed, integer, real, render_table, sig
 
 __all__ = ["check_times"]
@@ -24,7 +25,7 @@ def check_times(values: Any, name: str, convention: Any, dim: int) -> None:
     times = check_positions(values, name)
     preset = get(convention)
     fastest = preset.plan(dim).ladder.fastest
-    flat, _ = preset.times(times.reshape(-1), np.dtype(np.float64))
+    flat = preset_times(preset, times.reshape(-1), np.dtype(np.float64))
     angle = np.abs(flat) * fastest
     bad = np.flatnonzero(~(angle < MAX_ANGLE))
     if bad.size:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import compiled
+from ..support.optional import compiled
 from .core import FAST_EPS
 
 __all__ = ["kernel"]

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .._concurrency import default_threads, run_spans, spans
-from .._optional import compiled, ready
 from ..errors import check_angle
-from ..memory import allocate
+from ..support.concurrency import default_threads, run_spans, spans
+from ..support.memory import allocate
+from ..support.optional import compiled, ready
 from .core import build_fill, quadrant, reduce_core, refold, sincos_core, split
 from .ladder import Ladder
 
@@ -127,8 +127,14 @@ def _fill_jit(
     parts = default_threads() if m * n >= 1 << 15 else 1
 
     def work(a: int, z: int) -> None:
-        kern(p, lo, positions_lo is not None, ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l,
-             sin_out, cos_out, a, z)
+        args = (p, lo, positions_lo is not None, ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l,
+                sin_out, cos_out, a, z)
+        try:
+            kern(*args)
+        except OSError:
+            # numba compiled the kernel, then failed to write its on-disk cache (a full disk, `ulimit -f`);
+            # the compiled kernel is already in memory and the kernel does no I/O: the call runs again
+            kern(*args)
 
     run_spans(spans(m, parts), work)
 

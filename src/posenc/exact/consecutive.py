@@ -34,10 +34,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._concurrency import default_threads, run_spans, spans
-from .._optional import compiled, ready
 from ..errors import check_angle
-from ..vocabulary import FILL_LAYOUTS
+from ..support.concurrency import default_threads, run_spans, spans
+from ..support.optional import compiled, ready
+from ..support.vocabulary import FILL_LAYOUTS, FillLayout
 from . import _jit
 from .angles import fill_sincos
 from .core import FAST_EPS, build_fill
@@ -87,7 +87,7 @@ def _offset_rows(ladder: Ladder) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
 #: Where :func:`fill_range` puts sin and cos of pair i in a row of ``out``:
 #: ``"interleaved"`` sin at 2i, cos at 2i+1; ``"split"`` sin at i, cos at
 #: n+i; ``"cos_sin"`` cos at i, sin at n+i (RoPE's ``[.., 2, n]`` (cos, sin) rows).
-CHANNELS = FILL_LAYOUTS  # posenc.vocabulary.FillLayout
+CHANNELS = FILL_LAYOUTS  # posenc.support.vocabulary.FillLayout
 
 
 def _channels(layout: str, n: int) -> tuple[int, int, int]:
@@ -100,7 +100,7 @@ def fill_range(
     length: int,
     ladder: Ladder,
     out: np.ndarray,
-    layout: str = "interleaved",
+    layout: FillLayout = "interleaved",
     *,
     threads: int | None = None,
     engine: str = "auto",

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from .._concurrency import default_threads, run_spans, spans
-from .._optional import compiled
-from ..memory import allocate
+from ..support.concurrency import default_threads, run_spans, spans
+from ..support.memory import allocate
+from ..support.optional import compiled
 from . import _place_jit
 from .angles import prefer_compiled
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
 from ..errors import PosEncError, as_array, check_angle, check_dtype, check_positions, shape_text, show_value
 from ..exact import Ladder, fill_sincos
 from ..exact.core import quadrant, turns_core
 from ..exact.dot import dot2_turns
 from ..exact.ladder import decimal_pi
-from ..memory import allocate, check_size, shape_of
+from ..support.compile import outside_compile
+from ..support.memory import allocate, check_size, shape_of
 from .conventions import FieldPlan, get
 
 __all__ = ["Bands", "arrange", "check_matrix", "check_raw", "fourier_features", "nerf_encoding", "turn_sincos"]

@@ -21,13 +21,13 @@ import jax
 from ..errors import PosEncError, check_base, check_d_model
 from ..exact import geometric_ladder
 from ..rope.permute import qk_permutation
-from ..rope.proportional import HEAD_HALF
 from ..rope.scaling import Linear
 from ..rope.scaling_bands import Llama3
 from ..sinusoidal import encode_nd, grid
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import Keras, Tensor2Tensor
 from ..sinusoidal.conventions_nd import BigVision
+from ..support.vocabulary import PairLayout, RopeLayout
 from ._rows import computed_once, sincos_rows
 from .inputs import as_input, check_traced_positions
 from .rope import apply_rope, frequencies, rotate
@@ -51,13 +51,13 @@ def _fraction(value: float, name: str) -> Fraction:
     return Fraction(value)
 
 
-def _rotate_ladder(x: jax.Array, positions: Any, ladder: Any, pairs: int, layout: str) -> jax.Array:
+def _rotate_ladder(x: jax.Array, positions: Any, ladder: Any, pairs: int, layout: RopeLayout) -> jax.Array:
     """x ``[B, S, N, H]`` rotated by the ladder's angles on its first pairs, pairs beyond left still (angle 0)."""
     pos = check_traced_positions(positions)
     sin, cos = computed_once(lambda p: sincos_rows(p, ladder), pos)  # [B, S, n], once for every head
     n = sin.shape[-1]
     if pairs > n and layout == "half":  # pairs (i, i + pairs) for i < n turn, the rest stay: Gemma 4's layout
-        layout = HEAD_HALF
+        layout = "head_half"
     # the still pairs are passed through, never rotated by (cos, sin) = (1, 0): padded rows fused into the
     # rotation would let XLA contract its products otherwise than an eager call does
     return rotate(x, cos[..., None, :], sin[..., None, :], layout, 2 * n)
@@ -201,7 +201,8 @@ def flax_sinusoidal_init(max_len: int = 2048, min_scale: float = 1.0, max_scale:
     return init
 
 
-def maxtext_qk_kernel(kernel: Any, from_layout: str, to_layout: str, *, rotary_dim: int | None = None) -> Any:
+def maxtext_qk_kernel(kernel: Any, from_layout: PairLayout, to_layout: PairLayout, *,
+                      rotary_dim: int | None = None) -> Any:
     """A q or k kernel ``[d_in, n_heads, head_dim]`` (MaxText's ``DenseGeneral``) moved between RoPE layouts.
 
     MaxText's Llama runs interleaved pairs (``LLaMARotaryEmbedding``); HF's

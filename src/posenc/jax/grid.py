@@ -9,8 +9,8 @@ import numpy as np
 
 import jax
 
-from ..arguments import default
 from ..sinusoidal.grid import channel_sources, check_nd_shape, nd_options
+from ..support.arguments import default
 from ._rows import sincos_rows
 from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype

@@ -34,7 +34,7 @@ import numpy as np
 import jax
 
 from ..errors import PosEncError, show_value
-from ..memory import check_size
+from ..support.memory import check_size
 
 __all__ = ["FLOAT_LIMIT", "INT_LIMIT", "as_input", "check_output", "check_traced_positions", "device_memory",
            "is_traced", "positions"]

@@ -15,10 +15,11 @@ from flax import nnx
 
 import jax
 
-from ..arguments import default
 from ..errors import PosEncError
 from ..rope.frequencies import RopeFrequencies
 from ..rope.spec import RopeConfig, as_spec
+from ..support.arguments import default
+from ..support.vocabulary import ChannelLayout, LadderSharing, RopeLayout, SectionLayout
 from ._rows import computed_once
 from .inputs import check_traced_positions
 from .rope import cos_sin_rows, float_array, rotate, traced_frequencies
@@ -67,12 +68,12 @@ class RotaryEmbedding(nnx.Module):
         *,
         base: float = default(10000.0),
         scaling: Any = None,
-        layout: str = default("half"),
+        layout: RopeLayout = default("half"),
         rotary_dim: int | None = None,
         seq_len: int | None = None,
         sections: Any = None,
-        section_layout: str = default("contiguous"),
-        ladder: str = default("shared"),
+        section_layout: SectionLayout = default("contiguous"),
+        ladder: LadderSharing = default("shared"),
     ) -> None:
         # every static argument checked now, once, by the spec the NumPy API builds; not at the first call
         given: dict[str, Any] = {"rotary_dim": rotary_dim, "base": base, "scaling": scaling, "layout": layout,
@@ -119,7 +120,7 @@ class SinusoidalEmbedding(nnx.Module):
     (2, 5, 16)
     """
 
-    def __init__(self, d_model: int, *, base: float = default(10000.0), layout: str = default("interleaved"),
+    def __init__(self, d_model: int, *, base: float = default(10000.0), layout: ChannelLayout = default("interleaved"),
                  convention: Any = None) -> None:
         self.d_model = d_model
         self.settings = (base, layout, convention)

@@ -16,13 +16,14 @@ import numpy as np
 
 import jax
 
-from ..arguments import default
-from ..errors import PosEncError, check_int, check_layout, show_value
+from ..errors import PosEncError, check_int, show_value
 from ..rope.apply import check_broadcast
 from ..rope.cos_sin import check_axes
-from ..rope.frequencies import ROPE_LAYOUTS, RopeFrequencies, spec_frequencies
-from ..rope.proportional import HEAD_HALF
+from ..rope.frequencies import RopeFrequencies, spec_frequencies
 from ..rope.spec import RopeConfig, as_spec, spec_of
+from ..support.arguments import default
+from ..support.layout import check_rope_layout
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from ._rows import computed_once, sincos_rows
 from .inputs import as_input, check_output, check_traced_positions
 
@@ -39,8 +40,8 @@ def frequencies(
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sections: Any = None,
-    section_layout: str = default("contiguous"),
-    ladder: str = default("shared"),
+    section_layout: SectionLayout = default("contiguous"),
+    ladder: LadderSharing = default("shared"),
 ) -> RopeFrequencies:
     """The static frequencies (:func:`posenc.rope_frequencies`, a spec too), with the length rule fixed for tracing.
 
@@ -95,8 +96,8 @@ def rope_cos_sin(
     seq_len: int | None = None,
     dtype: Any = jnp.float32,
     sections: Any = None,
-    section_layout: str = default("contiguous"),
-    ladder: str = default("shared"),
+    section_layout: SectionLayout = default("contiguous"),
+    ladder: LadderSharing = default("shared"),
 ) -> tuple[jax.Array, jax.Array]:
     """Exact cos(ω_i p) and sin(ω_i p) times the attention factor, built in the graph.
 
@@ -141,7 +142,7 @@ def rope_cos_sin(
     return cos.astype(dt), sin.astype(dt)
 
 
-def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim: int) -> jax.Array:
+def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: RopeLayout, rotary_dim: int) -> jax.Array:
     """Rotate the first ``rotary_dim`` channels of x (``[..., h_d]``) by float32 rows ``[..., r/2]``.
 
     The math is NumPy's, in float32: each product rounded, then the sum,
@@ -162,7 +163,7 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
     [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
     """
     x = float_array(x, "x", min_ndim=1)
-    layout = HEAD_HALF if isinstance(layout, str) and layout == HEAD_HALF else check_layout(layout, ROPE_LAYOUTS)
+    layout = check_rope_layout(layout)
     rotary_dim = check_int(rotary_dim, "rotary_dim", minimum=2)
     if rotary_dim % 2 or rotary_dim > x.shape[-1]:
         raise PosEncError(f"rotary_dim must be even and <= x.shape[-1] = {x.shape[-1]}, got {rotary_dim}")
@@ -181,11 +182,11 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim
 
 
 @functools.partial(jax.jit, static_argnums=(3, 4))
-def _rotated(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: str, rotary_dim: int) -> jax.Array:
+def _rotated(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: RopeLayout, rotary_dim: int) -> jax.Array:
     # one compiled program, called eagerly too (one dispatch, not a dozen)
     n = rotary_dim // 2
     cos, sin = cos.astype(jnp.float32), sin.astype(jnp.float32)  # float32 math (float64 rows: x64 on)
-    if layout == HEAD_HALF:  # Gemma 4's proportional pairs (i, i + h_d/2): posenc.rope.proportional
+    if layout == "head_half":  # Gemma 4's proportional pairs (i, i + h_d/2): posenc.rope.proportional
         hh = x.shape[-1] // 2
         a, b = x[..., :n].astype(jnp.float32), x[..., hh:hh + n].astype(jnp.float32)
         o1 = (_rounded(a * cos, cos) - _rounded(b * sin, sin)).astype(x.dtype)
@@ -254,12 +255,12 @@ def apply_rope(
     *,
     base: float = default(10000.0),
     scaling: Any = None,
-    layout: str = default("half"),
+    layout: RopeLayout = default("half"),
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sections: Any = None,
-    section_layout: str = default("contiguous"),
-    ladder: str = default("shared"),
+    section_layout: SectionLayout = default("contiguous"),
+    ladder: LadderSharing = default("shared"),
     spec: RopeConfig | None = None,
 ) -> jax.Array:
     """Rotate queries or keys by their positions, exact rows built in the graph (:func:`posenc.apply_rope`).

@@ -10,9 +10,10 @@ import numpy as np
 
 import jax
 
-from ..arguments import default
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import resolve
+from ..support.arguments import default
+from ..support.vocabulary import ChannelLayout
 from ._rows import sincos_rows
 from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
@@ -25,7 +26,7 @@ def encode(
     d_model: int,
     *,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     dtype: Any = jnp.float32,
     convention: Any = None,
 ) -> jax.Array:
@@ -81,7 +82,7 @@ def table(
     *,
     start: int = 0,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     dtype: Any = jnp.float32,
     convention: Any = None,
 ) -> jax.Array:

@@ -1,11 +1,17 @@
-"""The worked-examples page: ``posenc page --out DIR`` writes ``DIR/index.html``.
+"""The worked-examples site: ``posenc page --out DIR`` writes ``DIR/index.html`` and one page per family.
 
-One self-contained file: the formula, the scenario matrix, the eight worked
-cases with their checks and figures (inline SVG from :mod:`posenc.plot`),
-an explorer that recomputes the encoding for any setting bit for bit as
-posenc does, and the self-test. Needs the ``plot`` extra (matplotlib).
+``index.html`` is the seed's sinusoid: the formula, the scenario matrix, the
+eight worked cases with their checks and figures (inline SVG from
+:mod:`posenc.plot`), an explorer that recomputes the encoding for any
+setting bit for bit as posenc does, and the self-test. The family pages
+(RoPE, the scalings, M-RoPE, ALiBi, T5, xPos, timesteps, NeRF bands;
+:mod:`posenc.page.families`) follow the same form; RoPE and the scalings
+carry explorers and a precision view (:mod:`posenc.page.precision`). Each
+file is self-contained; they link to one another. Needs the ``plot`` extra
+(matplotlib).
 """
 
 from .build import build_html, write_page
+from .site import build_family, build_site, write_site
 
-__all__ = ["build_html", "write_page"]
+__all__ = ["build_family", "build_html", "build_site", "write_page", "write_site"]

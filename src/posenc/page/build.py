@@ -17,17 +17,30 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, seed
-from .._files import atomic_file
+from ..cli.files import atomic_file
 from ..errors import PosEncError, show_value
 from .data import Start, explorer_data
 from .explorer import explorer_html
+from .families import SITE
 from .figures import FIGURES, render
 from .sections import case_html, errata_html, formula_html, matrix_html, quiz_html
 
-__all__ = ["build_html", "write_page"]
+__all__ = ["build_html", "site_nav", "write_page"]
 
 _SECTIONS = (("formula", "The formula"), ("matrix", "The scenario matrix"), ("cases", "The worked cases"),
              ("explorer", "Explorer"), ("self-test", "Self-test"), ("errata", "The seed's errata"))
+
+
+def site_nav(current: str) -> str:
+    """The site's shared navigation: every page (:data:`posenc.page.families.SITE`), the current one marked.
+
+    >>> site_nav("rope.html").count("<li>"), 'href="rope.html" aria-current="page"' in site_nav("rope.html")
+    (9, True)
+    """
+    items = "".join(
+        f'<li><a href="{f}"' + (' aria-current="page"' if f == current else "") + f">{escape(label)}</a></li>"
+        for f, label in SITE)
+    return f'<nav class="site" aria-label="The site"><ul>{items}</ul></nav>'
 
 
 def _asset(name: str) -> str:
@@ -99,7 +112,7 @@ def build_html(start: Start | None = None) -> str:
         f'<meta name="generator" content="posenc {__version__}">'
         f"<style>{_asset('page.css')}</style></head><body>"
         '<a class="skip" href="#main">Skip to the content</a>'
-        "<header><h1>Sinusoidal positional encodings: the worked examples</h1>"
+        f"<header>{site_nav('index.html')}<h1>Sinusoidal positional encodings: the worked examples</h1>"
         '<p class="lede">Position zero, huge positions, the fastest and the slowest channel, the rotation by an '
         "offset, aliasing, choosing the base, and the dot product: the seed's eight worked cases and its "
         f"self-test, every number computed by posenc {__version__} and every claim checked against it. "
@@ -114,9 +127,10 @@ def build_html(start: Start | None = None) -> str:
 
 
 def write_page(out: str | os.PathLike[str], start: Start | None = None) -> Path:
-    """Write ``out/index.html`` (the folder is created); returns its path.
+    """Write only the sinusoid page, ``out/index.html`` (the folder is created); returns its path.
 
-    Written aside and renamed (:func:`posenc._files.atomic_file`): a crash
+    ``posenc page`` writes the whole site (:func:`posenc.page.site.write_site`).
+    Written aside and renamed (:func:`posenc.cli.files.atomic_file`): a crash
     or a failed build never leaves half a page, and the old one stays.
     """
     if not str(out).strip():  # Path("") is the current folder: never what an empty argument meant

@@ -15,6 +15,7 @@ new figure, and returns the figure; save it with ``fig.savefig("file.png")``.
 
 from ._canvas import DRAWING, MISSING, require
 from .bias import plot_alibi, plot_buckets, plot_xpos
+from .families import plot_nerf_bands, plot_precision, plot_scalings, plot_sections, plot_timestep_precision
 from .grid import plot_grid
 from .rope import plot_rope
 from .sinusoidal import plot_heatmap, plot_kernel, plot_ladder, plot_rotation, plot_wave
@@ -29,8 +30,13 @@ __all__ = [
     "plot_heatmap",
     "plot_kernel",
     "plot_ladder",
+    "plot_nerf_bands",
+    "plot_precision",
     "plot_rope",
     "plot_rotation",
+    "plot_scalings",
+    "plot_sections",
+    "plot_timestep_precision",
     "plot_timesteps",
     "plot_wave",
     "plot_xpos",

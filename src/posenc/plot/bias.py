@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..arguments import default
 from ..bias.alibi import alibi_bias, alibi_convention, alibi_distance, alibi_slopes
 from ..bias.t5 import t5_bucket, t5_bucket_edges, t5_buckets
 from ..errors import PosEncError, check_d_model, check_int, check_real, show_value
 from ..rope.xpos import XPos, xpos_decay
+from ..support.arguments import default
 from ._canvas import GREY, RED, canvas, legend_clear_of_data
 
 if TYPE_CHECKING:

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..arguments import default
 from ..errors import PosEncError, show_value
 from ..sinusoidal.conventions_nd import NAMES, get, resolve
 from ..sinusoidal.grid_analysis import check_sizes, grid_similarity
+from ..support.arguments import default
 from ._canvas import MAX_CELLS, require
 
 if TYPE_CHECKING:

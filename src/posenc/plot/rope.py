@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..arguments import default
 from ..errors import PosEncError, check_base, check_int, check_positions, show_value
 from ..rope.apply import apply_rope
 from ..rope.frequencies import rope_frequencies
+from ..support.arguments import default
+from ..support.vocabulary import RopeLayout
 from ._canvas import BLUE, GREY, ORANGE, RED, require
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def plot_rope(
     *,
     base: float = default(10000.0),
     scaling: Any = None,
-    layout: str = default("half"),
+    layout: RopeLayout = default("half"),
     pair: int | None = None,
     positions: int = 24,
     max_offset: int = 200,

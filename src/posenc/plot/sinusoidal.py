@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..arguments import default
 from ..errors import (
     PosEncError,
     check_base,
@@ -26,9 +25,11 @@ from ..errors import (
     check_positions,
     show_value,
 )
-from ..layout import check_channel_layout, sin_cos_views
 from ..sinusoidal.encoding import encode, table
 from ..sinusoidal.frequencies import context_report, frequencies, wavelengths
+from ..support.arguments import default
+from ..support.layout import check_channel_layout, sin_cos_views
+from ..support.vocabulary import ChannelLayout
 from ._canvas import BLUE, GREY, MAX_CELLS, ORANGE, RED, canvas, legend_clear_of_data
 
 if TYPE_CHECKING:
@@ -237,7 +238,7 @@ def plot_heatmap(
     *,
     start: int = 0,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     ax: Axes | None = None,
 ) -> Figure:
     """The table PE(pos, channel) as an image: positions down, channels across.

@@ -7,16 +7,17 @@ tables, :mod:`~posenc.rope.apply` the rotation of q and k,
 :mod:`~posenc.rope.sections` multi-axis RoPE (M-RoPE, axial),
 :mod:`~posenc.rope.multimodal` the M-RoPE positions of multimodal prompts,
 :mod:`~posenc.rope.xpos` xPos (RoPE with a decay),
-:mod:`~posenc.rope.hf_config` the reading of a Hugging Face config (with
-:mod:`~posenc.rope.hf_families` and the open registry :mod:`~posenc.rope.registry`), and
+:mod:`~posenc.hf.config` the reading of a Hugging Face config (with
+:mod:`~posenc.hf.families` and the open registry :mod:`~posenc.rope.registry`), and
 :mod:`~posenc.rope.context` what a scaled ladder covers.
 """
 
+from ..hf.config import from_hf_config
+from ..support.vocabulary import ROPE_LAYOUTS
 from .apply import apply_rope
 from .context import RopeContextReport, rope_context_report, rope_grid_report
 from .cos_sin import rope_cos_sin, rope_table
-from .frequencies import ROPE_LAYOUTS, RopeFrequencies, rope_frequencies
-from .hf_config import from_hf_config
+from .frequencies import RopeFrequencies, rope_frequencies
 from .multimodal import MROPE_ADVANCES, Text, VisionGrid, mrope_decode_positions, mrope_positions
 from .permute import permute_qk_weights, qk_permutation
 from .presets import dinov3_coords, eva02_coords, rope_preset

@@ -7,31 +7,31 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
 from ..errors import PosEncError, as_array, check_d_model, check_dtype, check_positions, check_seq_len
-from ..layout import sin_cos_views
-from ..memory import check_size, nbytes, shape_of
-from ..vocabulary import PairLayout
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.layout import sin_cos_views
+from ..support.memory import check_size, nbytes, shape_of
+from ..support.vocabulary import PAIR_CHANNELS, LadderSharing, PairLayout, RopeLayout, SectionLayout
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len, tables_work
-from .frequencies import PAIR_LAYOUT, spec_frequencies
+from .frequencies import spec_frequencies
 from .proportional import rotate_head_half
 from .sections import Sections
 from .spec import RopeConfig, spec_of
 from .xpos import check_xpos, xpos_cos_sin
 
-__all__ = ["apply_rope", "check_broadcast", "rotate", "rotate_spec"]
+__all__ = ["apply_rope", "check_broadcast", "rotate", "rotate_spec", "spec_cos_sin"]
 
 
 def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: PairLayout, rotary_dim: int) -> np.ndarray:
     """Rotate the first rotary_dim channels of x by (cos, sin); ``[..., n]`` tables broadcast."""
     ct = cos.dtype
     n = rotary_dim // 2
-    x1, x2 = sin_cos_views(x, n, PAIR_LAYOUT[layout])
+    x1, x2 = sin_cos_views(x, n, PAIR_CHANNELS[layout])
     a = x1.astype(ct, copy=False)
     b = x2.astype(ct, copy=False)
     out = np.empty(np.broadcast_shapes(x.shape, (*cos.shape[:-1], x.shape[-1])), dtype=x.dtype)
-    o1, o2 = sin_cos_views(out, n, PAIR_LAYOUT[layout])
+    o1, o2 = sin_cos_views(out, n, PAIR_CHANNELS[layout])
     o1[...] = a * cos - b * sin
     o2[...] = b * cos + a * sin
     out[..., rotary_dim:] = x[..., rotary_dim:]
@@ -45,12 +45,12 @@ def apply_rope(
     *,
     base: float = default(10000.0),
     scaling: Any = None,
-    layout: str = default("half"),
+    layout: RopeLayout = default("half"),
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sections: Any = None,
-    section_layout: str = default("contiguous"),
-    ladder: str = default("shared"),
+    section_layout: SectionLayout = default("contiguous"),
+    ladder: LadderSharing = default("shared"),
     xpos: Any = None,
     role: str | None = None,
     spec: RopeConfig | None = None,
@@ -116,23 +116,32 @@ def rotate_spec(arr: np.ndarray, positions: Any, spec: RopeConfig, seq_len: Any,
         check_size(arr.shape, arr.dtype, "apply_rope output",
                    work=tables_work(shape, r, ct) + 2 * nbytes(arr.shape, ct) + xp_work)
     pos = check_positions(positions)
+    check_broadcast(pos, spec.multi_axis, arr.shape)
+    cos, sin = spec_cos_sin(pos, spec, seq_len, xpos, role, ct, arr.dtype)
+    if spec.layout == "head_half":  # spelled so the Literal narrows
+        return rotate_head_half(arr, cos, sin, r)
+    return rotate(arr, cos, sin, spec.layout, r)
+
+
+def spec_cos_sin(pos: np.ndarray, spec: RopeConfig, seq_len: Any, xpos: Any, role: Any, ct: np.dtype,
+                 x_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The (cos, sin) ``[..., r/2]`` in ``ct`` that rotate x of dtype ``x_dtype`` at checked positions ``pos``.
+
+    xPos's factors (``role``'s) are in them; ``seq_len`` None: the scaling's
+    default for these positions. The one place the NumPy and torch
+    :func:`apply_rope` build their tables.
+    """
     sec = spec.multi_axis
     xp = check_xpos(xpos, role)
     if xp is not None and sec is not None:
         raise PosEncError("xpos with sections (multi-axis RoPE) is not defined: pass one or the other")
     length = None if seq_len is None else check_seq_len(seq_len)
-    check_broadcast(pos, sec, arr.shape)
     if seq_len is None:
         seq_len = default_seq_len(spec.scaling, pos)
     freqs = spec_frequencies(spec, seq_len)
     if xp is not None:
-        cos, sin = xpos_cos_sin(pos, freqs, xp, str(role), length, ct, arr.dtype)
-    else:
-        cos, sin = cos_sin_tables(pos, freqs, ct)
-    lay = spec.layout
-    if lay == "head_half":  # HEAD_HALF, spelled so the Literal narrows
-        return rotate_head_half(arr, cos, sin, r)
-    return rotate(arr, cos, sin, lay, r)
+        return xpos_cos_sin(pos, freqs, xp, str(role), length, ct, x_dtype)
+    return cos_sin_tables(pos, freqs, ct)
 
 
 def _check_x(x: Any) -> np.ndarray:

@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
 from ..errors import MAX_POSITION, PosEncError, check_context, show_value
-from ..layout import check_pair_layout
 from ..sinusoidal.frequencies import min_base
 from ..sinusoidal.grid_analysis import GridReport, axis_ladder, check_sizes
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.layout import check_pair_layout
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from .frequencies import check_scaling, rope_frequencies
 
 __all__ = ["RopeContextReport", "rope_context_report", "rope_grid_report"]
@@ -127,12 +128,12 @@ def rope_grid_report(
     head_dim: int,
     *,
     sections: Any,
-    section_layout: str = default("contiguous"),
-    ladder: str = default("shared"),
+    section_layout: SectionLayout = default("contiguous"),
+    ladder: LadderSharing = default("shared"),
     base: float = default(10000.0),
     scaling: Any = None,
     rotary_dim: int | None = None,
-    layout: str = default("half"),
+    layout: RopeLayout = default("half"),
 ) -> GridReport:
     """Multi-axis RoPE on a grid: which pairs (and head channels) turn with each axis, and whether they wrap.
 

@@ -7,13 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
 from ..errors import PosEncError, check_dtype, check_positions, check_span
 from ..exact import fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, assemble
-from ..memory import allocate, check_size, nbytes, shape_of
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.memory import allocate, check_size, nbytes, shape_of
+from ..support.vocabulary import LadderSharing, SectionLayout
 from .frequencies import RopeFrequencies, spec_frequencies
 from .sections import Sections
 from .spec import RopeConfig, as_spec
@@ -135,8 +136,8 @@ def rope_cos_sin(
     seq_len: int | None = None,
     dtype: Any = np.float32,
     sections: Any = None,
-    section_layout: str = default("contiguous"),
-    ladder: str = default("shared"),
+    section_layout: SectionLayout = default("contiguous"),
+    ladder: LadderSharing = default("shared"),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact cos(ω_i p) and sin(ω_i p) tables, times the attention factor.
 

@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from .._concurrency import BoundedCache
-from ..arguments import default
 from ..errors import check_seq_len
 from ..exact import Ladder, decimal_context, decimal_pi
-from ..vocabulary import PAIR_CHANNELS, PAIR_LAYOUTS
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.concurrency import BoundedCache
+from ..support.vocabulary import LadderSharing, SectionLayout
 from .registry import scaled_by
 from .scaled import plain_ladder
 from .scaling import Scaled
@@ -48,8 +48,6 @@ from .sections import Sections, per_axis_frequencies
 from .spec import RopeConfig, as_spec, check_dims, check_multi_axis, check_scaling
 
 __all__ = [
-    "PAIR_LAYOUT",
-    "ROPE_LAYOUTS",
     "RopeFrequencies",
     "check_dims",
     "check_multi_axis",
@@ -57,13 +55,6 @@ __all__ = [
     "rope_frequencies",
     "spec_frequencies",
 ]
-
-#: RoPE pair layouts (:data:`posenc.vocabulary.PairLayout`): ``"half"`` pairs (i, i + r/2),
-#: ``"interleaved"`` (2i, 2i + 1).
-ROPE_LAYOUTS = PAIR_LAYOUTS
-
-# the channel layout of the (x1, x2) halves of each pair layout: posenc.vocabulary's one translation
-PAIR_LAYOUT = PAIR_CHANNELS
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,8 +127,8 @@ def rope_frequencies(
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sections: Any = None,
-    section_layout: str = default("contiguous"),
-    ladder: str = default("shared"),
+    section_layout: SectionLayout = default("contiguous"),
+    ladder: LadderSharing = default("shared"),
 ) -> RopeFrequencies:
     """The rotary frequencies ω_i (i < rotary_dim/2) and the attention factor.
 

@@ -73,10 +73,10 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import set_fields
 from ..errors import MAX_POSITION, PosEncError, check_int, check_real, shape_text, show_value
-from ..memory import check_size, limit
+from ..support.arguments import set_fields
+from ..support.compile import outside_compile
+from ..support.memory import check_size, limit
 
 __all__ = ["MROPE_ADVANCES", "Text", "VisionGrid", "mrope_decode_positions", "mrope_positions"]
 

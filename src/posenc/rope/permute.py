@@ -6,18 +6,19 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
 from ..errors import PosEncError, check_int
-from ..layout import check_pair_layout, pair_permutation
-from ..memory import check_size
-from .frequencies import PAIR_LAYOUT, check_dims
+from ..support.compile import outside_compile
+from ..support.layout import check_pair_layout, pair_permutation
+from ..support.memory import check_size
+from ..support.vocabulary import PAIR_CHANNELS, PairLayout
+from .frequencies import check_dims
 
 __all__ = ["permute_qk_weights", "qk_permutation"]
 
 
 @outside_compile("qk_permutation")
 def qk_permutation(
-    head_dim: int, n_heads: int, from_layout: str, to_layout: str, *, rotary_dim: int | None = None
+    head_dim: int, n_heads: int, from_layout: PairLayout, to_layout: PairLayout, *, rotary_dim: int | None = None
 ) -> np.ndarray:
     """Row indices ``idx`` with ``w_to = w_from[idx]`` for q/k projections ``[n_heads·h_d, ...]``.
 
@@ -29,8 +30,8 @@ def qk_permutation(
     """
     h, r = check_dims(head_dim, rotary_dim)
     nh = check_int(n_heads, "n_heads", minimum=1)
-    src = PAIR_LAYOUT[check_pair_layout(from_layout)]
-    dst = PAIR_LAYOUT[check_pair_layout(to_layout)]
+    src = PAIR_CHANNELS[check_pair_layout(from_layout)]
+    dst = PAIR_CHANNELS[check_pair_layout(to_layout)]
     check_size((nh, h), np.intp, "qk_permutation")
     within = np.concatenate([pair_permutation(r, src, dst), np.arange(r, h)])
     return (np.arange(nh)[:, None] * h + within[None, :]).reshape(-1)
@@ -38,7 +39,7 @@ def qk_permutation(
 
 @outside_compile("permute_qk_weights")
 def permute_qk_weights(
-    w: Any, n_heads: int, from_layout: str, to_layout: str, *, rotary_dim: int | None = None
+    w: Any, n_heads: int, from_layout: PairLayout, to_layout: PairLayout, *, rotary_dim: int | None = None
 ) -> Any:
     """Convert a q or k projection (weight or bias) between RoPE layouts.
 

@@ -47,11 +47,11 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
 from ..errors import MAX_D_MODEL, PosEncError, check_base, check_int, check_positions, show_value
-from ..memory import check_size
 from ..registry import Call, Registry, returned
-from ..vocabulary import PairLayout
+from ..support.compile import outside_compile
+from ..support.memory import check_size
+from ..support.vocabulary import PairLayout
 from .spec import RopeConfig
 
 __all__ = ["ROPE_PRESETS", "dinov3_coords", "eva02_coords", "rope_preset"]

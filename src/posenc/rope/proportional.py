@@ -13,7 +13,7 @@ transformers 5.23 ``modeling_rope_utils._compute_proportional_rope_parameters``
 So pair i is (i, i + h_d/2) for i < k, and channels k … h_d/2 - 1 and
 h_d/2 + k … h_d - 1 pass through (angle 0: cos 1, sin 0). posenc reads it as
 ``rotary_dim = 2k``, the scaling :class:`Proportional` (the cut ladder) and
-the pair layout :data:`HEAD_HALF`; :func:`rotate_head_half` rotates in it.
+the layout ``"head_half"`` (:data:`posenc.support.vocabulary.RopeLayout`); :func:`rotate_head_half` rotates in it.
 """
 
 from __future__ import annotations
@@ -26,16 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import set_fields
 from ..errors import PosEncError, check_channels, check_int, show_value
 from ..exact import decimal_context, ladder_digits
+from ..support.arguments import set_fields
+from ..support.compile import outside_compile
+from .registry import check_keys
 from .scaled import Scaled, checked_scaled, exact_decimal, factor
 
-__all__ = ["HEAD_HALF", "Proportional", "proportional_factory", "proportional_rotary_dim", "rotate_head_half"]
+__all__ = ["Proportional", "proportional_factory", "proportional_rotary_dim", "rotate_head_half"]
 
-#: the pair layout of proportional RoPE: pair i is (i, i + h_d/2) for i < rotary_dim/2
-HEAD_HALF = "head_half"
 
 
 @dataclass(frozen=True)
@@ -80,8 +79,6 @@ def proportional_rotary_dim(head_dim: int, prf: float) -> int:
 
 def proportional_factory(rope: Mapping[str, Any], cfg: Mapping[str, Any]) -> Proportional:
     """The registry's factory for ``rope_type="proportional"`` (keys of ``_validate_proportional_rope_parameters``)."""
-    from .hf_scalings import check_keys
-
     check_keys("proportional", rope, set(), {"factor"})
     if cfg.get("head_dim") is not None:
         head_dim = check_channels(cfg["head_dim"], "head_dim")
@@ -100,7 +97,7 @@ def rotate_head_half(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, rotary_dim
     h = x.shape[-1]
     n = rotary_dim // 2
     if h % 2 or n > h // 2:
-        raise PosEncError(f"layout {HEAD_HALF!r} needs an even head_dim >= rotary_dim, got {h} and {rotary_dim}")
+        raise PosEncError(f"layout 'head_half' needs an even head_dim >= rotary_dim, got {h} and {rotary_dim}")
     ct = cos.dtype
     a = x[..., :n].astype(ct, copy=False)
     b = x[..., h // 2:h // 2 + n].astype(ct, copy=False)

@@ -1,11 +1,11 @@
 """The open registry of RoPE scalings: rope type name -> factory, as transformers' ``ROPE_INIT_FUNCTIONS``.
 
 :func:`register_scaling` makes :func:`posenc.from_hf_config` read a new
-``rope_type`` in one place; the built-in types (:mod:`posenc.rope.hf_scalings`)
+``rope_type`` in one place; the built-in types (:mod:`posenc.hf.scalings`)
 are registered the same way. A factory is called as ``factory(rope_dict,
 config_dict)``: ``rope_dict`` is the model's (or one layer type's) rope dict,
 ``config_dict`` the language model's config with the family's legacy keys and
-defaults already resolved (:mod:`posenc.rope.hf_families`). It returns a
+defaults already resolved (:mod:`posenc.hf.families`). It returns a
 scaling (an object with ``scale(dim, base, seq_len)`` and
 ``cache_key(seq_len)``, hashable, as :mod:`posenc.rope.scaling`'s variants) or
 None for plain RoPE, and raises :class:`~posenc.PosEncError` for keys it does
@@ -28,14 +28,36 @@ from collections.abc import Callable, Hashable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from .._compile import outside_compile
 from ..errors import PosEncError, show_value
 from ..registry import Call, Registry, guarded, returned
+from ..support.compile import outside_compile
 from .scaled import Scaled, checked_scaled
 
+#: keys any rope dict may hold beside its type's own (read by from_hf_config itself)
+COMMON_KEYS = frozenset({"rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section",
+                         "mrope_interleaved"})
+
+
+def _names(keys: Any) -> list[str]:
+    return sorted(k if isinstance(k, str) else repr(k) for k in keys)
+
+
+def check_keys(rope_type: str, rope: Mapping[str, Any], required: set[str], optional: set[str]) -> None:
+    """Refuse a rope dict with keys outside ``required | optional | COMMON_KEYS``, or missing a required one."""
+    unknown = _names(set(rope) - required - optional - COMMON_KEYS)
+    if unknown:
+        raise PosEncError(f"unknown key(s) {unknown} in the {rope_type!r} rope dict; allowed: "
+                          f"{sorted(required | optional | COMMON_KEYS)}")
+    missing = sorted(required - set(rope))
+    if missing:
+        raise PosEncError(f"the {rope_type!r} rope dict is missing {missing}")
+
+
 __all__ = [
+    "COMMON_KEYS",
     "SCALING_FACTORIES",
     "ScalingFactory",
+    "check_keys",
     "is_scaling",
     "register_scaling",
     "registered_rope_types",
@@ -53,7 +75,7 @@ FACTORY_CALL = Call(("rope_dict", "config_dict"))
 SCALING_FACTORIES: Registry[ScalingFactory] = Registry("scaling factory", callable, calls=(FACTORY_CALL,))
 
 
-@outside_compile("register_scaling")
+@outside_compile("rope.register_scaling")
 def register_scaling(rope_type: str, factory: ScalingFactory, *, replace: bool = False) -> None:
     """Make :func:`posenc.from_hf_config` read ``rope_type`` with ``factory``.
 

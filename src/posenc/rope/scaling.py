@@ -17,7 +17,7 @@ table never mixes two rotations. A KV cache whose keys were rotated under
 one effective base must be re-rotated (or the length fixed) when the base
 changes; posenc does not do that behind your back.
 
-Reading a model's config is :func:`posenc.rope.hf_config.from_hf_config`.
+Reading a model's config is :func:`posenc.hf.config.from_hf_config`.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .._compile import outside_compile
-from ..arguments import set_fields
 from ..errors import PosEncError
 from ..exact import decimal_context
+from ..support.arguments import set_fields
+from ..support.compile import outside_compile
 from .scaled import (
     Scaled,
     check_rescalable,

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import set_fields
 from ..errors import MAX_D_MODEL, PosEncError, check_real, show_value
 from ..exact import decimal_context, decimal_pi
+from ..support.arguments import set_fields
+from ..support.compile import outside_compile
 from .scaled import (
     Scaled,
     attention_field,

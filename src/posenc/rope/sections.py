@@ -44,11 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import check_choice, default, passed, set_fields
 from ..errors import MAX_D_MODEL, PosEncError, check_int, shape_text, show_value
 from ..exact import ladder_digits
-from ..vocabulary import LADDER_SHARINGS, SECTION_LAYOUTS, LadderSharing, SectionLayout
+from ..support.arguments import check_choice, default, passed, set_fields
+from ..support.compile import outside_compile
+from ..support.vocabulary import LADDER_SHARINGS, SECTION_LAYOUTS, LadderSharing, SectionLayout
 
 __all__ = [
     "LADDERS",
@@ -58,7 +58,7 @@ __all__ = [
     "per_axis_frequencies",
 ]
 
-#: The ``ladder`` option (:data:`posenc.vocabulary.LadderSharing`): ``"shared"``, one ladder over the rotary
+#: The ``ladder`` option (:data:`posenc.support.vocabulary.LadderSharing`): ``"shared"``, one ladder over the rotary
 #: dimension (M-RoPE); ``"per_axis"``, each axis its own (axial).
 LADDERS = LADDER_SHARINGS
 

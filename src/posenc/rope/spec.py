@@ -18,15 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from .._compile import outside_compile
-from .._concurrency import BoundedCache
-from ..arguments import default, left_out, set_fields
 from ..errors import MAX_POSITION, PosEncError, check_base, check_d_model, check_int, show_value
-from ..layout import check_pair_layout
-from ..vocabulary import LadderSharing, PairLayout, SectionLayout
-from .proportional import HEAD_HALF
+from ..support.arguments import default, left_out, set_fields
+from ..support.compile import outside_compile
+from ..support.concurrency import BoundedCache
+from ..support.layout import check_rope_layout
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from .registry import is_scaling
 from .scaling import SCALINGS
 from .sections import Sections, check_sections
@@ -102,7 +101,7 @@ class RopeConfig:
             (``rotate_half``, most families) or ``"interleaved"`` (GPT-J and
             CodeGen's ``rotate_every_two``; GLM, Cohere, ERNIE 4.5, Helium;
             the complex form of Llama 4 and DeepSeek-V2; DeepSeek-V3 with
-            ``rope_interleave``): see :data:`posenc.rope.hf_families.INTERLEAVED`;
+            ``rope_interleave``): see :data:`posenc.hf.families.INTERLEAVED`;
             or ``"head_half"`` (Gemma 4's proportional RoPE: pairs
             (i, i + head_dim/2) for i < rotary_dim/2, the rest passed
             through; :mod:`posenc.rope.proportional`).
@@ -124,7 +123,7 @@ class RopeConfig:
     base: float = 10000.0  # the paper's θ
     scaling: Any = None  # plain RoPE
     max_position: int | None = None  # unknown: no config said
-    layout: PairLayout | Literal["head_half"] = "half"  # HF's rotate_half
+    layout: RopeLayout = "half"  # HF's rotate_half
     sections: tuple[int, ...] | None = None  # 1-D RoPE
     section_layout: SectionLayout = "contiguous"  # Qwen2-VL's
     ladder: LadderSharing = "shared"  # M-RoPE's one ladder
@@ -136,7 +135,7 @@ class RopeConfig:
         h, r = check_dims(self.head_dim, self.rotary_dim)
         b = check_base(self.base)
         check_scaling(self.scaling)
-        lay = HEAD_HALF if isinstance(self.layout, str) and self.layout == HEAD_HALF else check_pair_layout(self.layout)
+        lay = check_rope_layout(self.layout)
         # a field's default cannot be a marked one (torch.compile cannot trace the dataclass's __init__ with
         # it): here a field at its default value is taken as left out, as a Sections object beside it wants
         sec = check_sections(self.sections, _as_left_out(self.section_layout, "contiguous"),

@@ -42,8 +42,6 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import set_fields
 from ..errors import (
     PosEncError,
     check_d_model,
@@ -56,7 +54,9 @@ from ..errors import (
 from ..exact import decimal_context
 from ..exact.core import split, two_prod
 from ..exact.power import exp_dd, nearest_power, round_checked
-from ..memory import allocate, check_size, nbytes, shape_of
+from ..support.arguments import set_fields
+from ..support.compile import outside_compile
+from ..support.memory import allocate, check_size, nbytes, shape_of
 from .cos_sin import cos_sin_tables
 from .frequencies import RopeFrequencies
 

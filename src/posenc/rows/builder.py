@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..arguments import check_items
 from ..errors import MAX_D_MODEL, PosEncError, check_int, show_value
+from ..support.arguments import check_items
 from .window import check_positions_held
 
 __all__ = ["ROW_DTYPES", "RowBuilder", "build_rows", "cache_arguments", "check_builder", "checked_rows"]

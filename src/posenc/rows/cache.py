@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import PosEncError, check_int, check_span, show_value
-from ..memory import check_size
+from ..support.memory import check_size
 from .builder import ROW_DTYPES, RowBuilder, build_rows, cache_arguments, check_builder
 from .window import DEFAULT_ROWS, Span, check_positions_held, distinct, for_lookup, for_reserve, grown
 

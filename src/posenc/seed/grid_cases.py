@@ -15,12 +15,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..layout import pair_permutation
 from ..rope.cos_sin import rope_cos_sin
 from ..sinusoidal.encoding import encode
 from ..sinusoidal.grid import encode_nd
 from ..sinusoidal.grid_analysis import grid_report
 from ..sinusoidal.shift import shift
+from ..support.layout import pair_permutation
 from .claims import Case, CaseSet, Printed, check
 
 __all__ = ["GRID_CELLS", "grid_case", "grid_cases"]

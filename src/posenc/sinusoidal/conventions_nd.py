@@ -32,11 +32,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from .._compile import outside_compile
-from ..arguments import default, left_out, set_fields
 from ..errors import PosEncError, check_base, check_channels, check_int, show_value
 from ..exact import Ladder, geometric_ladder
 from ..registry import Registry, checked_results
+from ..support.arguments import default, left_out, set_fields
+from ..support.compile import outside_compile
+from ..support.vocabulary import ChannelLayout
 
 __all__ = [
     "MAE",
@@ -76,7 +77,7 @@ class Block:
     axis: int
     start: int
     ladder: Ladder
-    layout: str
+    layout: ChannelLayout
     width: int
 
     @property

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.vocabulary import ChannelLayout
 from .conventions import resolve
 
 __all__ = ["encode", "table"]
@@ -26,7 +27,7 @@ def encode(
     d_model: int,
     *,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     dtype: Any = np.float32,
     convention: Any = None,
 ) -> np.ndarray:
@@ -70,7 +71,7 @@ def table(
     *,
     start: int = 0,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     dtype: Any = np.float32,
     convention: Any = None,
 ) -> np.ndarray:

@@ -14,10 +14,10 @@ from decimal import Decimal
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
 from ..errors import PosEncError, check_base, check_context, check_d_model
 from ..exact import decimal_context, decimal_pi, seed_ladder
+from ..support.arguments import default
+from ..support.compile import outside_compile
 
 __all__ = [
     "ContextReport",

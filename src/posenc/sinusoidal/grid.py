@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
 from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_positions, shape_text
 from ..exact import Ladder, fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, assemble
-from ..layout import sin_cos_views
-from ..memory import allocate, check_size, nbytes, shape_of
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.layout import sin_cos_views
+from ..support.memory import allocate, check_size, nbytes, shape_of
 from .conventions_nd import Block, NdConvention, NdPlan, resolve
 
 __all__ = ["MAX_POINTS", "channel_sources", "check_nd_shape", "diagonal_rows", "encode_nd", "grid", "nd_options",
@@ -179,7 +179,7 @@ def channel_sources(plan: NdPlan) -> tuple[tuple[tuple[int, Ladder], ...], np.nd
         ``index`` int ``[d_model]``: output channel j is entry ``index[j]``
         of the concatenation, over ``groups``, of ``[sin(c·ω) | cos(c·ω)]``
         (``2·len(ladder)`` each, c the group's coordinate), followed by one
-        zero. The blocks' layouts (:func:`posenc.layout.sin_cos_views`), their
+        zero. The blocks' layouts (:func:`posenc.support.layout.sin_cos_views`), their
         cut to ``width``, the uncovered channels (zero) and the framework's
         ``order`` are all in ``index``.
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import check_items, default
 from ..errors import MAX_POSITION, PosEncError, check_int, show_value
 from ..exact import Ladder, decimal_context, decimal_pi
-from ..layout import sin_cos_views
+from ..support.arguments import check_items, default
+from ..support.compile import outside_compile
+from ..support.layout import sin_cos_views
 from .conventions_nd import Block, NdConvention, resolve
 from .grid import encode_nd, grid
 

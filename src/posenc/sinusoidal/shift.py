@@ -15,8 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import default
 from ..errors import (
     PosEncError,
     as_array,
@@ -26,8 +24,11 @@ from ..errors import (
     check_positions,
 )
 from ..exact import seed_ladder, sincos
-from ..layout import check_channel_layout, sin_cos_views
-from ..memory import allocate
+from ..support.arguments import default
+from ..support.compile import outside_compile
+from ..support.layout import check_channel_layout, sin_cos_views
+from ..support.memory import allocate
+from ..support.vocabulary import ChannelLayout
 
 __all__ = ["shift", "shift_matrix"]
 
@@ -38,7 +39,7 @@ def shift_matrix(
     d_model: int,
     *,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     dtype: Any = np.float64,
 ) -> np.ndarray:
     """The block-diagonal T_k with ``T_k @ encode(p) == encode(p + k)``.
@@ -83,7 +84,7 @@ def shift(
     k: Any,
     *,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
 ) -> np.ndarray:
     """Rotate an encoding by offset ``k`` without building T_k.
 

@@ -19,8 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..arguments import check_flag, default
 from ..errors import (
     PosEncError,
     check_base,
@@ -31,7 +29,10 @@ from ..errors import (
     show_value,
 )
 from ..exact import fill_sincos, seed_ladder, sincos
-from ..layout import check_channel_layout, sin_cos_views
+from ..support.arguments import check_flag, default
+from ..support.compile import outside_compile
+from ..support.layout import check_channel_layout, sin_cos_views
+from ..support.vocabulary import ChannelLayout
 
 __all__ = ["Aliasing", "Separation", "aliasing", "min_separation", "similarity"]
 
@@ -110,7 +111,7 @@ class Aliasing:
     q: float
     d_model: int
     base: float
-    layout: str
+    layout: ChannelLayout
     atol: float
     diff: np.ndarray = field(repr=False)
     coincide: np.ndarray = field(repr=False)
@@ -130,7 +131,7 @@ def aliasing(
     d_model: int,
     *,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     atol: float = 1e-9,
 ) -> Aliasing:
     """Which dimensions of PE(p) and PE(q) coincide, and how far apart they are.

@@ -58,7 +58,7 @@ import numpy as np
 
 from ..errors import MAX_BASE, PosEncError, check_base, check_channels, check_real, show_value
 from ..exact import Ladder, geometric_ladder
-from ..registry import Registry, checked_results
+from ..registry import Registry, checked_results, guarded
 
 __all__ = [
     "CONVENTIONS",
@@ -110,6 +110,36 @@ class TimestepConvention:
         unchanged, any factor exact inside the ladder.
         """
         return t, True
+
+
+def preset_times(preset: TimestepConvention, t: np.ndarray, given: np.dtype) -> np.ndarray:
+    """``preset.times(t, given)``'s times, checked (a user's preset too): float64 of t's shape, finite where t is.
+
+    Args:
+        preset: a timestep preset.
+        t: float64 ``[n]`` times, checked by the caller.
+        given: t's own dtype (for ``time_dtype="input"``).
+
+    Raises:
+        PosEncError: ``times`` raised, or returned anything but (an array of
+            t's shape with real values, a bool), or a non-finite time for a
+            finite t; naming the preset.
+
+    >>> preset_times(Diffusers(), np.array([0.5]), np.dtype(np.float64)).tolist()
+    [0.5]
+    """
+    who = f"{show_value(preset)}.times(...)"
+    out = guarded(who, preset.times, t, given)
+    times = out[0] if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], bool) else None
+    if not isinstance(times, np.ndarray) or times.shape != t.shape or times.dtype.kind not in "iuf":
+        raise PosEncError(f"{who} returned {show_value(out)}; expected (times, exact): a real array of t's shape "
+                          f"{t.shape} and a bool")
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(times.astype(np.float64)) & np.isfinite(t)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise PosEncError(f"{who} returned the non-finite time {float(times[k])!r} for t={float(t[k])!r}")
+    return times.astype(np.float64, copy=False)
 
 
 def _ladder(dim: int, max_period: float, shift: Fraction, scale: Fraction, what: str) -> Ladder:

@@ -7,12 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from .._compile import outside_compile
-from ..array_reading import read_array
-from ..errors import PosEncError, check_angle, check_channels, check_dtype, check_positions
+from ..errors import PosEncError, check_angle, check_channels, check_dtype, check_positions, read_array
 from ..exact import fill_sincos
-from ..memory import allocate, check_size, shape_of
-from .conventions import TimestepPlan, get
+from ..support.compile import outside_compile
+from ..support.memory import allocate, check_size, shape_of
+from .conventions import TimestepPlan, get, preset_times
 
 __all__ = ["timestep_embedding"]
 
@@ -61,7 +60,7 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
         _check_size(shape, plan.dim, dt)
     given = read_array(t, "t", "real numbers").dtype if hasattr(t, "dtype") else np.dtype(np.float64)
     times = check_positions(t, "t")
-    flat, _ = preset.times(times.reshape(-1), given)
+    flat = preset_times(preset, times.reshape(-1), given)
     if flat.size:
         check_angle(float(np.max(np.abs(flat))), plan.ladder.fastest, "t")
     return render(plan, flat, dt).reshape((*times.shape, plan.dim))

@@ -16,7 +16,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
         "posenc.torch needs PyTorch, which is not installed: pip install 'posenc[torch]'"
     ) from exc
 
-from .._compile import prepare
+from ..support.compile import prepare
 from ._cache import TableCache
 from .bias import AlibiBias, T5RelativeBias
 from .fields import FourierFeatures, NeRFEncoding
@@ -26,7 +26,7 @@ from .sinusoidal import SinusoidalPositionalEncoding, encode
 from .timesteps import Timesteps
 
 # torch._dynamo is loaded by now (the modules use torch.compiler.disable): the NumPy core's wrappers are
-# made here, so even a first compiled call meets them ready (posenc._compile)
+# made here, so even a first compiled call meets them ready (posenc.support.compile)
 prepare()
 
 __all__ = [

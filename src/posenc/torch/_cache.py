@@ -62,9 +62,9 @@ import torch
 from torch import nn
 
 from ..errors import PosEncError, check_int
-from ..memory import check_size
 from ..rows.builder import RowBuilder, cache_arguments
 from ..rows.window import DEFAULT_ROWS, SPARSE_FACTOR, check_positions_held, for_lookup, for_reserve, grown
+from ..support.memory import check_size
 from ._positions import Request, parse_request, position_bounds
 from ._rows import NUMPY_DTYPES, direct_rows, gather_rows, host_rows, to_device
 

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._concurrency import default_threads, run_spans, spans
+from ..support.concurrency import default_threads, run_spans, spans
+from ..support.vocabulary import RopeLayout
 from ._cache import compiling
 from ._kernels import kernels
 
@@ -71,13 +72,14 @@ class _Rotate(torch.autograd.Function):
         return back, None, None, None
 
 
-def rotate(x: torch.Tensor, rows: torch.Tensor, layout: str, rotary_dim: int) -> torch.Tensor | None:
+def rotate(x: torch.Tensor, rows: torch.Tensor, layout: RopeLayout, rotary_dim: int) -> torch.Tensor | None:
     """Rotate x ``[..., s, h_d]`` by float32 rows ``[s, 2, r/2]`` or ``[b, s, 2, r/2]``, or None if not fused here.
 
     ``rows[..., 0, :]`` is cos and ``rows[..., 1, :]`` sin. With ``[b, ...]``
     rows, x must be ``[b, ..., s, h_d]`` (heads in between).
     """
-    if not enabled or compiling() or x.device.type != "cpu" or x.dtype not in _DTYPES or x.dim() < 2:
+    if not enabled or compiling() or layout == "head_half" or x.device.type != "cpu" or x.dtype not in _DTYPES \
+            or x.dim() < 2:
         return None
     if rows.dtype != torch.float32 or rows.device.type != "cpu" or rows.requires_grad:
         return None

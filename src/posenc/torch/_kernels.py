@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._optional import compiled
+from ..support.optional import compiled
 
 __all__ = ["kernels"]
 

@@ -1,4 +1,4 @@
-"""Torch outputs sized against their device before any work: the one rule of :mod:`posenc.memory`, on tensors.
+"""Torch outputs sized against their device before any work: the one rule of :mod:`posenc.support.memory`, on tensors.
 
 ``AlibiBias(8)(10**6, 10**6)`` once reached torch's allocator (an 8 TB
 request), and ``T5RelativeBias(4)(30000, 30000)`` worked 17 s before it
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..memory import check_size, limit
+from ..support.memory import check_size, limit
 
 __all__ = ["check_device_size", "device_memory"]
 
@@ -34,7 +34,7 @@ def device_memory(device: torch.device) -> int | None:
 
 
 def check_device_size(shape: Sequence[int], dtype: torch.dtype, what: str, device: torch.device, work: int) -> None:
-    """:func:`posenc.memory.check_size` for a torch output on ``device``, ``work`` bytes of working tensors."""
+    """:func:`posenc.support.memory.check_size` for a torch output on ``device``, ``work`` bytes of working tensors."""
     have = device_memory(device)
     if have is not None:
         check_size(shape, _NUMPY[dtype], what, work=work, have=have)

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from ..errors import PosEncError
+from ..support.vocabulary import RopeLayout
 
 __all__ = [
     "FLOATS", "batch_size", "broadcast_rows", "check_qk", "check_sequence_dim", "rotate_pairs", "table_dtype",
@@ -62,12 +63,25 @@ def broadcast_rows(table: torch.Tensor, x: torch.Tensor, sequence_dim: int, batc
     return table
 
 
-def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str, rotary_dim: int) -> torch.Tensor:
-    """(x1·cos - x2·sin, x2·cos + x1·sin) per pair, in float32 (float64 for float64 x), back in x.dtype."""
+def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: RopeLayout,
+                 rotary_dim: int) -> torch.Tensor:
+    """(x1·cos - x2·sin, x2·cos + x1·sin) per pair, in float32 (float64 for float64 x), back in x.dtype.
+
+    ``layout`` is a :data:`posenc.support.vocabulary.RopeLayout`: the pairs of the
+    first rotary_dim channels (``half``, ``interleaved``), or ``head_half``'s
+    (i, i + h_d/2) for i < rotary_dim/2 (:func:`posenc.rope.proportional.rotate_head_half`).
+    """
     ct = torch.float64 if x.dtype == torch.float64 else torch.float32
     c = cos.to(ct)
     s = sin.to(ct)
     n = rotary_dim // 2
+    if layout == "head_half":
+        h = x.shape[-1]
+        if h % 2 or n > h // 2:
+            raise PosEncError(f"layout 'head_half' needs an even head_dim >= rotary_dim, got {h} and {rotary_dim}")
+        a, b = x[..., :n].to(ct), x[..., h // 2:h // 2 + n].to(ct)
+        o1, o2 = (a * c - b * s).to(x.dtype), (b * c + a * s).to(x.dtype)
+        return torch.cat([o1, x[..., n:h // 2], o2, x[..., h // 2 + n:]], dim=-1)
     if layout == "half":
         x1, x2 = x[..., :n], x[..., n:rotary_dim]
     else:

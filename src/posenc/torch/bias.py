@@ -27,10 +27,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..arguments import default
 from ..bias.alibi import alibi_convention, alibi_rows_at, alibi_slopes, alibi_table, check_placement
 from ..bias.t5 import T5Buckets, t5_bucket, t5_buckets
-from ..errors import MAX_D_MODEL, MAX_POSITION, PosEncError, check_int
+from ..errors import MAX_D_MODEL, MAX_POSITION, PosEncError, check_int, show_value
+from ..registry import guarded
+from ..support.arguments import default
 from ._cache import DEFAULT_ROWS, TableCache, compiling
 from ._memory import check_device_size
 
@@ -63,6 +64,37 @@ class _AlibiRows:
 
     def at(self, positions: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return alibi_rows_at(self.n_heads, positions, convention=self.convention, dtype=dtype)
+
+
+def _coefficient(conv: Any, qp: torch.Tensor, kp: torch.Tensor, causal: bool,
+                 shape: tuple[int, ...]) -> torch.Tensor:
+    """The variant's distance terms t, checked (a user's too): an integer-valued real tensor that broadcasts.
+
+    The rows are a table indexed by t, so t must be whole numbers here; a
+    variant with fractional terms is refused by name (:func:`posenc.alibi_bias`
+    multiplies m·t directly and takes it).
+    """
+    who = f"the ALiBi variant {show_value(conv)}: coefficient(...)"
+    t = guarded(who, conv.coefficient, qp[..., :, None], kp[..., None, :], kp[..., -1:, None], causal)
+    if not isinstance(t, torch.Tensor) or t.is_complex() or t.dtype == torch.bool:
+        got = show_value(t) if not isinstance(t, torch.Tensor) else f"a {t.dtype} tensor"
+        raise PosEncError(f"{who} returned {got}; expected a real tensor broadcastable to {shape} "
+                          "(t in bias = m·t)")
+    try:
+        fits = torch.broadcast_shapes(tuple(t.shape), shape) == torch.Size(shape)
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise PosEncError(f"{who} returned a tensor of shape {tuple(t.shape)}; expected one broadcastable to "
+                          f"{shape} (t in bias = m·t)")
+    if t.is_floating_point():
+        if not bool(torch.isfinite(t).all()):
+            raise PosEncError(f"{who} returned a non-finite distance term; t must be finite (bias = m·t)")
+        if not bool((t == t.round()).all()):
+            raise PosEncError(f"{who} returned fractional distance terms; posenc.torch's ALiBi rows are a table "
+                              "indexed by whole t (use posenc.alibi_bias, which multiplies m·t directly)")
+        t = t.to(torch.long)
+    return t
 
 
 class AlibiBias(nn.Module):
@@ -166,7 +198,8 @@ class AlibiBias(nn.Module):
                 raise PosEncError(f"positions must be an integer tensor, got dtype {positions.dtype}")
             kp = positions.to(device=dev, dtype=torch.long)
             qp = kp[..., off:off + q]
-        t = self.convention.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], self.causal)
+        t = self.convention.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], self.causal) \
+            if compiling() else _coefficient(self.convention, qp, kp, self.causal, (*qp.shape[:-1], q, k))
         rows_dtype = torch.float64 if dt == torch.float64 else torch.float32
         flat = self.cache.lookup(t.numel(), positions=t.reshape(-1), device=dev, dtype=rows_dtype)
         bias = flat.reshape(*t.shape, self.n_heads).movedim(-1, -3)  # [..., n_h, q or 1, k]

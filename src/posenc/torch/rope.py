@@ -32,14 +32,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..arguments import default
 from ..errors import PosEncError, check_int, check_seq_len
-from ..layout import check_pair_layout
 from ..rope.cos_sin import cos_sin_tables, rope_table
 from ..rope.frequencies import RopeFrequencies, rope_frequencies
 from ..rope.sections import Sections, check_sections
 from ..rope.spec import RopeConfig, as_spec
 from ..rope.xpos import check_xpos
+from ..support.arguments import default
+from ..support.layout import check_rope_layout
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from . import _fused
 from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
 from ._exact import LadderBuffers
@@ -137,14 +138,14 @@ class RotaryEmbedding(nn.Module):
         *,
         base: float = default(10000.0),
         scaling: Any = None,
-        layout: str = default("half"),
+        layout: RopeLayout = default("half"),
         rotary_dim: int | None = None,
         max_len: int = DEFAULT_ROWS,
         sequence_dim: int = -2,
         seq_len: int | None = None,
         sections: Any = None,
-        section_layout: str = default("contiguous"),
-        ladder: str = default("shared"),
+        section_layout: SectionLayout = default("contiguous"),
+        ladder: LadderSharing = default("shared"),
         xpos: Any = None,
     ) -> None:
         super().__init__()
@@ -161,7 +162,7 @@ class RotaryEmbedding(nn.Module):
         self.rotary_dim = freqs.rotary_dim
         self.base = float(base)
         self.scaling = scaling
-        self.layout = check_pair_layout(layout)
+        self.layout = check_rope_layout(layout)
         self.sequence_dim = check_sequence_dim(sequence_dim)
         self.seq_len = None if seq_len is None else check_seq_len(seq_len)
         self.freqs = freqs

@@ -6,16 +6,17 @@ cached; these functions compute what they need on each call.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 
-from ..arguments import default
-from ..errors import PosEncError
-from ..layout import check_pair_layout
-from ..rope.cos_sin import rope_cos_sin
-from ..rope.sections import Sections, check_sections
+from ..errors import PosEncError, check_positions
+from ..rope.apply import spec_cos_sin
+from ..rope.sections import Sections
+from ..rope.spec import RopeConfig, spec_of
+from ..support.arguments import default
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from ._cache import compiling
 from ._memory import check_device_size
 from ._rotation import FLOATS, broadcast_rows, check_sequence_dim, rotate_pairs
@@ -62,49 +63,60 @@ def apply_rope(
     *,
     base: float = default(10000.0),
     scaling: Any = None,
-    layout: str = default("half"),
+    layout: RopeLayout = default("half"),
     rotary_dim: int | None = None,
     seq_len: int | None = None,
     sequence_dim: int = -2,
     sections: Any = None,
-    section_layout: str = default("contiguous"),
-    ladder: str = default("shared"),
+    section_layout: SectionLayout = default("contiguous"),
+    ladder: LadderSharing = default("shared"),
+    xpos: Any = None,
+    role: Literal["q", "k"] | None = None,
+    spec: RopeConfig | None = None,
 ) -> torch.Tensor:
     """Functional RoPE, equal to :func:`posenc.apply_rope` bit for bit.
 
-    The cos/sin come from :func:`posenc.rope_cos_sin` on the CPU each call
-    (float64 for float64 x, float32 otherwise): convenient and exact, but
+    The cos/sin come from the NumPy core on the CPU each call (float64 for
+    float64 x, float32 otherwise; :func:`posenc.rope.apply.spec_cos_sin`, the
+    tables :func:`posenc.apply_rope` rotates by): convenient and exact, but
     use :class:`~posenc.torch.RotaryEmbedding` (cached rows) inside a model.
 
     Args:
         x: ``[..., s, h_d]`` (or ``[..., s, n_h, h_d]`` with ``sequence_dim=-3``).
         positions: ``[s]`` or ``[b, s]`` (tensor or array-like; non-integers allowed);
             with sections ``[s, n_axes]`` or ``[b, s, n_axes]``.
-        base, scaling, layout, rotary_dim, seq_len, sections, section_layout, ladder: as
-            :func:`posenc.apply_rope`.
+        spec: a :class:`posenc.RopeConfig` holding every setting (then leave
+            base … ladder out), as :func:`posenc.apply_rope`'s.
+        base, scaling, layout, rotary_dim, seq_len, sections, section_layout, ladder, xpos, role: as
+            :func:`posenc.apply_rope` (``layout="head_half"``, Gemma 4's pairs, included).
+
+    >>> import posenc
+    >>> cfg = posenc.RopeConfig(4, layout="interleaved")
+    >>> x = torch.ones(1, 2, 3, 4)
+    >>> torch.equal(apply_rope(x, torch.arange(3), spec=cfg), apply_rope(x, torch.arange(3), layout="interleaved"))
+    True
     """
     sd = check_sequence_dim(sequence_dim)
     if not isinstance(x, torch.Tensor) or x.dtype not in FLOATS:
         raise PosEncError(f"x must be a float16/bfloat16/float32/float64 tensor, got {type(x).__name__}")
-    lay = check_pair_layout(layout)
     if x.dim() < -sd:
         raise PosEncError(f"x must be [..., s, h_d] (sequence_dim {sd}), got shape {tuple(x.shape)}")
-    h = x.shape[-1]
+    cfg = spec_of(spec, x.shape[-1], base=base, scaling=scaling, layout=layout, rotary_dim=rotary_dim,
+                  sections=sections, section_layout=section_layout, ladder=ladder)
     if isinstance(positions, torch.Tensor):
         p = positions.detach().cpu()
         positions = (p.to(torch.float64) if p.is_floating_point() else p).numpy()
-    pos = np.asarray(positions)
+    pos = check_positions(positions)
     s = x.shape[sd]
-    sec = check_sections(sections, section_layout, ladder)
-    _check_positions(pos, x, s, sec)
-    ct = np.float64 if x.dtype == torch.float64 else np.float32
-    cos, sin = rope_cos_sin(pos, h, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len, dtype=ct,
-                            sections=sec)
-    r = cos.shape[-1] * 2
+    _check_positions(pos, x, s, cfg.multi_axis)
+    ct = np.dtype(np.float64) if x.dtype == torch.float64 else np.dtype(np.float32)
+    # xPos's factors are judged against what q or k will be: bfloat16 as float32 (NumPy has no bfloat16)
+    like = np.dtype(str(x.dtype).removeprefix("torch.")) if x.dtype != torch.bfloat16 else np.dtype(np.float32)
+    cos, sin = spec_cos_sin(pos, cfg, seq_len, xpos, role, ct, like)
     batched = cos.ndim == 3
-    c = broadcast_rows(torch.from_numpy(cos).to(x.device), x, sd, batched)
-    sn = broadcast_rows(torch.from_numpy(sin).to(x.device), x, sd, batched)
-    return rotate_pairs(x, c, sn, lay, r)
+    c = broadcast_rows(torch.from_numpy(np.ascontiguousarray(cos)).to(x.device), x, sd, batched)
+    sn = broadcast_rows(torch.from_numpy(np.ascontiguousarray(sin)).to(x.device), x, sd, batched)
+    return rotate_pairs(x, c, sn, cfg.layout, int(cfg.rotary_dim or cfg.head_dim))
 
 
 def _check_positions(pos: np.ndarray, x: torch.Tensor, s: int, sec: Sections | None) -> None:

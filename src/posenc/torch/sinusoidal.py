@@ -14,9 +14,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..arguments import default
 from ..errors import PosEncError, check_int, check_real
 from ..sinusoidal.conventions import Convention, resolve
+from ..support.arguments import default
+from ..support.vocabulary import ChannelLayout
 from ._cache import DEFAULT_ROWS, TableCache, drop_keys
 
 __all__ = ["SinusoidalPositionalEncoding", "encode"]
@@ -92,7 +93,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         d_model: int,
         *,
         base: float = default(10000.0),
-        layout: str = default("interleaved"),
+        layout: ChannelLayout = default("interleaved"),
         convention: Any = None,
         dropout: float = 0.0,
         max_len: int = DEFAULT_ROWS,
@@ -211,7 +212,7 @@ def encode(
     d_model: int,
     *,
     base: float = default(10000.0),
-    layout: str = default("interleaved"),
+    layout: ChannelLayout = default("interleaved"),
     convention: Any = None,
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
