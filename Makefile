@@ -6,8 +6,11 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# pytest on every core (pytest-xdist), at most 8 workers; tests sharing expensive set-up stay on one worker
+# (--dist loadgroup, the groups of tests/conftest.py). PYTEST_PARALLEL= runs it in one process.
+PYTEST_PARALLEL ?= -n auto --maxprocesses 8 --dist loadgroup
 
-.PHONY: tour test lint bench docs bench-docs clean
+.PHONY: tour test test-fast test-deep lint bench docs bench-docs clean
 
 $(STAMP): pyproject.toml requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,7 +25,16 @@ test: $(STAMP) lint
 	tests need Chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }
 	@command -v node >/dev/null 2>&1 || test -x "$$POSENC_NODE" || { echo "make test: the golden fingerprint runs \
 	the page's exact.js under node: run 'apt-get update && apt-get install -y nodejs' as root"; exit 1; }
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
+
+# the edit loop's subset (about 2 minutes on 2 cores): every test not marked slow (tests/conftest.py marks the
+# browser, site, JAX, transformers and compile tiers); `make test` runs them all
+test-fast: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) -m "not slow"
+
+# the whole suite with ten times the hypothesis examples (the "deep" profile of tests/conftest.py)
+test-deep: $(STAMP) lint
+	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests tools
