@@ -1,6 +1,8 @@
 # `make tour`: the main job. `make test`: every test, lint and type check, and the docs site's build (the
 # page's and the site's browser tests drive the system Chromium: Debian package `chromium`; the golden
-# fingerprint runs the page's script under node: Debian package `nodejs`). `make docs`: the site.
+# fingerprint runs the page's script under node: Debian package `nodejs`). `make test-fast`: the tests not
+# marked slow, for the edit loop; `make test-deep`: every test with ten times the hypothesis examples.
+# `make docs`: the site.
 # Each target creates what it needs in .venv first.
 PYTHON ?= python3
 VENV := .venv
