@@ -59,6 +59,7 @@ SLOW: dict[str, str] = {
     "tests/seed/test_grid_cases.py::test_examples_shows_both_sets": "the examples command, every figure",
     "tests/timesteps/test_timesteps_trust.py::test_the_size_check_covers_the_measured_peak": "memory peaks",
     "tests/test_package.py": "the sdist and the wheel, built",
+    "tests/test_fingerprint.py::test_every_mode_gives_the_committed_digests": "three fresh processes, node too",
 }
 
 
