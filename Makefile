@@ -1,7 +1,9 @@
 # `make tour`: the main job. `make test`: every test, lint and type check, and the docs site's build (the
 # page's and the site's browser tests drive the system Chromium: Debian package `chromium`; the golden
 # fingerprint runs the page's script under node: Debian package `nodejs`), then the transformers patch's tests
-# under each release of requirements-hf/ (`make hf-matrix`). `make docs`: the site.
+# under each release of requirements-hf/ (`make hf-matrix`) and posenc.vllm's against vLLM (`make test-vllm`).
+# `make test-fast`: the tests not marked slow, for the edit loop; `make test-deep`: every test with ten times
+# the hypothesis examples. `make docs`: the site.
 # Each target creates what it needs in .venv first.
 PYTHON ?= python3
 VENV := .venv
@@ -23,7 +25,11 @@ HF_ENVS := $(HF_RELEASES:%=.venv-hf/%/.installed)
 HF_TESTS := tests/hf src/posenc/hf \
 	'tests/docs/test_docs_examples.py::test_code_blocks_run_as_written[docs/how-to/hf-patch.md]'
 
-.PHONY: tour test hf-matrix test-vllm lint bench docs bench-docs clean
+# pytest on every core (pytest-xdist), at most 8 workers; tests sharing expensive set-up stay on one worker
+# (--dist loadgroup, the groups of tests/conftest.py). PYTEST_PARALLEL= runs it in one process.
+PYTEST_PARALLEL ?= -n auto --maxprocesses 8 --dist loadgroup
+
+.PHONY: tour test test-fast test-deep hf-matrix test-vllm lint bench docs bench-docs clean
 
 $(STAMP): pyproject.toml requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,7 +50,7 @@ test: $(STAMP) lint $(HF_ENVS) test-vllm
 	tests need Chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }
 	@command -v node >/dev/null 2>&1 || test -x "$$POSENC_NODE" || { echo "make test: the golden fingerprint runs \
 	the page's exact.js under node: run 'apt-get update && apt-get install -y nodejs' as root"; exit 1; }
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 	@$(MAKE) --no-print-directory hf-matrix
 
 .venv-hf/%/.installed: requirements-hf/%.txt $(STAMP)
@@ -65,6 +71,15 @@ hf-matrix: $(STAMP) $(HF_ENVS)
 # out: pyproject's norecursedirs)
 test-vllm: $(VLLM_STAMP)
 	$(VLLM_PY) -m pytest -q tests/vllm src/posenc/vllm
+
+# the edit loop's subset (about 2 minutes on 2 cores): every test not marked slow (tests/conftest.py marks the
+# browser, site, JAX, transformers and compile tiers); `make test` runs them all
+test-fast: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) -m "not slow"
+
+# the whole suite with ten times the hypothesis examples (the "deep" profile of tests/conftest.py)
+test-deep: $(STAMP) lint
+	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests tools

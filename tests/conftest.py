@@ -1,19 +1,106 @@
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Hypothesis profiles. "posenc" is the suite's (``make test``): a fixed number of examples per property, derandomized,
+#: so every run checks the same inputs. "deep" (``make test-deep``, HYPOTHESIS_PROFILE=deep) checks ten times as
+#: many. A test that sets its own count scales it by ``settings().max_examples / settings.get_profile("posenc")
+#: .max_examples``, so the deep profile reaches it too.
+SUITE_EXAMPLES = 60
 settings.register_profile(
     "posenc",
     deadline=None,
-    max_examples=int(os.environ.get("POSENC_HYPOTHESIS_EXAMPLES", "60")),
+    max_examples=SUITE_EXAMPLES,
     suppress_health_check=[HealthCheck.too_slow],
     derandomize=True,
 )
-settings.load_profile("posenc")
+settings.register_profile("deep", settings.get_profile("posenc"), max_examples=10 * SUITE_EXAMPLES)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "posenc"))
+
+
+#: The tiers ``make test-fast`` leaves out (``-m "not slow"``): node-id prefixes, each marked ``slow`` at
+#: collection, with why it is slow. ``make test`` runs them all; a test of its own can say ``@pytest.mark.slow``.
+SLOW: dict[str, str] = {
+    "tests/jax/": "every new shape compiles with XLA; eager calls dispatch op by op",
+    "tests/fuzz/test_fuzz_jax.py": "JAX",
+    "tests/fields/test_fields_trust.py::test_the_bits_are_posenc_jaxs": "JAX",
+    "src/posenc/jax/": "the JAX doctests",
+    "tests/hf/": "transformers models, built and run",
+    "tests/rope/test_hf_sweep.py": "imports every transformers modeling file",
+    "tests/torch/test_hf_rotary.py": "transformers models",
+    "tests/page/": "the page in a browser",
+    "tests/docs/": "the site's build, in a browser",
+    "tests/bench/": "timings",
+    "tests/cli/test_cli_bench.py::test_bench_small_json": "a timed run",
+    "tests/cli/test_cli_bench.py::test_bench_markdown_is_the_readme_table": "a timed run",
+    "tests/fuzz/test_fuzz_compile.py": "torch.compile of every public name",
+    "tests/torch/test_torch_compile": "torch.compile",
+    "tests/torch/test_distributed.py": "two processes importing torch",
+    "tests/torch/test_torch_sparse.py": "a process measuring its peak memory",
+    "tests/cli/test_cli_signals.py::test_the_signal_tests_pass_with_sigint_ignored": "a pytest inside pytest",
+    "tests/cli/test_cli_hostile.py::test_sigint_mid_tour": "the tour draws every figure",
+    "tests/cli/test_cli_hostile.py::test_a_full_disk_at_the_page": "the page",
+    "tests/cli/test_cli_hostile.py::test_a_failed_rename": "the tour",
+    "tests/cli/test_cli_plot_write.py::test_tour": "the tour",
+    "tests/cli/test_cli_proofs.py::test_a_page": "the page",
+    "tests/cli/test_cli_proofs.py::test_a_tour": "the tour",
+    "tests/cli/test_cli_seed.py::test_tour": "the tour",
+    "tests/cli/test_cli_spellings.py::test_page_and_tour": "the page and the tour",
+    "tests/cli/test_cli_written_proof.py::test_the_page": "the page",
+    "tests/fuzz/test_fuzz_cli.py::test_hostile_command_lines[page]": "the page, per example",
+    "tests/plot/test_plot_layout.py": "every figure drawn",
+    "tests/seed/test_grid_cases.py::test_examples_shows_both_sets": "the examples command, every figure",
+    "tests/timesteps/test_timesteps_trust.py::test_the_size_check_covers_the_measured_peak": "memory peaks",
+    "tests/test_package.py": "the sdist and the wheel, built",
+    "tests/test_fingerprint.py::test_every_mode_gives_the_committed_digests": "three fresh processes, node too",
+}
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m "not slow"`` (``make test-fast``), the files and folders that are slow as a whole are not even
+    imported (importing JAX, transformers or the browser's tests costs seconds of collection on each worker)."""
+    if config.getoption("markexpr", "") != "not slow":
+        return None
+    path = collection_path.resolve()
+    rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else ""
+    whole = [k.rstrip("/") for k in SLOW if "::" not in k and (k.endswith("/") or k.endswith(".py"))]
+    return True if rel and any(rel == k or rel.startswith(k + "/") for k in whole) else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the groups (--dist loadgroup)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The :data:`SLOW` marks; and, under pytest-xdist, the tests that share expensive set-up kept on one worker.
+
+    A file whose tests share a module- or session-scoped fixture of ours (a page or site build, a wheel, a
+    subprocess's measurements) runs on one worker: spread over the workers, the fixture would be made once per
+    worker. Every other test is sent alone to whichever worker is free. ``make test`` runs ``--dist loadgroup``,
+    which reads these groups.
+    """
+    slow = tuple(SLOW)
+    for item in items:
+        if item.nodeid.startswith(slow):
+            item.add_marker(pytest.mark.slow)
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    shared: set[str] = set()
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)  # none for doctests
+        if info is None:
+            continue
+        for defs in info.name2fixturedefs.values():
+            if defs and defs[-1].baseid and defs[-1].scope in ("module", "package", "session"):
+                shared.add(item.nodeid.split("::")[0])
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if path in shared:
+            item.add_marker(pytest.mark.xdist_group(path))
 
 
 @pytest.fixture(scope="session")

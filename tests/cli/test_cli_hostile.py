@@ -19,12 +19,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_signals import popen
+from cli_signals import Marker, popen
 
 import posenc.cli.files as files
 from cli_helpers import run
@@ -49,15 +48,12 @@ def _held(argv: list[str], stage: str, marker: Path, sig: int) -> tuple[int, str
     env = dict(os.environ, POSENC_TEST_HOLD_AT=f"{stage}:{marker}")  # posenc.cli.signals.HOLD_AT_ENV
     env.pop(files.HOLD_ENV, None)
     # SIGINT at its default in the child, even when pytest runs as a background job (`make test &`)
+    held = Marker(marker)  # before the child starts: its hook writes into it
     proc = popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120  # a bound against a hang, not a timing: the child waits for us
-    while not marker.exists() or not marker.read_text().endswith("\n"):
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, f"the child never reached {stage}"
-        time.sleep(0.01)
+    line = held.wait(proc)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
-    return proc.returncode, out.decode(), err.decode(), marker.read_text()
+    return proc.returncode, out.decode(), err.decode(), line
 
 
 def _console_script(tmp_path: Path) -> list[str]:

@@ -19,10 +19,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from cli_signals import popen
+from cli_signals import Marker, popen
 
 import posenc.cli.files as files
 
@@ -62,17 +61,13 @@ def test_an_ignored_sigint_stays_ignored_mid_write(tmp_path):
     """nohup or ``&``: the SIGINT is dropped, the write goes on; the SIGTERM after it still stops it."""
     out = tmp_path / "t.npy"
     out.write_bytes(b"old")
-    marker = tmp_path / "mid-write"
-    env = dict(os.environ, **{files.HOLD_ENV: str(marker)})
+    marker = Marker(tmp_path / "mid-write")
+    env = dict(os.environ, **{files.HOLD_ENV: str(marker.path)})
     argv = [sys.executable, "-m", "posenc", "table", "--length", "30000", "--d-model", "8", "--dtype", "float16",
             "--out", str(out)]
     proc = popen(argv, dispositions={signal.SIGINT: signal.SIG_IGN}, env=env, stdout=subprocess.PIPE,
                  stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120  # a bound against a hang: the child waits for a signal it records
-    while not marker.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    marker.wait(proc)
     proc.send_signal(signal.SIGINT)  # before: recorded, exit 130
     proc.send_signal(signal.SIGTERM)
     stdout, err = proc.communicate(timeout=120)

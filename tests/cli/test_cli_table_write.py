@@ -18,12 +18,11 @@ import resource
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_signals import popen
+from cli_signals import Marker, popen
 
 import posenc
 import posenc.cli.files as files
@@ -53,15 +52,6 @@ def _start(argv: list[str], marker: Path | None = None, fsize: int | None = None
     return popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, then=limit)
 
 
-def _wait_for(marker: Path, proc: subprocess.Popen[bytes]) -> None:
-    """Until the child says it is mid-write (it then waits for a signal)."""
-    deadline = time.monotonic() + 120  # a bound against a hang, not a timing: the child waits for us
-    while not marker.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the child never reached the middle of its write"
-        time.sleep(0.01)
-
-
 def _finish(proc: subprocess.Popen[bytes]) -> tuple[int, str, str]:
     out, err = proc.communicate(timeout=120)
     return proc.returncode, out.decode(), err.decode()
@@ -85,9 +75,9 @@ def test_ctrl_c_keeps_the_old_file(tmp_path, suffix):
     out = tmp_path / "work" / f"t{suffix}"
     out.parent.mkdir()
     out.write_bytes(OLD)
-    marker = tmp_path / "mid-write"
-    proc = _start(_command(out), marker)
-    _wait_for(marker, proc)
+    marker = Marker(tmp_path / "mid-write")
+    proc = _start(_command(out), marker.path)
+    marker.wait(proc)
     proc.send_signal(signal.SIGINT)
     code, stdout, err = _finish(proc)
     assert code == 130 and stdout == ""
@@ -99,9 +89,9 @@ def test_ctrl_c_keeps_the_old_file(tmp_path, suffix):
 def test_sigterm_leaves_no_file_when_there_was_none(tmp_path):
     out = tmp_path / "work" / "t.npy"
     out.parent.mkdir()
-    marker = tmp_path / "mid-write"
-    proc = _start(_command(out), marker)
-    _wait_for(marker, proc)
+    marker = Marker(tmp_path / "mid-write")
+    proc = _start(_command(out), marker.path)
+    marker.wait(proc)
     assert len(_folder(out)) == 1  # the temporary, half written
     proc.send_signal(signal.SIGTERM)
     code, _, err = _finish(proc)
@@ -114,9 +104,9 @@ def test_sigterm_keeps_the_old_file(tmp_path):
     out = tmp_path / "work" / "t.json"
     out.parent.mkdir()
     out.write_bytes(OLD)
-    marker = tmp_path / "mid-write"
-    proc = _start(_command(out), marker)
-    _wait_for(marker, proc)
+    marker = Marker(tmp_path / "mid-write")
+    proc = _start(_command(out), marker.path)
+    marker.wait(proc)
     proc.send_signal(signal.SIGTERM)
     code, _, err = _finish(proc)
     assert code == 143 and "SIGTERM" in _one_line(err) and str(out) in err
@@ -128,9 +118,9 @@ def test_a_storm_of_signals_gives_one_line(tmp_path):
     out = tmp_path / "work" / "t.npy"
     out.parent.mkdir()
     out.write_bytes(OLD)
-    marker = tmp_path / "mid-write"
-    proc = _start(_command(out), marker)
-    _wait_for(marker, proc)
+    marker = Marker(tmp_path / "mid-write")
+    proc = _start(_command(out), marker.path)
+    marker.wait(proc)
     for k in range(40):
         if proc.poll() is not None:
             break

@@ -76,7 +76,7 @@ def test_grids_in_c_order_reuse_the_slow_axes_rows_correctly(n_axes):
     assert same_bits(fast, expected(table, rows, axes)) and same_bits(slow, fast)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=settings().max_examples, deadline=None)
 @given(
     m=st.integers(1, 300),
     n_axes=st.integers(1, 6),
@@ -125,7 +125,7 @@ def test_table_rows_takes_distinct_values_when_sparse_or_fractional():
     assert table_rows(half, scan_keys(half)).values.tolist() == [0.5, 1.0]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=settings().max_examples * 4 // 3, deadline=None)  # the profile's, scaled
 @given(st.lists(st.lists(st.integers(-(2**52), 2**52) | st.floats(-1e15, 1e15, allow_nan=False), min_size=3,
                          max_size=3), min_size=1, max_size=50))
 def test_scan_agrees_with_plain_numpy(values):
@@ -249,7 +249,7 @@ def test_assemble_computes_each_text_position_once_and_the_images_from_one_table
     assert text.sum() == 901 + 501
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=settings().max_examples * 2 // 3, deadline=None)
 @given(sizes=st.lists(st.integers(1, 500), min_size=1, max_size=6), weights=st.lists(st.sampled_from([1.0, 1.6]),
        min_size=6, max_size=6), parts=st.integers(1, 4))
 def test_shared_work_covers_every_row_once(sizes, weights, parts):

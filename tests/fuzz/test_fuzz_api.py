@@ -12,8 +12,8 @@ fails until it does. Allowed outcomes, and nothing else:
   none to check (an object with no ``shape``; a config that is no mapping
   is a PosEncError).
 
-Examples per function: the "posenc" hypothesis profile (tests/conftest.py,
-POSENC_HYPOTHESIS_EXAMPLES, 60 by default); inputs are small or far beyond
+Examples per function: the hypothesis profile (tests/conftest.py: "posenc", 60, for
+the suite; "deep", 600, with HYPOTHESIS_PROFILE=deep); inputs are small or far beyond
 any machine, so the whole file runs in seconds.
 """
 

@@ -170,7 +170,9 @@ def test_hostile_command_lines(name, tmp_path):
     (tmp_path / "blocker").write_text("a file where a folder is expected\n")
     spec = COMMANDS[name]
 
-    @settings(max_examples=spec.examples) if spec.examples else (lambda f: f)
+    # a command's own count, scaled with the profile (make test-deep runs ten times as many)
+    scale = settings().max_examples / settings.get_profile("posenc").max_examples
+    @settings(max_examples=max(1, round(spec.examples * scale))) if spec.examples else (lambda f: f)
     @given(spec.argv(tmp_path))
     def attempt(args: list[str]) -> None:
         argv = [name, *args]

@@ -18,7 +18,8 @@ function in turn gets every misplaced and every junk value, alone and beside
 each preset of the functions that take one (a preset with an argument it
 fixes is a pair too), the other required arguments a set that works.
 
-Examples per pair: POSENC_PAIR_EXAMPLES (6 by default). In all, 456 pairs
+Examples per pair: POSENC_PAIR_EXAMPLES, else a tenth of the hypothesis profile's (6 in the suite's, 60 in
+the deep one). In all, 456 pairs
 of 52 functions (2,736 calls) and 13,694 sweep calls; tests/fuzz/test_fuzz_torch.py
 adds the torch modules' 169 pairs.
 """
@@ -38,7 +39,7 @@ from test_fuzz_api import CASES, Case, drawn, judge
 import posenc
 from hostile import JUNK, misplaced, misplaced_values
 
-PAIR_EXAMPLES = int(os.environ.get("POSENC_PAIR_EXAMPLES", "6"))
+PAIR_EXAMPLES = int(os.environ.get("POSENC_PAIR_EXAMPLES", max(1, settings().max_examples // 10)))
 
 
 def fields(case: Case) -> tuple[dict[str, Any], dict[str, Any]]:

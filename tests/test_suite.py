@@ -1,0 +1,51 @@
+"""The suite's own set-up (tests/conftest.py, the Makefile): the slow tiers name real tests, the profiles hold.
+
+``make test-fast`` leaves out what :data:`conftest.SLOW` names; a renamed file
+or test would silently move into the fast tier, so every entry must still
+name a file and a test in it. ``make test`` runs every tier on every core.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hypothesis import settings
+
+import conftest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_slow_tier_names_a_file_and_a_test_in_it():
+    stale = []
+    for key in conftest.SLOW:
+        path, _, test = key.partition("::")
+        where = ROOT / path
+        if path.endswith("/"):
+            ok = where.is_dir() and any(where.rglob("*.py"))
+        elif path.endswith(".py"):
+            ok = where.is_file() and (not test or f"def {test.split('[')[0]}" in where.read_text(encoding="utf-8"))
+        else:  # a prefix of file names: tests/torch/test_torch_compile -> test_torch_compile*.py
+            ok = any(where.parent.glob(where.name + "*.py"))
+        if not ok:
+            stale.append(key)
+    assert stale == [], f"tests/conftest.py SLOW names what is no longer there: {stale}"
+
+
+def test_the_deep_profile_checks_ten_times_the_examples():
+    suite, deep = settings.get_profile("posenc"), settings.get_profile("deep")
+    assert suite.max_examples == conftest.SUITE_EXAMPLES and suite.derandomize and suite.deadline is None
+    assert deep.max_examples == 10 * suite.max_examples and deep.derandomize
+
+
+def test_make_test_runs_every_tier_on_every_core_and_test_fast_leaves_the_slow_out():
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    parallel = re.search(r"^PYTEST_PARALLEL \?= (.+)$", make, re.M)
+    assert parallel is not None and "-n auto" in parallel.group(1) and "--dist loadgroup" in parallel.group(1)
+    recipe = {m.group(1): m.group(2) for m in re.finditer(r"^([\w-]+):[^\n]*\n((?:\t[^\n]*\n)+)", make, re.M)}
+    pytest_lines = {t: [ln for ln in r.splitlines() if "-m pytest" in ln] for t, r in recipe.items()}
+    assert [ln for ln in pytest_lines["test"] if "-m " in ln.split("pytest", 1)[1]] == []  # no selection: all
+    assert all("$(PYTEST_PARALLEL)" in ln for ln in pytest_lines["test"]) and pytest_lines["test"]
+    assert any('-m "not slow"' in ln for ln in pytest_lines["test-fast"])
+    assert any("HYPOTHESIS_PROFILE=deep" in ln for ln in pytest_lines["test-deep"])
