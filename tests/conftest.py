@@ -9,6 +9,10 @@ from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# posenc.triton's kernels run on CPU tensors through Triton's interpreter (tests/triton_kernels): it must be set
+# before anything imports triton, and with xdist another test of the same worker may import it first (torch does)
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
 #: Hypothesis profiles. "posenc" is the suite's (``make test``): a fixed number of examples per property, derandomized,
 #: so every run checks the same inputs. "deep" (``make test-deep``, HYPOTHESIS_PROFILE=deep) checks ten times as
 #: many. A test that sets its own count scales it by ``settings().max_examples / settings.get_profile("posenc")

@@ -7,14 +7,24 @@ name a file and a test in it. ``make test`` runs every tier on every core.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
 from hypothesis import settings
 
-import conftest
-
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load_conftest():  # by path: `import conftest` finds whichever folder's conftest a worker loaded first
+    spec = importlib.util.spec_from_file_location("posenc_tests_conftest", ROOT / "tests" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+conftest = _load_conftest()
 
 
 def test_every_slow_tier_names_a_file_and_a_test_in_it():

@@ -80,7 +80,7 @@ def test_every_refusal_that_names_a_value_names_it_as_typed(capsys, tmp_path, mo
 
 
 def test_a_late_refusal_is_not_reworded(capsys, monkeypatch):
-    import posenc.cli as cli
+    import posenc.cli.command as cli
 
     monkeypatch.setattr(cli, "REWORD_WITHIN", -1.0)  # every refusal counts as late: no second run
     err = _refusal(capsys, "timestep", "1e16")

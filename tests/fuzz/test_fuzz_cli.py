@@ -101,6 +101,16 @@ def _not_endless(argv: list[str]) -> bool:
 _BAD = ["nan", "inf", "-inf", "-1", "0", "1e400", "-1e400", "9" * 400, "abc", "", " ", "0x10", "1_000", "2**53",
         "1/3", "-", "π", "½", "1e-320", "1e308", "1000000000000", "-0", "true", "None", "\x00", "1e15", "4.0"]
 
+def _parity_argv(d: Path) -> st.SearchStrategy[list[str]]:
+    """A checkpoint's config (a small Llama), one that is no JSON object, one that is missing; positions and layers."""
+    (d / "config.json").write_text('{"hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0, '
+                                   '"max_position_embeddings": 2048}')
+    (d / "list.json").write_text("[1]")
+    config = st.sampled_from([str(d / "config.json"), str(d / "list.json"), str(d / "missing.json"), str(d)])
+    return _argv(config.map(lambda c: [c]), _opt("--positions", st.sampled_from(["0,1,10", "0,1000", "5"])),
+                 _opt("--layer", st.sampled_from(["0", "1"])), *_OUT)
+
+
 COMMANDS: dict[str, Command] = {
     "encode": Command(lambda d: _argv(st.lists(tokens(_POS), min_size=1, max_size=3), *_MODEL, _LAYOUT,
                                       _opt("--dtype", st.sampled_from(["float16", "float32", "float64"])), *_OUT)),
@@ -141,6 +151,7 @@ COMMANDS: dict[str, Command] = {
         _flag("--quick"), _opt("--repeats", st.sampled_from(["1", "3"])),
         _opt("--shape", st.sampled_from(["64x8", "1000000000000x512", "4096x100000", "10x3", "0x4", "axb"])),
         _flag("--json")), [*_BAD, "1000000000000x512", "4096x100000", "10x3", "0x4", "axb"]), examples=20),
+    "parity": Command(_parity_argv, examples=10),
     "timestep": Command(lambda d: _argv(st.lists(tokens(_POS), min_size=1, max_size=3), _opt("--dim", _D),
                                         _opt("--convention", st.sampled_from(["diffusers", "flux", "guided-diffusion",
                                                                               "sd9"])), *_OUT)),

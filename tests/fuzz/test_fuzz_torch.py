@@ -18,7 +18,20 @@ import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
-from test_fuzz_api import _ALIBI_CONV, _B_OR_JUNK, _CONVENTION, _HEADS, _ROPE, _XPOS, Case, _kw, _scalings, drawn, judge
+from test_fuzz_api import (
+    _ALIBI_CONV,
+    _B_OR_JUNK,
+    _CONVENTION,
+    _HEADS,
+    _ROPE,
+    _ROPE_SPEC,
+    _XPOS,
+    Case,
+    _kw,
+    _scalings,
+    drawn,
+    judge,
+)
 from test_fuzz_pairs import PAIR_EXAMPLES, fields, pair_args, pairs, parameters
 
 import posenc
@@ -181,7 +194,8 @@ TORCH_CASES: dict[str, Case] = {
     "torch.apply_rope": Case(pt.apply_rope, _kw(X=st.one_of(_TORCH_X, junk), POSITIONS=_TORCH_POS, scaling=_scalings(),
                                                 layout=layouts(("half", "interleaved")),
                                                 sequence_dim=st.one_of(st.sampled_from([-2, -3]), reals, junk),
-                                                **_ROPE), _check_apply),
+                                                xpos=_XPOS, role=st.one_of(st.sampled_from(["q", "k"]), junk),
+                                                spec=_ROPE_SPEC, **_ROPE), _check_apply),
     "torch.positions_from_cu_seqlens": Case(pt.positions_from_cu_seqlens, _kw(CU_SEQLENS=_CU), _check_cu),
     "Timesteps": Case(pt.Timesteps, _kw(
         NUM_CHANNELS=d_models(), FLIP_SIN_TO_COS=_B_OR_JUNK,

@@ -20,7 +20,7 @@ from .sections import Sections
 from .spec import RopeConfig, spec_of
 from .xpos import check_xpos, xpos_cos_sin
 
-__all__ = ["apply_rope", "check_broadcast", "rotate", "rotate_spec", "spec_cos_sin"]
+__all__ = ["apply_rope", "check_broadcast", "check_head_dim_of_x", "rotate", "rotate_spec", "spec_cos_sin"]
 
 
 def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: PairLayout, rotary_dim: int) -> np.ndarray:
@@ -152,8 +152,16 @@ def _check_x(x: Any) -> np.ndarray:
     check_dtype(arr.dtype)
     if arr.ndim < 2:
         raise PosEncError(f"x must be [..., s, h_d] (at least 2 dimensions), got shape {arr.shape}")
-    check_d_model(arr.shape[-1], "x.shape[-1] (head_dim)")
+    check_head_dim_of_x(arr.shape[-1])
     return arr
+
+
+def check_head_dim_of_x(h: int) -> int:
+    """x's last axis as RoPE's head_dim: a positive even count, named as x's (the NumPy and torch forms)."""
+    check_d_model(h, "x.shape[-1] (head_dim)")
+    if h % 2:
+        raise PosEncError(f"x.shape[-1] (head_dim) must be even (RoPE rotates pairs of channels), got {h}")
+    return h
 
 
 def check_broadcast(pos: Any, sec: Sections | None, x_shape: tuple[int, ...]) -> None:

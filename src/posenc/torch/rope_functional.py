@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..errors import PosEncError, check_positions
-from ..rope.apply import spec_cos_sin
+from ..rope.apply import check_head_dim_of_x, spec_cos_sin
 from ..rope.sections import Sections
 from ..rope.spec import RopeConfig, spec_of
 from ..support.arguments import default
@@ -101,6 +101,7 @@ def apply_rope(
         raise PosEncError(f"x must be a float16/bfloat16/float32/float64 tensor, got {type(x).__name__}")
     if x.dim() < -sd:
         raise PosEncError(f"x must be [..., s, h_d] (sequence_dim {sd}), got shape {tuple(x.shape)}")
+    check_head_dim_of_x(int(x.shape[-1]))
     cfg = spec_of(spec, x.shape[-1], base=base, scaling=scaling, layout=layout, rotary_dim=rotary_dim,
                   sections=sections, section_layout=section_layout, ladder=ladder)
     if isinstance(positions, torch.Tensor):
