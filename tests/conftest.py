@@ -64,6 +64,16 @@ SLOW: dict[str, str] = {
     "tests/timesteps/test_timesteps_trust.py::test_the_size_check_covers_the_measured_peak": "memory peaks",
     "tests/test_package.py": "the sdist and the wheel, built",
     "tests/test_fingerprint.py::test_every_mode_gives_the_committed_digests": "three fresh processes, node too",
+    "tests/torch/test_torch_fields.py::test_under_compile": "torch.compile",
+    "tests/torch/test_torch_fields_trust.py::test_quarter_turns_in_the_compiled": "torch.compile",
+    "tests/torch/test_torch_bias.py::test_alibi_compile": "torch.compile",
+    "tests/torch/test_torch_bias.py::test_t5_compile": "torch.compile",
+    "tests/torch/test_torch_mrope.py::test_compile": "torch.compile",
+    "tests/cli/test_cli_messages.py::test_a_100kb_argument_gives_a_one_line_message[page": "the page",
+    "tests/cli/test_cli_plot_write.py::test_plot_": "matplotlib figures, written",
+    "tests/test_memory.py::test_the_size_check_covers_the_measured_peak": "memory peaks",
+    "tests/bias/test_alibi.py::test_bloom_slopes_against_transformers": "transformers",
+    "tests/bias/test_t5_bucket.py::test_equal_to_transformers": "transformers",
 }
 
 
