@@ -71,7 +71,7 @@ SLOW: dict[str, str] = {
     "tests/torch/test_torch_mrope.py::test_compile": "torch.compile",
     "tests/cli/test_cli_messages.py::test_a_100kb_argument_gives_a_one_line_message[page": "the page",
     "tests/cli/test_cli_plot_write.py::test_plot_": "matplotlib figures, written",
-    "tests/test_memory.py::test_the_size_check_covers_the_measured_peak": "memory peaks",
+    "tests/support/test_memory.py::test_the_size_check_covers_the_measured_peak": "memory peaks",
     "tests/bias/test_alibi.py::test_bloom_slopes_against_transformers": "transformers",
     "tests/bias/test_t5_bucket.py::test_equal_to_transformers": "transformers",
 }
