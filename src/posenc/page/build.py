@@ -102,7 +102,7 @@ def build_html(start: Start | None = None) -> str:
 
     plot.require()
     s = start or Start()
-    script = _asset("exact.js") + "\n" + _asset("explorer.js")
+    script = _asset("exact.js") + "\n" + _asset("common.js") + "\n" + _asset("explorer.js")
     nav = "".join(f'<li><a href="#{key}">{title}</a></li>' for key, title in _SECTIONS)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -8,10 +8,26 @@
 "use strict";
 
 function makeCommon(EX) {
+  /* posenc's float64 words as a page's data holds them (base64, little-endian): take(n) reads the next n. */
+  function float64Reader(b64) {
+    const text = atob(b64), bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    const view = new DataView(bytes.buffer);
+    let at = 0;
+    return (n) => {
+      const a = new Float64Array(n);
+      for (let i = 0; i < n; i++) a[i] = view.getFloat64(8 * (at + i), true);
+      at += n;
+      return a;
+    };
+  }
+
   /* Python's format(x, ".{f}f") with no sign on zero (posenc's CLI `fixed`). */
   function fixed(x, f) {
     const a = Math.abs(x);
     let s = a.toFixed(f);
+    // toFixed rounds a tie away from zero; Python rounds it to even. A double's decimal
+    // expansion is finite, so a tie shows as "…5" followed by zeros only.
     const exact = a.toFixed(100);
     const cut = exact.indexOf(".") + 1 + f;
     if (/^50*$/.test(exact.slice(cut))) {
@@ -98,5 +114,5 @@ function makeCommon(EX) {
     return { f32, bf16: b16, f16: h16 };
   }
 
-  return { fixed, f16, bf16, sci, selfTest, digitsCheck, casesCheck, expo, precisionAt };
+  return { fixed, float64Reader, f16, bf16, sci, selfTest, digitsCheck, casesCheck, expo, precisionAt };
 }

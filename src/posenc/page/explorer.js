@@ -11,21 +11,14 @@
 (function () {
   const DATA = JSON.parse(document.getElementById("posenc-data").textContent);
   const EX = makeExact(DATA.constants);
+  const C = makeCommon(EX);  // common.js: the float64 reader and Python's fixed-point formatting
+  const fixed = C.fixed;
   const $ = (id) => document.getElementById(id);
   const SVGNS = $("wave-svg").namespaceURI;  // the parser's SVG namespace: the page holds no URL at all
 
   /* ---------- posenc's ladders, decoded once */
   const LADDERS = (function () {
-    const text = atob(DATA.ladders), bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    const view = new DataView(bytes.buffer);
-    let at = 0;
-    const take = (n) => {
-      const a = new Float64Array(n);
-      for (let i = 0; i < n; i++) a[i] = view.getFloat64(8 * (at + i), true);
-      at += n;
-      return a;
-    };
+    const take = C.float64Reader(DATA.ladders);
     return DATA.bases.map(() => DATA.d_models.map((d) => {
       const n = d / 2;
       const w0 = take(n), w1 = take(n), w2 = take(n), lam = take(n);
@@ -33,21 +26,6 @@
     }));
   })();
 
-  /* ---------- Python's format(x, ".{f}f"), without a sign on zero (posenc's CLI `fixed`) */
-  function fixed(x, f) {
-    const a = Math.abs(x);
-    let s = a.toFixed(f);
-    // toFixed rounds a tie away from zero; Python rounds it to even. A double's decimal
-    // expansion is finite, so a tie shows as "…5" followed by zeros only.
-    const exact = a.toFixed(100);
-    const cut = exact.indexOf(".") + 1 + f;
-    if (/^50*$/.test(exact.slice(cut))) {
-      const down = exact.slice(0, f ? cut : cut - 1);
-      if (Number(s.slice(-1)) % 2 === 1) s = down;
-    }
-    const zero = /^[0.]*$/.test(s);
-    return (x < 0 && !zero) ? "-" + s : s;
-  }
 
   function grouped(n) {  // 1048576 -> "1 048 576"
     return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, "\u202f");

@@ -17,16 +17,7 @@
   const C = makeCommon(EX);
 
   function decode(data) {
-    const text = atob(data.ladders), bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    const view = new DataView(bytes.buffer);
-    let at = 0;
-    const take = (n) => {
-      const a = new Float64Array(n);
-      for (let i = 0; i < n; i++) a[i] = view.getFloat64(8 * (at + i), true);
-      at += n;
-      return a;
-    };
+    const take = C.float64Reader(data.ladders);
     const out = {};
     data.keys.forEach((key, j) => {
       const e = data.entries[j];
