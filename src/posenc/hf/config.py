@@ -118,7 +118,7 @@ def _family_keys(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-@outside_compile("from_hf_config")
+@outside_compile
 def from_hf_config(config: Any, layer: int | None = None) -> RopeConfig | None:
     """Read a HF ``config.json`` dict (or a ``PretrainedConfig``) into a :class:`RopeConfig`.
 
