@@ -153,6 +153,23 @@ def test_numba_and_numpy_engines_give_the_same_bits(d, base, with_lo, dtype):
     assert np.array_equal(outs[0][1], outs[1][1])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("cos_first", [False, True])
+def test_numba_into_the_halves_of_one_output_gives_the_numpy_bits(dtype, cos_first):
+    # the layout posenc.torch.Timesteps and posenc.rope_cos_sin write: sin and cos side by side in one array
+    from posenc.exact import fill_sincos, seed_ladder
+
+    p = np.concatenate([_positions(64), np.random.default_rng(1).uniform(-1e6, 1e6, 200)])
+    lad = seed_ladder(64, 10000.0)
+    s_ref, c_ref = np.empty((p.size, 32), dtype=dtype), np.empty((p.size, 32), dtype=dtype)
+    fill_sincos(p, lad, s_ref, c_ref, engine="numpy")
+    out = np.full((p.size, 65), 7.0, dtype=dtype)
+    s, c = (out[:, 32:64], out[:, :32]) if cos_first else (out[:, :32], out[:, 32:64])
+    fill_sincos(p, lad, s, c, engine="numba")
+    assert np.array_equal(s, s_ref) and np.array_equal(c, c_ref)
+    assert np.all(out[:, 64] == 7.0)  # nothing written past the halves
+
+
 def test_unknown_engine_is_rejected():
     from posenc.exact import fill_sincos, seed_ladder
 
