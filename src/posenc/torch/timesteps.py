@@ -73,12 +73,14 @@ class Timesteps(nn.Module):
     on any device. Off the host (an accelerator, or traced) a non-float64 t
     takes the 32-bit exact path (:mod:`posenc.torch._fixed`: integers only,
     no float64, so MPS too; Triton's kernel on CUDA when installed), where
-    an integer t outside int32 or a float |t| >= 2**31 gives NaN channels;
-    a float64 t keeps the float64 path. Output ``[..., num_channels]``,
-    float32 as diffusers', on t's device. On CPU tensors in eager mode t is
-    checked (finite, inside the exact range: else :class:`~posenc.PosEncError`);
-    on an accelerator, or under compile, checking would wait for the device,
-    so it is the caller's promise there.
+    an integer t outside int32 or a float |t| >= 2**31 (or not finite) is
+    refused (:func:`posenc.torch._fixed.check_range`: a
+    :class:`~posenc.PosEncError` naming it eagerly, which reads t, so an
+    accelerator waits for it; a device assert in a traced graph; never NaN
+    channels); a float64 t keeps the float64 path. Output
+    ``[..., num_channels]``, float32 as diffusers', on t's device. On CPU
+    tensors in eager mode t is checked (finite, inside the exact range: else
+    :class:`~posenc.PosEncError`).
 
     >>> m = Timesteps(4, flip_sin_to_cos=False, downscale_freq_shift=1)
     >>> m(torch.tensor([0, 1])).tolist()
