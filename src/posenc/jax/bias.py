@@ -14,10 +14,11 @@ from ..bias import t5_bucket_edges
 from ..bias.alibi import AlibiSpec, alibi_convention
 from ..bias.t5 import t5_buckets
 from ..errors import PosEncError, check_int
+from ..exact.fixed import INT_LIMIT
 from ..exact.fixed_product import times_int_f32
 from ..support.arguments import default
 from ._rows import JAX_OPS
-from .inputs import INT_LIMIT, check_output, check_traced_positions
+from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype, float_array
 
 __all__ = ["alibi_bias", "t5_bias", "t5_bucket"]

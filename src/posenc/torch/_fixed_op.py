@@ -14,7 +14,8 @@ import torch
 
 from ..exact.angles import fill_sincos
 from ..exact.ladder import Ladder
-from ._fixed import HOST_LIMIT, FixedWords, check_range, fixed_sincos
+from ..triton.positions import HOST_LIMIT, check_range
+from ._fixed import FixedWords, fixed_sincos
 
 __all__ = ["device_path", "register_ladder", "sincos32"]
 
