@@ -153,6 +153,56 @@ def test_numba_and_numpy_engines_give_the_same_bits(d, base, with_lo, dtype):
     assert np.array_equal(outs[0][1], outs[1][1])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("cos_first", [False, True])
+def test_numba_into_the_halves_of_one_output_gives_the_numpy_bits(dtype, cos_first):
+    # the layout posenc.torch.Timesteps and posenc.rope_cos_sin write: sin and cos side by side in one array
+    from posenc.exact import fill_sincos, seed_ladder
+
+    p = np.concatenate([_positions(64), np.random.default_rng(1).uniform(-1e6, 1e6, 200)])
+    lad = seed_ladder(64, 10000.0)
+    s_ref, c_ref = np.empty((p.size, 32), dtype=dtype), np.empty((p.size, 32), dtype=dtype)
+    fill_sincos(p, lad, s_ref, c_ref, engine="numpy")
+    out = np.full((p.size, 65), 7.0, dtype=dtype)
+    s, c = (out[:, 32:64], out[:, :32]) if cos_first else (out[:, :32], out[:, 32:64])
+    fill_sincos(p, lad, s, c, engine="numba")
+    assert np.array_equal(s, s_ref) and np.array_equal(c, c_ref)
+    assert np.all(out[:, 64] == 7.0)  # nothing written past the halves
+
+
+def test_the_near_kernel_never_needs_the_far_branch():
+    # build_fill(near=True) drops refold below NEAR_ANGLE: there the reduction's x must stay under 0.8,
+    # here with ω just under 1, 1000 and 1e6 and |θ| up to the bound (the worst case sits at the top)
+    from posenc.exact.core import NEAR_ANGLE, reduce_core, split
+
+    rng = np.random.default_rng(3)
+    for base in (1.0 - 2.0**-30, 1000.0, 1e6):
+        w = np.array([base])
+        w0h, w0l = split(w)
+        z = np.zeros(1)
+        p = rng.uniform(-NEAR_ANGLE / base, NEAR_ANGLE / base, 20000) * (1 - 2.0**-20)
+        p = np.concatenate([p, NEAR_ANGLE / base * (1 - 2.0**-20) - np.arange(2000.0)])
+        ph, pl = split(p)
+        _, x, _ = reduce_core(p, ph, pl, None, None, None, False, w, z, z, w0h, w0l, z, z)
+        assert np.max(np.abs(x)) < 0.7860, base
+
+
+def test_the_near_and_full_kernels_give_the_same_bits_either_side_of_the_switch():
+    from posenc.exact import fill_sincos, seed_ladder
+    from posenc.exact.core import NEAR_ANGLE
+
+    lad = seed_ladder(16, 10000.0)
+    near = np.random.default_rng(4).uniform(-1, 1, 300) * NEAR_ANGLE / lad.fastest * (1 - 2.0**-19)
+    outs = []
+    for p in (near, np.append(near, NEAR_ANGLE / lad.fastest)):  # all near; one past: the full kernel
+        for engine in ("numpy", "numba"):
+            s, c = np.empty((p.size, 8), np.float32), np.empty((p.size, 8), np.float32)
+            fill_sincos(p, lad, s, c, engine=engine)
+            outs.append((s[:300], c[:300]))
+    for s, c in outs[1:]:
+        assert np.array_equal(s, outs[0][0]) and np.array_equal(c, outs[0][1])
+
+
 def test_unknown_engine_is_rejected():
     from posenc.exact import fill_sincos, seed_ladder
 

@@ -15,6 +15,7 @@ import torch
 
 import posenc
 import posenc.torch
+from posenc import PosEncError
 from posenc.exact.fixed import fixed_ladder, scale_words
 from posenc.exact.fixed_phase import phase_of_floats, phase_of_integers
 from posenc.exact.fixed_sincos import NUMPY_OPS, sincos_f32
@@ -51,14 +52,18 @@ def test_rows_at_int32_positions_are_numpys_bits(factor):
     assert np.array_equal(bits(s.numpy()), bits(ws)) and np.array_equal(bits(c.numpy()), bits(wc))
 
 
-def test_rows_at_float32_positions_are_numpys_bits_and_nan_past_the_range():
+def test_rows_at_float32_positions_are_numpys_bits_and_refused_past_the_range():
     rng = np.random.default_rng(1)
     p = (rng.standard_normal(60) * 10.0 ** rng.integers(-4, 9, 60)).astype(np.float32)
     s, c = sincos_rows(torch.from_numpy(p), LADDER)
     ws, wc = numpy_rows(p)
     assert np.array_equal(bits(s.numpy()), bits(ws)) and np.array_equal(bits(c.numpy()), bits(wc))
-    s, c = sincos_rows(torch.tensor([2.0**31, float("nan"), 0.5]), LADDER)
-    assert torch.isnan(s[:2]).all() and torch.isnan(c[:2]).all() and not torch.isnan(s[2]).any()
+    # never NaN rows (they were, before): the value is named before the kernel runs
+    for bad in (2.0**31, float("nan"), float("-inf")):
+        with pytest.raises(PosEncError, match=r"outside \|p\| < 2\*\*31"):
+            sincos_rows(torch.tensor([0.5, bad]), LADDER)
+    with pytest.raises(PosEncError, match=r"position 4294967296 is outside \[-2\*\*31, 2\*\*31\)"):
+        sincos_rows(torch.tensor([1, 2**32], dtype=torch.int64), LADDER)
 
 
 def test_rows_equal_the_torch_modules_host_rows():

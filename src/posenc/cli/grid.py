@@ -15,11 +15,10 @@ import argparse
 import itertools
 from typing import Any
 
-import posenc
-
+from ..rope.context import rope_grid_report
 from ..rope.sections import LADDERS, SECTION_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
-from ..sinusoidal.grid_analysis import GridReport
+from ..sinusoidal.grid_analysis import GridReport, grid_report
 from ._base import CommandError, emit_json, integers, render_table, sig, typed
 
 __all__ = ["channel_text", "context_grid", "grid_options", "int_list", "ladder_grid", "wants_grid"]
@@ -67,13 +66,13 @@ def _report(args: argparse.Namespace) -> GridReport:
     if not rope:
         if getattr(args, "scaling", None) is not None or getattr(args, "rotary_dim", None) is not None:
             raise CommandError("--scaling/--rotary-dim with --grid need --sections (multi-axis RoPE)")
-        return posenc.grid_report(args.grid, args.d_model, convention=args.convention, **typed(args, "base"))
+        return grid_report(args.grid, args.d_model, convention=args.convention, **typed(args, "base"))
     if args.sections is None:
         raise CommandError("--rope with --grid needs --sections S0,S1,... (rotary pairs per axis)")
     if args.convention is not None:
         raise CommandError("--convention names an n-D sinusoid; with --sections the grid is multi-axis RoPE")
     sections = {k: v for k, v in (("section_layout", args.section_layout), ("ladder", args.ladder)) if v is not None}
-    return posenc.rope_grid_report(
+    return rope_grid_report(
         args.grid, args.d_model, sections=args.sections, **sections,
         base=args.base, scaling=args.scaling, rotary_dim=args.rotary_dim, layout=getattr(args, "rope", None) or "half",
     )

@@ -13,7 +13,7 @@ from ..errors import check_angle
 from ..support.concurrency import default_threads, run_spans, spans
 from ..support.memory import allocate
 from ..support.optional import compiled, ready
-from .core import build_fill, quadrant, reduce_core, refold, sincos_core, split
+from .core import NEAR_ANGLE, build_fill, quadrant, reduce_core, refold, sincos_core, split
 from .ladder import Ladder
 
 __all__ = ["fill_sincos", "prefer_compiled", "sincos"]
@@ -85,6 +85,8 @@ def fill_sincos(
     if wanted and sin_out.dtype in _JIT_DTYPES and cos_out.dtype in _JIT_DTYPES:
         kern = compiled("exact.fill", build_fill)
         if kern is not None:
+            if _reach(positions, positions_lo) * ladder.fastest < NEAR_ANGLE * (1 - 2.0**-20):
+                kern = compiled("exact.fill_near", _build_near)  # no far branch: every angle below 2**40
             _fill_jit(kern, positions, ladder, sin_out, cos_out, positions_lo)
             return
     if engine == "numba":
@@ -101,6 +103,16 @@ def fill_sincos(
 
 
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _build_near() -> Any:
+    return build_fill(near=True)
+
+
+def _reach(positions: np.ndarray, positions_lo: np.ndarray | None) -> float:
+    """max |p + lo| over the positions, from above (a NaN gives NaN: the full kernel then)."""
+    top = float(np.max(np.abs(positions)))
+    return top if positions_lo is None else top + float(np.max(np.abs(positions_lo)))
 _JIT_MIN = 1 << 16  # elements: below this the NumPy engine answers in about a millisecond
 
 

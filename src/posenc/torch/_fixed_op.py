@@ -14,7 +14,7 @@ import torch
 
 from ..exact.angles import fill_sincos
 from ..exact.ladder import Ladder
-from ._fixed import FixedWords, fixed_sincos
+from ._fixed import HOST_LIMIT, FixedWords, check_range, fixed_sincos
 
 __all__ = ["device_path", "register_ladder", "sincos32"]
 
@@ -32,10 +32,6 @@ def register_ladder(ladder: Ladder) -> int:
     return key
 
 
-#: |p| at or past this (or NaN) gives NaN rows on the host too: the NumPy core's own limit (2**53)
-_HOST_LIMIT = 2.0**53
-
-
 def _host_rows(p: torch.Tensor, key: int, factor: float, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """The NumPy core's rows of a CPU ``p`` (numba when installed), each float64 value rounded once to ``dtype``.
 
@@ -44,7 +40,7 @@ def _host_rows(p: torch.Tensor, key: int, factor: float, dtype: torch.dtype) -> 
     flat = p.detach().reshape(-1)
     v = flat.to(torch.int64).numpy().astype(np.float64) if not flat.is_floating_point() else \
         flat.to(torch.float32).numpy().astype(np.float64)
-    bad = ~(np.abs(v) < _HOST_LIMIT)
+    bad = ~(np.abs(v) < HOST_LIMIT)
     v = np.where(bad, 0.0, v)
     ladder = _LADDERS[key]
     n = len(ladder)
@@ -81,9 +77,9 @@ def _sincos32_op(p: torch.Tensor, frac: torch.Tensor, unwrap: torch.Tensor, whol
     if path == "host":
         return _host_rows(p, key, factor, dtype)
     if path == "triton":
-        from ..triton import sincos_rows
+        from ..triton import rows_unchecked
 
-        s, c = sincos_rows(p, _LADDERS[key], factor)
+        s, c = rows_unchecked(p, _LADDERS[key], factor)  # checked by sincos32, before the node
     else:
         s, c = fixed_sincos(p, FixedWords(frac, unwrap, whole), factor)
     return s.to(dtype), c.to(dtype)
@@ -116,6 +112,11 @@ def sincos32(p: torch.Tensor, words: FixedWords, key: int, factor: float = 1.0,
       same algorithm generated into one Triton kernel (:func:`device_path`);
     - any other device: :func:`fixed_sincos`, 32-bit integer operations only
       (no float64: MPS has none, GPUs run it at 1/32 to 1/64 rate).
+
+    Positions outside the range of the path p's device takes are refused
+    first (:func:`check_range`): a :class:`~posenc.PosEncError` naming the
+    value, or under tracing a device assert; never NaN rows.
     """
+    check_range(p, device_path(p.device, host))
     return _sincos32_op(p.detach(), words.frac_words, words.unwrap_words, words.int_words, key, bool(host),
                         float(factor), dtype)

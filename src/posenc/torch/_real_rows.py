@@ -55,7 +55,8 @@ def _fixed(positions: torch.Tensor, angles: LadderBuffers, dtype: torch.dtype) -
     """The 32-bit path: float32 (float16, bfloat16) positions, rows not float64, off the host.
 
     An eager device tensor takes it only where every |p| < 2**31 (the values
-    are checked there anyway); traced, a larger one gives NaN rows.
+    are checked there anyway); traced, a larger one fails the graph's assert
+    (:func:`posenc.torch._fixed.check_range`).
     """
     if dtype == torch.float64 or positions.dtype == torch.float64 or not angles.has_fixed or host_eager(positions):
         return False

@@ -26,7 +26,7 @@ from ..errors import PosEncError
 from ..exact.fixed import fixed_ladder
 from ..exact.ladder import Ladder
 
-__all__ = ["apply_rope", "available", "sincos_rows", "timestep_embedding", "use_triton"]
+__all__ = ["apply_rope", "available", "rows_unchecked", "sincos_rows", "timestep_embedding", "use_triton"]
 
 
 def available() -> bool:
@@ -59,17 +59,13 @@ def _words(ladder: Ladder, device: torch.device) -> torch.Tensor:
     return torch.from_numpy(w.view(np.int32).copy()).to(device)
 
 
-def _positions32(p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """(int32 or float32 positions, the mask of those outside the 32-bit range or None)."""
+def _positions32(p: torch.Tensor) -> torch.Tensor:
+    """int32 or float32 positions (already inside the 32-bit range: :func:`~posenc.torch._fixed.check_range`)."""
     if p.is_floating_point():
         if p.dtype == torch.float64:
             raise PosEncError("float64 positions are not held by the 32-bit kernel: pass float32 or integers")
-        return p.to(torch.float32).contiguous(), None
-    if p.dtype == torch.int32:
-        return p.contiguous(), None
-    wide = p.to(torch.int64)
-    bad = (wide < -2**31) | (wide >= 2**31)
-    return torch.where(bad, 0, wide).to(torch.int32).contiguous(), bad
+        return p.to(torch.float32).contiguous()
+    return p.to(torch.int32).contiguous()
 
 
 def sincos_rows(positions: torch.Tensor, ladder: Ladder, factor: float = 1.0,
@@ -77,15 +73,30 @@ def sincos_rows(positions: torch.Tensor, ladder: Ladder, factor: float = 1.0,
     """sin and cos of ``positions[..., None]·ω`` (times ``factor``), float32 ``[..., n]``, by the Triton kernel.
 
     Args:
-        positions: integer (int64 outside int32: NaN rows) or float32
-            (float16, bfloat16; |p| >= 2**31: NaN rows) ``[...]``, on a CUDA
-            device (or the CPU under ``TRITON_INTERPRET=1``).
+        positions: integers inside int32 or float32 (float16, bfloat16)
+            with |p| < 2**31, ``[...]``, on a CUDA device (or the CPU under
+            ``TRITON_INTERPRET=1``).
         ladder: the frequencies.
         factor: a static multiplier (an attention factor), rounded in once.
+
+    Raises:
+        PosEncError: for a position outside that range, NaN or ±inf (read
+            before the kernel runs: never NaN rows), or float64 positions.
     """
+    from ..torch._fixed import check_range
+
+    if positions.dtype == torch.float64:
+        raise PosEncError("float64 positions are not held by the 32-bit kernel: pass float32 or integers")
+    check_range(positions, "triton")
+    return rows_unchecked(positions, ladder, factor)
+
+
+def rows_unchecked(positions: torch.Tensor, ladder: Ladder, factor: float = 1.0,
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`sincos_rows` for positions already checked (``posenc::sincos32`` checks them before its node)."""
     from .kernels import kernel_module
 
-    p, bad = _positions32(positions.detach())
+    p = _positions32(positions.detach())
     flat = p.reshape(-1)
     n = len(ladder)
     m = flat.shape[0]
@@ -96,11 +107,7 @@ def sincos_rows(positions: torch.Tensor, ladder: Ladder, factor: float = 1.0,
         bn = max(16, 1 << (n - 1).bit_length())
         bm = max(1, min(64, 4096 // bn))
         mod.rows_kernel[((m + bm - 1) // bm,)](flat, _words(ladder, p.device), s, c, m, n, BM=bm, BN=bn)
-    s, c = s.reshape(*p.shape, n), c.reshape(*p.shape, n)
-    if bad is not None:
-        s = torch.where(bad.unsqueeze(-1), float("nan"), s)
-        c = torch.where(bad.unsqueeze(-1), float("nan"), c)
-    return s, c
+    return s.reshape(*p.shape, n), c.reshape(*p.shape, n)
 
 
 def apply_rope(q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, spec: Any, *,
