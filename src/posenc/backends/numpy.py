@@ -64,7 +64,7 @@ class NumpyBackend:
         return arr
 
     def table_dtype(self, dtype: Any) -> np.dtype:
-        return check_dtype(np.float32 if dtype is None else dtype)
+        return check_dtype(dtype)
 
     def check_tables(self, shape: tuple[int, ...], spec: RopeConfig, dtype: Any) -> None:
         # the cos table named, the sin table and the rest work

@@ -43,7 +43,7 @@ class TorchBackend:
         return x
 
     def table_dtype(self, dtype: Any) -> np.dtype:
-        return check_dtype(np.float32 if dtype is None else dtype)
+        return check_dtype(dtype)
 
     def check_tables(self, shape: tuple[int, ...], spec: RopeConfig, dtype: Any) -> None:
         NUMPY.check_tables(shape, spec, dtype)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["apply_rope", "check_broadcast", "check_head_dim_of_x", "rope_cos_sin"]
 
 
-def rope_cos_sin(backend: Backend, positions: Any, head_dim: Any, *, seq_len: Any = None, dtype: Any = None,
+def rope_cos_sin(backend: Backend, positions: Any, head_dim: Any, *, seq_len: Any = None, dtype: Any = "float32",
                  **settings: Any) -> tuple[Any, Any]:
     """(cos, sin) ``[..., r/2]`` of ``positions`` (``[..., n_axes]`` with sections) on ``backend``.
 
