@@ -8,6 +8,12 @@ first findings of this test were torch's: the module refused
 ``layout="head_half"`` and the functional form had no ``spec=``, ``xpos`` or
 ``role``.
 
+The cos/sin rows too: :func:`posenc.rope_cos_sin`, :func:`posenc.jax.rope_cos_sin`
+(eager and jitted) and the torch module's :meth:`~posenc.torch.RotaryEmbedding.cos_sin`.
+And the names: every keyword one backend's ``apply_rope`` / ``rope_cos_sin``
+accepts (its parameters and its ``**settings``), the others accept, passed
+for real, with the spec form's bits.
+
 Stated gaps, checked to still be gaps (so that closing one updates this file):
 :data:`GAPS`.
 """
@@ -23,6 +29,7 @@ import pytest
 import posenc
 from posenc import RopeConfig, XPos
 from posenc.rope.scaling import Proportional
+from posenc.rope.spec import FREQUENCY_SETTINGS, ROPE_SETTINGS
 
 torch = pytest.importorskip("torch")
 jax = pytest.importorskip("jax")
@@ -52,6 +59,10 @@ SPECS: dict[str, Any] = {
 GAPS = {
     ("jax", "xpos"): "posenc.jax.apply_rope has no xPos: its factors ζ^(p/scale_base) need the exact "
                      "exponential that the 32-bit path does not have yet",
+    ("jax", "role"): "xPos's role, with xpos",
+    ("numpy", "sequence_dim"): "NumPy and JAX broadcast positions against x.shape[:-1] instead ([b, s, 1] for "
+                               "[b, s, n_h, h_d]); torch's [s] / [b, s] positions need the axis named",
+    ("jax", "sequence_dim"): "as NumPy",
 }
 
 
@@ -103,18 +114,83 @@ def test_xpos_in_numpy_and_torch_gives_the_same_bits(role: str) -> None:
     assert np.array_equal(got.numpy().view(np.uint32), want.view(np.uint32))
 
 
-def test_every_keyword_of_numpys_apply_rope_is_taken_by_the_other_backends() -> None:
-    numpy_names = set(inspect.signature(posenc.apply_rope).parameters)
-    for backend, fn in (("torch", pt.apply_rope), ("jax", pj.apply_rope)):
-        missing = numpy_names - set(inspect.signature(fn).parameters)
-        stated = {name for (b, name) in GAPS if b == backend}
-        assert missing - {"role"} - stated == set(), backend  # role comes with xpos
+def accepted(fn: Any) -> set[str]:
+    """The keywords ``fn`` takes: its named parameters, and the settings its ``**settings`` stands for."""
+    params = inspect.signature(fn).parameters
+    named = {n for n, p in params.items() if p.kind is not p.VAR_KEYWORD}
+    var = [p for p in params.values() if p.kind is p.VAR_KEYWORD]
+    if not var:
+        return named
+    want = {"Unpack[RopeSettings]": ROPE_SETTINGS, "Unpack[RopeFrequencySettings]": FREQUENCY_SETTINGS}
+    return named | want[str(var[0].annotation)]
+
+
+APPLY = {"numpy": posenc.apply_rope, "torch": pt.apply_rope, "jax": pj.apply_rope}
+COS_SIN = {"numpy": posenc.rope_cos_sin, "jax": pj.rope_cos_sin}
+
+
+@pytest.mark.parametrize(("table", "gaps"), [(APPLY, set(GAPS)), (COS_SIN, set())], ids=["apply_rope", "rope_cos_sin"])
+def test_every_keyword_one_backend_takes_the_others_take(table: dict[str, Any], gaps: set[tuple[str, str]]) -> None:
+    names = {b: accepted(fn) for b, fn in table.items()}
+    every = set().union(*names.values())
+    missing = {(b, n) for b, have in names.items() for n in every - have}
+    assert missing == gaps
 
 
 def test_the_stated_gaps_are_still_gaps() -> None:
     for backend, name in GAPS:
-        fn = {"jax": pj.apply_rope, "torch": pt.apply_rope}[backend]
-        assert name not in inspect.signature(fn).parameters
+        assert name not in accepted(APPLY[backend])
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_every_backend_takes_every_setting_by_name_with_the_spec_forms_bits(name: str) -> None:
+    cfg = spec(name)
+    x, p = _inputs(cfg)
+    settings = dict(cfg.kwargs(), layout=cfg.layout)
+    assert set(settings) == ROPE_SETTINGS or cfg.sections is None  # every name passed, with sections
+    want = posenc.apply_rope(x, p, spec=cfg)
+    jx, jp = jnp.asarray(x), jnp.asarray(p.astype(np.int32))
+    got = {
+        "numpy": posenc.apply_rope(x, p, **settings),
+        "torch.apply_rope": pt.apply_rope(torch.from_numpy(x), torch.from_numpy(p), **settings).numpy(),
+        "torch.RotaryEmbedding": pt.RotaryEmbedding(cfg.head_dim, **settings)(
+            torch.from_numpy(x), torch.from_numpy(x), positions=torch.from_numpy(p))[0].numpy(),
+        "jax.apply_rope": np.asarray(pj.apply_rope(jx, jp, **settings)),
+        "jax.RotaryEmbedding": np.asarray(pj.RotaryEmbedding(cfg.head_dim, **settings)(
+            jnp.moveaxis(jx, 1, 2), jnp.moveaxis(jx, 1, 2), jp)[0]).swapaxes(1, 2),
+    }
+    differ = {k: int((v.view(np.uint32) != want.view(np.uint32)).sum()) for k, v in got.items()}
+    assert differ == dict.fromkeys(got, 0)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_every_backend_gives_numpys_cos_sin_rows(name: str) -> None:
+    cfg = spec(name)
+    _, p = _inputs(cfg)
+    want = np.stack(posenc.rope_cos_sin(p, cfg))
+    jp = jnp.asarray(p.astype(np.int32))
+    module = pt.RotaryEmbedding(cfg)
+    got = {
+        "numpy keywords": np.stack(posenc.rope_cos_sin(p, cfg.head_dim, **cfg.kwargs())),
+        "jax.rope_cos_sin": np.stack([np.asarray(t) for t in pj.rope_cos_sin(jp, cfg)]),
+        "jax.jit(rope_cos_sin)": np.stack([np.asarray(t) for t in jax.jit(lambda q: pj.rope_cos_sin(q, cfg))(jp)]),
+        "torch.RotaryEmbedding.cos_sin": np.stack([t.numpy() for t in module.cos_sin(
+            len(p), positions=torch.from_numpy(p))]),
+    }
+    assert want.dtype == np.float32 and np.isfinite(want).all()
+    differ = {k: int((v.view(np.uint32) != want.view(np.uint32)).sum()) for k, v in got.items()}
+    assert differ == dict.fromkeys(got, 0)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+def test_an_unknown_setting_is_refused_by_name_by_every_backend(backend: str) -> None:
+    cfg = RopeConfig(8)
+    x, p = _inputs(cfg, 3)
+    args = {"numpy": (x, p), "torch": (torch.from_numpy(x), torch.from_numpy(p)),
+            "jax": (jnp.asarray(x), jnp.asarray(p.astype(np.int32)))}[backend]
+    with pytest.raises(posenc.PosEncError, match=r"unknown RoPE setting bsae=5\.0: the settings are base, ladder, "
+                                                 r"layout, rotary_dim, scaling, section_layout, sections"):
+        APPLY[backend](*args, bsae=5.0)
 
 
 def test_a_spec_beside_its_own_settings_is_refused_by_every_backend() -> None:

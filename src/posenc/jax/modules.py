@@ -17,13 +17,11 @@ import jax
 
 from ..errors import PosEncError
 from ..rope.frequencies import RopeFrequencies
-from ..rope.spec import RopeConfig, as_spec
+from ..rope.spec import RopeConfig, RopeSettings, spec_in
+from ..rope.tables import check_axes
 from ..sinusoidal.conventions import AnyConvention, SinusoidSettings
-from ..support.arguments import default
-from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
-from ._rows import computed_once
-from .inputs import check_traced_positions
-from .rope import cos_sin_rows, float_array, rotate, traced_frequencies
+from . import backend  # an attribute read per call: posenc.jax.backend may import first
+from .rope import float_array, rotate, traced_frequencies
 from .sinusoidal import encode
 
 if TYPE_CHECKING:
@@ -36,14 +34,14 @@ class RotaryEmbedding(nnx.Module):
     """Rotate queries and keys by their positions, exact rows built in the graph.
 
     Args:
-        head_dim: channels per head, or a :class:`posenc.RopeConfig` in its
-            place (``posenc.from_hf_config(config)``, ``posenc.rope_preset``),
-            which brings every setting it holds, the layout included; the
-            keywords it holds are then left out (refused by name).
-        base, scaling, rotary_dim, seq_len, sections, section_layout, ladder:
-            as :func:`posenc.jax.apply_rope` (``seq_len`` required for DynamicNTK
-            and LongRoPE).
-        layout: ``"half"`` (HF, MaxText, gemma) or ``"interleaved"`` (Meta, GPT-J).
+        head_dim: a :class:`posenc.RopeConfig` (``posenc.from_hf_config(config)``,
+            ``posenc.rope_preset``), which brings every setting it holds, the
+            layout included; or channels per head, with the settings as keywords.
+        seq_len: static; required for DynamicNTK and LongRoPE.
+        **settings: without a spec, its fields, as :func:`posenc.jax.apply_rope`
+            (:class:`~posenc.rope.spec.RopeSettings`: ``layout`` ``"half"``
+            (HF, MaxText, gemma), ``"interleaved"`` (Meta, GPT-J) or
+            ``"head_half"``; base, scaling, rotary_dim, the sections).
 
     ``__call__(q, k, positions)``: q ``[b, s, n_q, h_d]`` and k ``[b, s, n_kv, h_d]``
     (any float dtypes), positions int32/float32 ``[s]`` or ``[b, s]`` (with
@@ -53,14 +51,14 @@ class RotaryEmbedding(nnx.Module):
     position and shared by q, k and every head.
 
     >>> import jax.numpy as jnp
-    >>> rope = RotaryEmbedding(64, base=500000.0)
+    >>> import posenc
+    >>> rope = RotaryEmbedding(posenc.RopeConfig(64, base=500000.0))
     >>> q, k = rope(jnp.ones((1, 8, 4, 64)), jnp.ones((1, 8, 2, 64)), jnp.arange(8))
     >>> q.shape, k.shape, nnx.state(rope) == nnx.State({})
     ((1, 8, 4, 64), (1, 8, 2, 64), True)
 
     A checkpoint's settings in one line (here a GPT-J-style interleaved layout):
 
-    >>> import posenc
     >>> cfg = posenc.RopeConfig(64, rotary_dim=32, layout="interleaved")
     >>> RotaryEmbedding(cfg).layout, RotaryEmbedding(cfg).rotary_dim
     ('interleaved', 32)
@@ -70,19 +68,11 @@ class RotaryEmbedding(nnx.Module):
         self,
         head_dim: int | RopeConfig,
         *,
-        base: float = default(10000.0),
-        scaling: Any = None,
-        layout: RopeLayout = default("half"),
-        rotary_dim: int | None = None,
         seq_len: int | None = None,
-        sections: Any = None,
-        section_layout: SectionLayout = default("contiguous"),
-        ladder: LadderSharing = default("shared"),
+        **settings: Unpack[RopeSettings],
     ) -> None:
         # every static argument checked now, once, by the spec the NumPy API builds; not at the first call
-        given: dict[str, Any] = {"rotary_dim": rotary_dim, "base": base, "scaling": scaling, "layout": layout,
-                                 "sections": sections, "section_layout": section_layout, "ladder": ladder}
-        self.spec = as_spec(head_dim, **given)
+        self.spec = spec_in(head_dim, settings)
         self.head_dim, self.rotary_dim = self.spec.head_dim, int(self.spec.rotary_dim or self.spec.head_dim)
         self.layout = self.spec.layout
         self.seq_len = seq_len
@@ -97,11 +87,14 @@ class RotaryEmbedding(nnx.Module):
         for name, x in (("q", q), ("k", k)):
             if x.ndim != 4 or x.shape[-1] != self.head_dim:
                 raise PosEncError(f"{name} must be [b, s, n_h, {self.head_dim}], got shape {tuple(x.shape)}")
-        pos = check_traced_positions(positions)
+        jx = backend.JAX
+        pos = jx.positions(positions)
+        check_axes(pos, freqs.sections)
         lead = pos.shape if freqs.sections is None else pos.shape[:-1]
         if len(lead) not in (1, 2) or lead[-1] != q.shape[1]:
             raise PosEncError(f"positions must be [s] or [b, s] with s = {q.shape[1]}, got shape {tuple(pos.shape)}")
-        cos, sin = computed_once(lambda p: cos_sin_rows(p, freqs), pos)  # [..., s, r/2], once for every head
+        jx.check_tables(tuple(pos.shape), self.spec, jnp.float32)
+        cos, sin = jx.cos_sin(pos, freqs, jnp.float32)  # [..., s, r/2], once for every head
         cos, sin = cos[..., None, :], sin[..., None, :]
         return (rotate(q, cos, sin, self.layout, self.rotary_dim),
                 rotate(k, cos, sin, self.layout, self.rotary_dim))

@@ -8,40 +8,35 @@ rows bit for bit (:mod:`posenc.jax._rows`).
 
 from __future__ import annotations
 
-import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
 
 import jax
 
-from ..errors import PosEncError, check_int, show_value
-from ..rope.apply import check_broadcast
-from ..rope.cos_sin import check_axes
-from ..rope.frequencies import RopeFrequencies, spec_frequencies
-from ..rope.spec import RopeConfig, as_spec, spec_of
-from ..support.arguments import default
+from ..errors import PosEncError, check_int
+from ..rope import functions
+from ..rope.frequencies import RopeFrequencies
+from ..rope.spec import FREQUENCY_SETTINGS, RopeConfig, RopeFrequencySettings, RopeSettings, spec_in
+from ..rope.tables import check_axes
 from ..support.layout import check_rope_layout
-from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
-from ._rows import computed_once, sincos_rows
-from .inputs import as_input, check_output, check_traced_positions
+from ..support.vocabulary import RopeLayout
+from . import backend  # an attribute read per call: posenc.jax.backend may import first
+from .inputs import check_output, check_traced_positions
 
-__all__ = ["apply_rope", "frequencies", "rope_cos_sin", "rotate"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-_OUT_DTYPES = ("float32", "bfloat16", "float16")
+__all__ = ["apply_rope", "cos_sin_rows", "float_array", "frequencies", "rope_cos_sin", "rotate",
+           "traced_frequencies"]
 
 
 def frequencies(
     head_dim: int | RopeConfig,
     *,
-    base: float = default(10000.0),
-    scaling: Any = None,
-    rotary_dim: int | None = None,
     seq_len: int | None = None,
-    sections: Any = None,
-    section_layout: SectionLayout = default("contiguous"),
-    ladder: LadderSharing = default("shared"),
+    **settings: Unpack[RopeFrequencySettings],
 ) -> RopeFrequencies:
     """The static frequencies (:func:`posenc.rope_frequencies`, a spec too), with the length rule fixed for tracing.
 
@@ -49,31 +44,22 @@ def frequencies(
     program the NumPy default (max(positions) + 1) would be a traced value, so
     ``seq_len`` must be given.
     """
-    given = {"base": base, "scaling": scaling, "rotary_dim": rotary_dim, "sections": sections,
-             "section_layout": section_layout, "ladder": ladder}
-    spec = as_spec(head_dim, **given)
-    return traced_frequencies(spec, seq_len)
+    return backend.traced_frequencies(spec_in(head_dim, settings, FREQUENCY_SETTINGS), seq_len)
 
 
 def traced_frequencies(spec: RopeConfig, seq_len: Any) -> RopeFrequencies:
     """A checked spec's frequencies, refusing a length-following scaling without a static ``seq_len``."""
-    if spec.scaling is not None and spec.scaling.cache_key(None) is not None and seq_len is None:
-        raise PosEncError(
-            f"{type(spec.scaling).__name__} follows the sequence length: pass seq_len (a static int) to the JAX "
-            "functions; max(positions) + 1 is a traced value"
-        )
-    return spec_frequencies(spec, seq_len)
+    return backend.traced_frequencies(spec, seq_len)
+
+
+def float_array(value: Any, name: str, min_ndim: int = 0) -> jax.Array:
+    """value as a float JAX array (traced or not), or a PosEncError naming it."""
+    return backend.float_array(value, name, min_ndim)
 
 
 def _out_dtype(dtype: Any) -> Any:
-    try:
-        name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
-    except (TypeError, ValueError):
-        name = None
-    if name not in _OUT_DTYPES:  # with or without jax_enable_x64: the rows are float32 values
-        raise PosEncError(f"dtype must be one of {_OUT_DTYPES}: posenc.jax builds float32 rows in 32-bit "
-                          f"arithmetic (float64 rows: the NumPy API), got {show_value(dtype)}")
-    return jnp.dtype(name)
+    """A JAX output dtype, checked: float32, bfloat16 or float16 (the other JAX modules' rule too)."""
+    return backend.JAX.table_dtype(dtype)
 
 
 def cos_sin_rows(positions: Any, freqs: RopeFrequencies) -> tuple[jax.Array, jax.Array]:
@@ -82,22 +68,16 @@ def cos_sin_rows(positions: Any, freqs: RopeFrequencies) -> tuple[jax.Array, jax
     check_axes(pos, freqs.sections)
     lead = pos.shape if freqs.sections is None else pos.shape[:-1]
     check_output((2, *lead, freqs.rotary_dim // 2), "RoPE cos/sin rows")
-    sin, cos = sincos_rows(pos, freqs.ladder, freqs.attention_factor, pair_axes=freqs.pair_axes)
-    return cos, sin
+    return backend.float32_rows(pos, freqs)
 
 
 def rope_cos_sin(
     positions: Any,
     head_dim: int | RopeConfig,
     *,
-    base: float = default(10000.0),
-    scaling: Any = None,
-    rotary_dim: int | None = None,
     seq_len: int | None = None,
     dtype: Any = jnp.float32,
-    sections: Any = None,
-    section_layout: SectionLayout = default("contiguous"),
-    ladder: LadderSharing = default("shared"),
+    **settings: Unpack[RopeFrequencySettings],
 ) -> tuple[jax.Array, jax.Array]:
     """Exact cos(ω_i p) and sin(ω_i p) times the attention factor, built in the graph.
 
@@ -107,11 +87,13 @@ def rope_cos_sin(
             where |p·ω_i| >= 2**-60 (below, within 2**-90 absolute); traced,
             they give NaN at |p| >= 2**31 (or NaN, inf), concrete ones are
             refused. int64 (``jax_enable_x64`` on) within int32 too.
-        head_dim, base, scaling, rotary_dim, seq_len, sections, section_layout, ladder: as
-            :func:`posenc.rope_cos_sin` (static); ``seq_len`` is required for
-            DynamicNTK and LongRoPE.
+        head_dim: a :class:`~posenc.RopeConfig` (the spec) or channels per
+            head with the settings as keywords, as :func:`posenc.rope_cos_sin` (static).
+        seq_len: static; required for DynamicNTK and LongRoPE.
         dtype: float32 (the NumPy core's float32 bits), bfloat16 or float16
             (those bits rounded once more: within 1 ulp).
+        **settings: without a spec, its frequency fields, as
+            :func:`posenc.rope_cos_sin` (static).
 
     Returns:
         (cos, sin), each ``[..., rotary_dim/2]``.
@@ -135,11 +117,7 @@ def rope_cos_sin(
     >>> np.asarray(c, np.float64).round(5).tolist()
     [[1.0, 1.0], [0.56238, 0.86232]]
     """
-    dt = _out_dtype(dtype)
-    freqs = frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
-                        sections=sections, section_layout=section_layout, ladder=ladder)
-    cos, sin = cos_sin_rows(positions, freqs)
-    return cos.astype(dt), sin.astype(dt)
+    return functions.rope_cos_sin(backend.JAX, positions, head_dim, seq_len=seq_len, dtype=dtype, **settings)
 
 
 def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: RopeLayout, rotary_dim: int) -> jax.Array:
@@ -178,90 +156,16 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: RopeLayout, rot
         if not ok:
             raise PosEncError(f"{name} must broadcast to {want} (x's leading axes, rotary_dim // 2), "
                               f"got shape {tuple(rows.shape)}")
-    return _rotated(x, cos, sin, layout, rotary_dim)
-
-
-@functools.partial(jax.jit, static_argnums=(3, 4))
-def _rotated(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: RopeLayout, rotary_dim: int) -> jax.Array:
-    # one compiled program, called eagerly too (one dispatch, not a dozen)
-    n = rotary_dim // 2
-    cos, sin = cos.astype(jnp.float32), sin.astype(jnp.float32)  # float32 math (float64 rows: x64 on)
-    if layout == "head_half":  # Gemma 4's proportional pairs (i, i + h_d/2): posenc.rope.scaling.proportional
-        hh = x.shape[-1] // 2
-        a, b = x[..., :n].astype(jnp.float32), x[..., hh:hh + n].astype(jnp.float32)
-        o1 = (_rounded(a * cos, cos) - _rounded(b * sin, sin)).astype(x.dtype)
-        o2 = (_rounded(b * cos, cos) + _rounded(a * sin, sin)).astype(x.dtype)
-        return jnp.concatenate([o1, x[..., n:hh], o2, x[..., hh + n:]], axis=-1)
-    xr = x[..., :rotary_dim].astype(jnp.float32)
-    if layout == "half":
-        x1, x2 = xr[..., :n], xr[..., n:]
-    else:
-        x1, x2 = xr[..., 0::2], xr[..., 1::2]
-    o1 = _rounded(x1 * cos, cos) - _rounded(x2 * sin, sin)
-    o2 = _rounded(x2 * cos, cos) + _rounded(x1 * sin, sin)
-    out = jnp.concatenate([o1, o2], axis=-1) if layout == "half" else jnp.stack([o1, o2], axis=-1).reshape(xr.shape)
-    out = out.astype(x.dtype)
-    if rotary_dim == x.shape[-1]:
-        return out
-    return jnp.concatenate([out, x[..., rotary_dim:]], axis=-1)
-
-
-@jax.custom_jvp
-def _rounded(product: jax.Array, factor: jax.Array) -> jax.Array:
-    """``product`` (``… * factor``), rounded to float32 on its own: never contracted into an FMA with its sum.
-
-    Between the multiply and the add that reads it sits an integer OR, with
-    the quiet-NaN bit where ``factor`` is NaN (where the product is a quiet NaN
-    already): a no-op on every value, which no compiler can prove, so XLA
-    (and LLVM beneath it) cannot fuse the pair into one FMA. The identity's
-    derivative is its own (a bitcast has none: jax would give 0).
-    """
-    nan = (factor != factor).astype(jnp.uint32) << 22
-    return jax.lax.bitcast_convert_type(jax.lax.bitcast_convert_type(product, jnp.uint32) | nan, jnp.float32)
-
-
-@_rounded.defjvp
-def _rounded_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
-    (product, factor), (d_product, _) = primals, tangents
-    return _rounded(product, factor), d_product
-
-
-def float_array(value: Any, name: str, min_ndim: int = 0) -> jax.Array:
-    """value as a float JAX array (traced or not), or a PosEncError naming it."""
-    given = as_input(value, name)
-    if isinstance(given, np.ndarray):
-        if given.dtype.kind not in "iuf" and given.dtype.name != "bfloat16":
-            raise PosEncError(f"{name} must be an array of floats, got {show_value(value)}")
-        arr = jnp.asarray(given)
-    else:
-        arr = given
-    if not jnp.issubdtype(arr.dtype, jnp.floating):
-        raise PosEncError(f"{name} must be a float array, got dtype {arr.dtype}")
-    if arr.ndim < min_ndim:
-        raise PosEncError(f"{name} must have at least {min_ndim} dimensions, got shape {tuple(arr.shape)}")
-    return arr
-
-
-def _check_x(x: Any) -> jax.Array:
-    arr = float_array(x, "x")
-    if arr.ndim < 2:
-        raise PosEncError(f"x must be [..., s, h_d] (at least 2 dimensions), got shape {tuple(arr.shape)}")
-    return arr
+    return backend.rotated(x, cos, sin, layout, rotary_dim)
 
 
 def apply_rope(
     x: Any,
     positions: Any,
     *,
-    base: float = default(10000.0),
-    scaling: Any = None,
-    layout: RopeLayout = default("half"),
-    rotary_dim: int | None = None,
-    seq_len: int | None = None,
-    sections: Any = None,
-    section_layout: SectionLayout = default("contiguous"),
-    ladder: LadderSharing = default("shared"),
     spec: RopeConfig | None = None,
+    seq_len: int | None = None,
+    **settings: Unpack[RopeSettings],
 ) -> jax.Array:
     """Rotate queries or keys by their positions, exact rows built in the graph (:func:`posenc.apply_rope`).
 
@@ -270,10 +174,12 @@ def apply_rope(
         positions: int32/float32, broadcasting to ``x.shape[:-1]`` (``[s]``;
             ``[b, 1, s]`` for ``[b, n_h, s, h_d]``; ``[b, s, 1]`` for MaxText's
             ``[b, s, n_h, h_d]``), with a trailing ``n_axes`` with sections.
-        base, scaling, layout, rotary_dim, seq_len, sections, section_layout, ladder: as
-            :func:`posenc.apply_rope` (static), ``layout="head_half"`` included.
-        spec: a :class:`~posenc.RopeConfig` in their place, as :func:`posenc.apply_rope`:
-            the same spec, built and checked by the same code.
+        spec: a :class:`~posenc.RopeConfig` holding every setting, as
+            :func:`posenc.apply_rope`: the same spec, checked by the same code
+            (:func:`posenc.rope.functions.apply_rope`).
+        seq_len: static; required for DynamicNTK and LongRoPE.
+        **settings: without a spec, its fields, as :func:`posenc.apply_rope`
+            (static), ``layout="head_half"`` included.
 
     Returns:
         x rotated, same shape and dtype: for float32 x, the bits of
@@ -295,21 +201,10 @@ def apply_rope(
             sees it: pass :func:`posenc.jax.positions` of it instead, which
             checks it.
 
+    >>> import posenc
     >>> q = jnp.array([[1.0, 0.0, 0.0, 0.0]])        # [s=1, h_d=4]
-    >>> np.asarray(apply_rope(q, jnp.array([2]), base=100.0, layout="interleaved"), np.float64).round(4).tolist()
+    >>> cfg = posenc.RopeConfig(4, base=100.0, layout="interleaved")
+    >>> np.asarray(apply_rope(q, jnp.array([2]), spec=cfg), np.float64).round(4).tolist()
     [[-0.4161, 0.9093, 0.0, 0.0]]
     """
-    arr = _check_x(x)
-    given = {"base": base, "scaling": scaling, "layout": layout, "rotary_dim": rotary_dim, "sections": sections,
-             "section_layout": section_layout, "ladder": ladder}
-    cfg = spec_of(spec, arr.shape[-1], **given)
-    freqs = traced_frequencies(cfg, seq_len)
-    pos = check_traced_positions(positions)
-    check_broadcast(pos, freqs.sections, arr.shape)
-    # the output, the rows (once per position) and the rotation's float32 products
-    rows = 2 * 4 * int(np.prod(pos.shape if freqs.sections is None else pos.shape[:-1], dtype=object)) \
-        * (freqs.rotary_dim // 2)
-    check_output(arr.shape, "apply_rope output", dtype=arr.dtype, work=rows + 4 * arr.size)
-    # the rows once per position, not once per head (XLA would fuse the builder into the rotation)
-    cos, sin = computed_once(lambda p: cos_sin_rows(p, freqs), pos)
-    return rotate(arr, cos, sin, cfg.layout, freqs.rotary_dim)
+    return functions.apply_rope(backend.JAX, x, positions, spec=spec, seq_len=seq_len, **settings)

@@ -16,28 +16,31 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_base, check_int, check_positions, show_value
+from ..errors import PosEncError, check_int, check_positions, show_value
 from ..rope.apply import apply_rope
-from ..rope.frequencies import rope_frequencies
-from ..support.arguments import default
-from ..support.vocabulary import RopeLayout
+from ..rope.frequencies import spec_frequencies
+from ..rope.spec import RopeSettings, settings_spec
+from ..support.layout import check_pair_layout
 from ._canvas import BLUE, GREY, ORANGE, RED, require
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+    from typing_extensions import Unpack
 
 __all__ = ["plot_rope"]
+
+#: the settings the figure draws
+_DRAWN = frozenset({"base", "scaling", "layout"})
+
 
 def plot_rope(
     head_dim: int = 64,
     *,
-    base: float = default(10000.0),
-    scaling: Any = None,
-    layout: RopeLayout = default("half"),
     pair: int | None = None,
     positions: int = 24,
     max_offset: int = 200,
     refs: Sequence[float] = (0, 1000, 1_000_000),
+    **settings: Unpack[RopeSettings],
 ) -> Figure:
     """Two panels: one query pair rotating with position; ⟨R(p)q, R(p+Δ)k⟩ against Δ.
 
@@ -50,13 +53,18 @@ def plot_rope(
     With a scaling, the unscaled score is drawn dashed for comparison.
 
     Args:
-        head_dim, base, scaling, layout: as :func:`posenc.apply_rope`.
+        head_dim: channels per head.
         pair: the pair shown on the left (< head_dim/2).
         positions: points on the left (2 … 200).
         max_offset: Δ runs over -max_offset … max_offset (1 … 100000).
         refs: reference positions p on the right (1 to 4 of them).
+        **settings: ``base``, ``scaling`` and ``layout`` (``"half"`` or
+            ``"interleaved"``), as :func:`posenc.apply_rope` (the others
+            refused by name: one pair of a 1-D rotation is drawn).
     """
-    f = rope_frequencies(head_dim, base=check_base(base), scaling=scaling)
+    spec = settings_spec(None, head_dim, settings, _DRAWN)
+    f = spec_frequencies(spec)
+    base, scaling, layout = spec.base, spec.scaling, check_pair_layout(spec.layout)
     n = f.rotary_dim // 2
     m = check_int(positions, "positions", minimum=2)
     if m > 200:

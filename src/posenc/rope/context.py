@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import MAX_POSITION, PosEncError, check_context, show_value
 from ..sinusoidal.frequencies import min_base
 from ..sinusoidal.grid_analysis import GridReport, axis_ladder, check_sizes
-from ..support.arguments import default
 from ..support.compile import outside_compile
 from ..support.layout import check_pair_layout
-from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
-from .frequencies import check_scaling, rope_frequencies
+from .frequencies import rope_frequencies, spec_frequencies
+from .spec import FREQUENCY_SETTINGS, RopeConfig, RopeFrequencySettings, RopeSettings, spec_in
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["RopeContextReport", "rope_context_report", "rope_grid_report"]
 
@@ -65,18 +67,18 @@ class RopeContextReport:
 @outside_compile("rope_context_report")
 def rope_context_report(
     context: float,
-    head_dim: int,
+    head_dim: int | RopeConfig,
     *,
-    base: float = default(10000.0),
-    scaling: Any = None,
-    rotary_dim: int | None = None,
     seq_len: int | None = None,
+    **settings: Unpack[RopeFrequencySettings],
 ) -> RopeContextReport:
     """Turns of every rotary pair over ``context`` positions, after ``scaling``.
 
     Args:
         context: context length (> 0).
-        head_dim, base, scaling, rotary_dim: as :func:`posenc.rope_frequencies`.
+        head_dim: a :class:`~posenc.RopeConfig`, or channels per head with
+            the settings as keywords (``base``, ``scaling``, ``rotary_dim``, …),
+            as :func:`posenc.rope_frequencies`.
         seq_len: the length that picks DynamicNTK's base / LongRoPE's factors;
             default ``ceil(context)``.
 
@@ -86,7 +88,8 @@ def rope_context_report(
     (False, 39, 20473564)
     """
     c = check_context(context)
-    check_scaling(scaling)
+    spec = spec_in(head_dim, settings, FREQUENCY_SETTINGS)
+    scaling = spec.scaling
     n = seq_len
     if n is None and scaling is not None and scaling.cache_key(None) is not None:  # its frequencies follow the length
         n = math.ceil(c)
@@ -95,8 +98,8 @@ def rope_context_report(
                 f"context must be <= 2**53 for {type(scaling).__name__}, whose frequencies follow the length "
                 f"(positions stop at 2**53), got {show_value(context)}; pass seq_len to pick its frequencies"
             )
-    f = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=n)
-    plain = rope_frequencies(head_dim, base=base, rotary_dim=f.rotary_dim) if scaling is not None else f
+    f = spec_frequencies(spec, n)
+    plain = rope_frequencies(spec.head_dim, base=spec.base, rotary_dim=f.rotary_dim) if scaling is not None else f
     loops = c / f.wavelengths
     loops.setflags(write=False)
     mb: float | None = None
@@ -126,14 +129,7 @@ def rope_context_report(
 def rope_grid_report(
     sizes: Any,
     head_dim: int,
-    *,
-    sections: Any,
-    section_layout: SectionLayout = default("contiguous"),
-    ladder: LadderSharing = default("shared"),
-    base: float = default(10000.0),
-    scaling: Any = None,
-    rotary_dim: int | None = None,
-    layout: RopeLayout = default("half"),
+    **settings: Unpack[RopeSettings],
 ) -> GridReport:
     """Multi-axis RoPE on a grid: which pairs (and head channels) turn with each axis, and whether they wrap.
 
@@ -144,9 +140,11 @@ def rope_grid_report(
     Args:
         sizes: the grid's size along each position axis, in the sections' order
             (e.g. (t, h, w)).
-        head_dim, base, scaling, rotary_dim, sections, section_layout, ladder: as
-            :func:`posenc.rope_frequencies`; ``seq_len`` is max(sizes).
-        layout: ``"half"`` or ``"interleaved"``: which head channels form a pair.
+        head_dim: channels per head (``seq_len`` is max(sizes)).
+        **settings: as :func:`posenc.apply_rope`: ``sections`` (required:
+            pairs per axis), ``section_layout``, ``ladder``, ``base``,
+            ``scaling``, ``rotary_dim``; ``layout`` ``"half"`` or
+            ``"interleaved"``: which head channels form a pair.
 
     >>> r = rope_grid_report((16, 64, 64), 128, sections=(16, 24, 24), base=1e6)
     >>> [(a.axis, len(a.omega), a.wrapped_pairs) for a in r.axes]  # h, w get no pair that turns over 64
@@ -156,9 +154,9 @@ def rope_grid_report(
     [(0, 24, 2), (1, 20, 4), (2, 20, 3)]
     """
     ns = check_sizes(sizes)
-    lay = check_pair_layout(layout)
-    f = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=max(ns),
-                         sections=sections, section_layout=section_layout, ladder=ladder)
+    spec = spec_in(head_dim, settings)
+    lay = check_pair_layout(spec.layout)
+    f = spec_frequencies(spec, max(ns))
     sec = f.sections
     if sec is None:
         raise PosEncError("rope_grid_report needs sections (pairs per axis), e.g. sections=(16, 24, 24)")

@@ -31,21 +31,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import check_seq_len
 from ..exact import Ladder, decimal_context, decimal_pi
-from ..support.arguments import default
 from ..support.compile import outside_compile
 from ..support.concurrency import BoundedCache
-from ..support.vocabulary import LadderSharing, SectionLayout
 from .registry import scaled_by
 from .scaling import Scaled
 from .scaling.scaled import plain_ladder
 from .sections import Sections, per_axis_frequencies
-from .spec import RopeConfig, as_spec, check_dims, check_multi_axis, check_scaling
+from .spec import (
+    FREQUENCY_SETTINGS,
+    RopeConfig,
+    RopeFrequencySettings,
+    check_dims,
+    check_multi_axis,
+    check_scaling,
+    spec_in,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "RopeFrequencies",
@@ -122,26 +131,23 @@ def _build(
 def rope_frequencies(
     head_dim: int | RopeConfig,
     *,
-    base: float = default(10000.0),
-    scaling: Any = None,
-    rotary_dim: int | None = None,
     seq_len: int | None = None,
-    sections: Any = None,
-    section_layout: SectionLayout = default("contiguous"),
-    ladder: LadderSharing = default("shared"),
+    **settings: Unpack[RopeFrequencySettings],
 ) -> RopeFrequencies:
     """The rotary frequencies ω_i (i < rotary_dim/2) and the attention factor.
 
     Args:
-        head_dim: channels per head, a positive even integer; or a
-            :class:`~posenc.RopeConfig` (the spec), which then holds every
-            setting but ``seq_len``.
+        head_dim: a :class:`~posenc.RopeConfig` (the spec), which holds every
+            setting but ``seq_len``; or channels per head, a positive even
+            integer, with the settings below as keywords
+            (:class:`~posenc.rope.spec.RopeFrequencySettings`; left out:
+            RopeConfig's defaults; an unknown name is refused).
+        seq_len: the sequence length, for the variants that depend on it
+            (DynamicNTK, LongRoPE); None means "within the original length".
         base: θ in ω_i = θ**(-2i/rotary_dim) (HF ``rope_theta``).
         scaling: None or a :mod:`posenc.rope.scaling` variant.
         rotary_dim: channels rotated (HF: head_dim·partial_rotary_factor);
             even, <= head_dim; default head_dim.
-        seq_len: the sequence length, for the variants that depend on it
-            (DynamicNTK, LongRoPE); None means "within the original length".
         sections: multi-axis RoPE: pairs per position axis, e.g. ``(16, 24, 24)``
             for Qwen2-VL's (t, h, w), summing to rotary_dim/2; or a
             :class:`~posenc.rope.sections.Sections`. None: 1-D RoPE.
@@ -164,9 +170,7 @@ def rope_frequencies(
     >>> axial.inv_freq.tolist(), axial.pair_axes.tolist()
     ([1.0, 0.1, 1.0, 0.1], [0, 0, 1, 1])
     """
-    spec = as_spec(head_dim, rotary_dim=rotary_dim, base=base, scaling=scaling, sections=sections,
-                   section_layout=section_layout, ladder=ladder)
-    return spec_frequencies(spec, seq_len)
+    return spec_frequencies(spec_in(head_dim, settings, FREQUENCY_SETTINGS), seq_len)
 
 
 def spec_frequencies(spec: RopeConfig, seq_len: Any = None) -> RopeFrequencies:

@@ -46,7 +46,7 @@ import numpy as np
 
 from ..errors import MAX_D_MODEL, PosEncError, check_int, shape_text, show_value
 from ..exact import ladder_digits
-from ..support.arguments import check_choice, default, passed, set_fields
+from ..support.arguments import check_choice, set_fields
 from ..support.compile import outside_compile
 from ..support.vocabulary import LADDER_SHARINGS, SECTION_LAYOUTS, LadderSharing, SectionLayout
 
@@ -150,14 +150,16 @@ class Sections:
         return axes
 
 
-def check_sections(sections: Any, section_layout: Any = default("contiguous"),
-                   ladder: Any = default("shared")) -> Sections | None:
+def check_sections(sections: Any, section_layout: Any = None, ladder: Any = None) -> Sections | None:
     """The :class:`Sections` an entry point's (sections, section_layout, ladder) arguments mean.
 
     ``sections`` is None (plain RoPE), a sequence of pair counts, or a
-    :class:`Sections` (then leave the other two out).
+    :class:`Sections` (then leave the other two out). ``section_layout`` and
+    ``ladder`` None are left out (``"contiguous"`` and ``"shared"``); either
+    one passed without sections, or beside a Sections, is refused by name.
     """
-    given = passed(section_layout=section_layout, ladder=ladder)  # only what was passed, for the message
+    given = ", ".join(f"{k}={show_value(v)}" for k, v in (("section_layout", section_layout), ("ladder", ladder))
+                      if v is not None)  # only what was passed, for the message
     if sections is None:
         if given:
             raise PosEncError(f"{given}: only multi-axis RoPE has a section layout and a ladder, so they need "
@@ -167,7 +169,8 @@ def check_sections(sections: Any, section_layout: Any = default("contiguous"),
         if given:
             raise PosEncError(f"{given} beside a Sections: pass section_layout and ladder inside the Sections")
         return sections
-    return Sections(sections, section_layout, ladder)
+    return Sections(sections, "contiguous" if section_layout is None else section_layout,
+                    "shared" if ladder is None else ladder)
 
 
 def per_axis_frequencies(sections: Sections, base: Decimal) -> list[Decimal]:

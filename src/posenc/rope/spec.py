@@ -1,11 +1,14 @@
 """The RoPE spec: one frozen :class:`RopeConfig` holds a rotation's frequencies and pair layout, checked once.
 
 Every RoPE entry point (:func:`posenc.rope_frequencies`, :func:`posenc.rope_cos_sin`,
-:func:`posenc.apply_rope`, the JAX and torch forms) builds one of these from
-its keyword arguments, or takes one a caller built (from
-:func:`posenc.from_hf_config`, :func:`posenc.rope_preset` or by hand), and then
-checks only what the call adds: x and the positions. So a setting is
-validated in one place, here, whatever the entry point.
+:func:`posenc.apply_rope`, the JAX and torch forms and modules) takes one a
+caller built (``spec=``, or in ``head_dim``'s place: from
+:func:`posenc.from_hf_config`, :func:`posenc.rope_preset` or by hand), or
+builds one from its keyword settings, declared once as :class:`RopeSettings`
+(``**settings: Unpack[RopeSettings]``), and then checks only what the call
+adds: x and the positions. So a setting is validated in one place, here,
+whatever the entry point, and its default is written in one place,
+:class:`RopeConfig`'s field.
 
 >>> cfg = RopeConfig(64, base=500000.0)
 >>> cfg.rotary_dim, cfg.layout, cfg.multi_axis
@@ -18,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import MAX_POSITION, PosEncError, check_base, check_d_model, check_int, show_value
-from ..support.arguments import default, left_out, set_fields
+from ..support.arguments import set_fields
 from ..support.compile import outside_compile
 from ..support.concurrency import BoundedCache
 from ..support.layout import check_rope_layout
@@ -30,7 +33,19 @@ from .registry import is_scaling
 from .scaling import SCALINGS
 from .sections import Sections, check_sections
 
-__all__ = ["RopeConfig", "as_spec", "check_dims", "check_multi_axis", "check_scaling", "rope_spec", "spec_of"]
+__all__ = [
+    "FREQUENCY_SETTINGS",
+    "ROPE_SETTINGS",
+    "RopeConfig",
+    "RopeFrequencySettings",
+    "RopeSettings",
+    "check_dims",
+    "check_multi_axis",
+    "check_scaling",
+    "rope_spec",
+    "settings_spec",
+    "spec_in",
+]
 
 
 def check_scaling(scaling: Any) -> None:
@@ -77,8 +92,37 @@ def check_multi_axis(sections: Sections | None, rotary_dim: int, scaling: Any) -
         )
 
 
+class RopeFrequencySettings(TypedDict, total=False):
+    """The settings of a rotation's frequencies, as keywords (``**settings: Unpack[RopeFrequencySettings]``).
+
+    One shared declaration for every RoPE signature that takes them; a key
+    left out takes :class:`RopeConfig`'s field default, the only place a
+    default is written. The Literal types let an editor complete a name and
+    mypy catch a typo; at run time :func:`settings_spec` refuses an unknown key.
+    """
+
+    base: float  #: θ, ``rope_theta``
+    scaling: Any  #: a :mod:`posenc.rope.scaling` variant, a registered one, or None
+    rotary_dim: int | None  #: channels rotated (None: head_dim)
+    sections: Any  #: pairs per position axis, a :class:`~posenc.rope.sections.Sections`, or None
+    section_layout: SectionLayout
+    ladder: LadderSharing
+
+
+class RopeSettings(RopeFrequencySettings, total=False):
+    """:class:`RopeFrequencySettings` and the pair layout: a whole rotation's keywords (``apply_rope``'s)."""
+
+    layout: RopeLayout
+
+
+#: the keys each settings form takes (what :func:`settings_spec` checks a call's keywords against)
+FREQUENCY_SETTINGS = frozenset(RopeFrequencySettings.__optional_keys__)
+ROPE_SETTINGS = frozenset(RopeSettings.__optional_keys__)
+
+
 def _as_left_out(value: Any, plain: str) -> Any:
-    return default(plain) if isinstance(value, str) and value == plain else value
+    """None (left out) for a field at its default value, else the value (a Sections beside it refuses it)."""
+    return None if value is None or (isinstance(value, str) and value == plain) else value
 
 
 @dataclass(frozen=True)
@@ -136,8 +180,7 @@ class RopeConfig:
         b = check_base(self.base)
         check_scaling(self.scaling)
         lay = check_rope_layout(self.layout)
-        # a field's default cannot be a marked one (torch.compile cannot trace the dataclass's __init__ with
-        # it): here a field at its default value is taken as left out, as a Sections object beside it wants
+        # a field at its default value is taken as left out, as a Sections object beside it wants
         sec = check_sections(self.sections, _as_left_out(self.section_layout, "contiguous"),
                              _as_left_out(self.ladder, "shared"))
         check_multi_axis(sec, r, self.scaling)
@@ -150,11 +193,11 @@ class RopeConfig:
         else:  # left out (check_sections refuses them without sections): stored as plain names
             set_fields(self, section_layout="contiguous", ladder="shared")
 
-    def kwargs(self) -> dict[str, Any]:
+    def kwargs(self) -> RopeFrequencySettings:
         """Keyword arguments for :func:`posenc.rope.rope_frequencies` and friends (all but layout)."""
-        out: dict[str, Any] = {"base": self.base, "scaling": self.scaling, "rotary_dim": self.rotary_dim}
+        out: RopeFrequencySettings = {"base": self.base, "scaling": self.scaling, "rotary_dim": self.rotary_dim}
         if self.sections is not None:
-            out.update(sections=self.sections, section_layout=self.section_layout, ladder=self.ladder)
+            out["sections"], out["section_layout"], out["ladder"] = self.sections, self.section_layout, self.ladder
         return out
 
 
@@ -169,9 +212,8 @@ def rope_spec(head_dim: Any, **given: Any) -> RopeConfig:
     (a list of sections, an array) build a fresh spec. Either way the spec
     was checked once, when it was built.
     """
-    if isinstance(given.get("sections"), Sections):  # settings beside it refused while they are still marked
-        check_sections(given["sections"], given.get("section_layout", default("contiguous")),
-                       given.get("ladder", default("shared")))
+    if isinstance(given.get("sections"), Sections):  # a setting passed beside it is refused, even at its default
+        check_sections(given["sections"], given.get("section_layout"), given.get("ladder"))
     try:
         key = (type(head_dim), head_dim, *((k, type(v), v) for k, v in sorted(given.items())))
         hash(key)
@@ -184,20 +226,36 @@ def rope_spec(head_dim: Any, **given: Any) -> RopeConfig:
 _NONE_DEFAULTS = frozenset({"scaling", "rotary_dim", "sections"})
 
 
-def spec_of(spec: RopeConfig | None, head_dim: Any, **given: Any) -> RopeConfig:
-    """``spec`` (its head_dim must be ``head_dim`` when that is given), or the spec the keyword arguments mean.
+def settings_spec(spec: RopeConfig | None, head_dim: Any, settings: Mapping[str, Any],
+                  allowed: frozenset[str] = ROPE_SETTINGS) -> RopeConfig:
+    """``spec`` (its head_dim must be ``head_dim`` when that is given), or the spec ``settings`` mean.
 
-    Beside a spec, the arguments it holds must be left out: one setting, one
-    place to read it. One passed is refused even at its default value
-    (``layout="half"`` beside an interleaved spec), since either may have been meant.
+    ``settings`` holds only the keywords a caller passed (a
+    :class:`RopeSettings`): a key outside ``allowed`` is refused by name, so a
+    typo is never ignored. Beside a spec every key passed is refused, even at
+    its default value (``layout="half"`` beside an interleaved spec), since
+    either may have been meant; None for a setting whose default is None
+    (scaling, rotary_dim, sections) counts as left out.
+
+    >>> settings_spec(None, 4, {"base": 100.0}) == RopeConfig(4, base=100.0)
+    True
+    >>> settings_spec(None, 4, {"bse": 100.0})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    posenc.errors.PosEncError: unknown RoPE setting bse=100.0: the settings are base, ladder, layout, ...
     """
+    unknown = [k for k in settings if k not in allowed]
+    if unknown:
+        shown = ", ".join(f"{k}={show_value(settings[k])}" for k in unknown)
+        raise PosEncError(f"unknown RoPE setting {shown}: the settings are {', '.join(sorted(allowed))} "
+                          "(or spec=, a posenc.RopeConfig)")
     if spec is None:
-        return rope_spec(head_dim, **given)
+        return rope_spec(head_dim, **settings)
     if not isinstance(spec, RopeConfig):
         raise PosEncError(f"spec must be a posenc.RopeConfig (or None), got {show_value(spec)}")
-    clash = [k for k, v in given.items() if not (left_out(v) or (v is None and k in _NONE_DEFAULTS))]
+    clash = [k for k, v in settings.items() if not (v is None and k in _NONE_DEFAULTS)]
     if clash:
-        shown = ", ".join(f"{k}={show_value(given[k])}" for k in clash)
+        shown = ", ".join(f"{k}={show_value(settings[k])}" for k in clash)
         raise PosEncError(f"{shown}: part of the spec, so leave them out beside it "
                           "(or use dataclasses.replace(spec, ...))")
     if head_dim is not None and check_d_model(head_dim, "head_dim") != spec.head_dim:
@@ -205,21 +263,15 @@ def spec_of(spec: RopeConfig | None, head_dim: Any, **given: Any) -> RopeConfig:
     return spec
 
 
-def as_spec(head_dim: Any, **given: Any) -> RopeConfig:
-    """The spec of a call or module whose first argument is a head_dim or a :class:`RopeConfig` in its place.
-
-    A spec (``posenc.from_hf_config``, ``posenc.rope_preset``) comes with
-    every setting it holds, so the keyword arguments beside it must be left
-    out (:func:`spec_of`); an int builds the spec the keywords mean.
+def spec_in(head_dim: Any, settings: Mapping[str, Any], allowed: frozenset[str] = ROPE_SETTINGS) -> RopeConfig:
+    """The spec of a call whose first argument is a head_dim or a :class:`RopeConfig` in its place (``settings``
+    as :func:`settings_spec`).
 
     >>> cfg = RopeConfig(64, base=500000.0, layout="interleaved")
-    >>> as_spec(cfg) is cfg, as_spec(64, base=500000.0, layout="interleaved") == cfg
+    >>> spec_in(cfg, {}) is cfg, spec_in(64, {"base": 500000.0, "layout": "interleaved"}) == cfg
     (True, True)
-    >>> as_spec(cfg, rotary_dim=32)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    posenc.errors.PosEncError: rotary_dim=32: part of the spec, so leave them out beside it (or use ...
     """
     if isinstance(head_dim, RopeConfig):
-        return spec_of(head_dim, None, **given)
-    return rope_spec(head_dim, **given)
+        return settings_spec(head_dim, None, settings, allowed)
+    return settings_spec(None, head_dim, settings, allowed)
+

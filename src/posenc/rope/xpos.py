@@ -57,8 +57,8 @@ from ..exact.power import exp_dd, nearest_power, round_checked
 from ..support.arguments import set_fields
 from ..support.compile import outside_compile
 from ..support.memory import allocate, check_size, nbytes, shape_of
-from .cos_sin import cos_sin_tables
 from .frequencies import RopeFrequencies
+from .tables import cos_sin_tables
 
 __all__ = [
     "XPOS_ROLES",

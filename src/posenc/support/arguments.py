@@ -12,22 +12,19 @@ settings) are passed as keywords typed by one ``TypedDict`` per family
 ``RopeSettings``), taken as ``**settings``: :func:`settings_of` refuses a
 name the family does not have, and beside a spec or a preset every setting
 present is refused, even at its default value (:func:`given`): the defaults
-live in the spec's fields alone. :func:`default`, :func:`left_out` and
-:func:`passed`, the *marked* defaults that told a setting left out from one
-typed at the default, are being removed (RoPE's files still use them).
+live in the spec's fields alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import numpy as np
 
 from ..errors import PosEncError, show_value
 
-__all__ = ["check_choice", "check_flag", "check_items", "default", "given", "left_out", "passed", "set_fields",
-           "settings_of"]
+__all__ = ["check_choice", "check_flag", "check_items", "given", "set_fields", "settings_of"]
 
 
 def check_choice(value: Any, name: str, allowed: Sequence[str]) -> str:
@@ -89,96 +86,6 @@ def given(settings: Mapping[str, Any], family: Any) -> str:
     return ", ".join(f"{k}={show_value(settings[k])}" for k in family.__annotations__ if k in settings)
 
 
-class _LeftOut:
-    """What marks a signature's default: a value of this kind was not passed (see :func:`default`)."""
-
-    __slots__ = ()
-
-
-class _DefaultFloat(float, _LeftOut):
-    __slots__ = ()
-    __repr__ = float.__repr__
-
-
-class _DefaultInt(int, _LeftOut):
-    __slots__ = ()
-    __repr__ = int.__repr__
-
-
-class _DefaultFlag(int, _LeftOut):
-    # bool cannot be subclassed: a flag's default is an int of its truth, shown as True or False
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return repr(bool(self))
-
-
-class _DefaultStr(str, _LeftOut):
-    __slots__ = ()
-    __repr__ = str.__repr__
-
-
-T = TypeVar("T")
-
-
-def default(value: T) -> T:
-    """``value`` as a signature's default: equal to it and shown as it, but told apart from a value passed.
-
-    Being removed: RoPE's signatures still use it; every other family takes
-    ``**settings`` typed by a ``TypedDict`` (:func:`settings_of`).
-
-    A preset or a spec holds some settings (a convention its base and
-    layout, a :class:`~posenc.RopeConfig` its layout); beside it an entry
-    point refuses every one of them the caller passes, and needs to know
-    which were passed: ``base=10000.0`` typed beside a spec of base 500000
-    is a conflict, not the default. A value the caller passes is never one
-    of these, so :func:`left_out` can tell.
-
-    >>> d = default(10000.0)
-    >>> d == 10000.0, repr(d), left_out(d), left_out(10000.0)
-    (True, '10000.0', True, False)
-    >>> repr(default(True)), bool(default(False)), default("half") == "half"
-    ('True', False, True)
-    """
-    out: Any
-    if isinstance(value, bool):
-        out = _DefaultFlag(value)
-    elif isinstance(value, int):
-        out = _DefaultInt(value)
-    elif isinstance(value, float):
-        out = _DefaultFloat(value)
-    elif isinstance(value, str):
-        out = _DefaultStr(value)
-    else:
-        raise TypeError(f"default() marks a bool, int, float or str, got {type(value).__name__}")
-    return cast(T, out)
-
-
-def left_out(value: Any) -> bool:
-    """Whether an argument was left at its signature's marked default (:func:`default`; being removed).
-
-    Anything the caller passed counts as given, even when equal to the
-    default (and None, where the default is not None): an entry point then
-    refuses it beside a preset or a spec with a PosEncError naming it,
-    rather than guess which of the two was meant. A parameter whose default
-    is None reads None as left out itself.
-    """
-    return isinstance(value, _LeftOut)
-
-
-def passed(**settings: Any) -> str:
-    """The settings the caller passed (not left at a marked default), as ``name=value, …`` (being removed).
-
-    A message about a clash names what the user typed, never a setting left
-    at its default: ``encode(3, 8, convention="keras", base=10000.0)`` passed
-    ``base`` alone.
-
-    >>> passed(base=10000.0, layout=default("interleaved"))
-    'base=10000.0'
-    """
-    return ", ".join(f"{k}={show_value(v)}" for k, v in settings.items() if not left_out(v))
-
-
 def check_items(value: Any, name: str, what: str) -> tuple[Any, ...]:
     """The items of a sequence argument (sizes, coordinates), as a tuple.
 
@@ -201,7 +108,7 @@ def check_flag(value: Any, name: str) -> bool:
     >>> check_flag(np.bool_(True), "per_channel")
     True
     """
-    if not isinstance(value, (bool, np.bool_, _DefaultFlag)):
+    if not isinstance(value, (bool, np.bool_)):
         raise PosEncError(f"{name} must be True or False, got {show_value(value)}")
     return bool(value)
 

@@ -26,7 +26,7 @@ row: the values of :func:`posenc.rope_cos_sin` with sections, bit for bit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -34,13 +34,10 @@ from torch import nn
 
 from ..errors import PosEncError, check_int, check_seq_len
 from ..rope.cos_sin import cos_sin_tables, rope_table
-from ..rope.frequencies import RopeFrequencies, rope_frequencies
-from ..rope.sections import Sections, check_sections
-from ..rope.spec import RopeConfig, as_spec
+from ..rope.frequencies import RopeFrequencies, spec_frequencies
+from ..rope.sections import Sections
+from ..rope.spec import RopeConfig, RopeSettings, spec_in
 from ..rope.xpos import check_xpos
-from ..support.arguments import default
-from ..support.layout import check_rope_layout
-from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from . import _fused
 from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
 from ._exact import LadderBuffers
@@ -49,6 +46,9 @@ from ._real_rows import check_real_positions, real_rows
 from ._rotation import batch_size, broadcast_rows, check_qk, check_sequence_dim, rotate_pairs, table_dtype
 from .rope_functional import apply_rope, positions_from_cu_seqlens
 from .xpos import XPosTable
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["RotaryEmbedding", "apply_rope", "positions_from_cu_seqlens"]
 
@@ -81,15 +81,10 @@ class RotaryEmbedding(nn.Module):
     """Rotates queries and keys by their positions, with an exact cached cos/sin table.
 
     Args:
-        head_dim: channels per head, h_d (even); or a :class:`posenc.RopeConfig`
-            in its place (``posenc.from_hf_config(config)``,
-            ``posenc.rope_preset``), which brings base, scaling, layout,
-            rotary_dim and the sections; those keywords are then left out
-            (refused by name).
-        base: θ (HF ``rope_theta``).
-        scaling: None or a :mod:`posenc.rope.scaling` variant (HF's rope types).
-        layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J).
-        rotary_dim: channels rotated (default h_d); the rest pass through.
+        head_dim: a :class:`posenc.RopeConfig` (``posenc.from_hf_config(config)``,
+            ``posenc.rope_preset``), the spec holding base, scaling, layout,
+            rotary_dim and the sections; or channels per head, h_d (even),
+            with the settings as keywords (``**settings``).
         max_len: rows computed now (positions 0 … max_len-1; default 4096,
             see :data:`~posenc.torch._cache.DEFAULT_ROWS`). More are computed
             on demand, also under ``torch.compile`` when it may break the
@@ -103,7 +98,13 @@ class RotaryEmbedding(nn.Module):
             table never mixes rotations), so a KV cache filled before it is
             stale: fix ``seq_len`` for a whole generation. With ``xpos`` it
             also fixes the centre N//2 (see :mod:`posenc.torch.xpos`).
-        sections, section_layout, ladder: multi-axis RoPE, as
+        **settings: without a spec, its fields (:class:`~posenc.rope.spec.RopeSettings`,
+            as :func:`posenc.apply_rope`): ``base`` θ (HF ``rope_theta``);
+            ``scaling`` None or a :mod:`posenc.rope.scaling` variant (HF's rope
+            types); ``layout`` ``"half"`` (HF, GPT-NeoX), ``"interleaved"``
+            (Meta, GPT-J) or ``"head_half"`` (Gemma 4); ``rotary_dim``
+            channels rotated (default h_d), the rest passing through;
+            ``sections``, ``section_layout``, ``ladder``: multi-axis RoPE, as
             :func:`posenc.rope_frequencies` (Qwen2-VL's M-RoPE: ``sections=(16,
             24, 24)``; Qwen3-VL: add ``section_layout="interleaved"``; the
             Qwen2-VL vision tower: ``ladder="per_axis"``). ``positions`` then
@@ -125,7 +126,8 @@ class RotaryEmbedding(nn.Module):
     float64 inputs (then equal to :func:`posenc.apply_rope` in float64).
     Safe to call from many threads.
 
-    >>> rope = RotaryEmbedding(4, base=100.0, layout="interleaved")
+    >>> import posenc
+    >>> rope = RotaryEmbedding(posenc.RopeConfig(4, base=100.0, layout="interleaved"))
     >>> q = torch.tensor([[[[1.0, 0.0, 0.0, 0.0]]]])          # [b=1, n_h=1, s=1, h_d=4]
     >>> q2, k2 = rope(q, q, offset=2)
     >>> [round(v, 4) for v in q2.flatten().tolist()]
@@ -136,35 +138,24 @@ class RotaryEmbedding(nn.Module):
         self,
         head_dim: int | RopeConfig,
         *,
-        base: float = default(10000.0),
-        scaling: Any = None,
-        layout: RopeLayout = default("half"),
-        rotary_dim: int | None = None,
         max_len: int = DEFAULT_ROWS,
         sequence_dim: int = -2,
         seq_len: int | None = None,
-        sections: Any = None,
-        section_layout: SectionLayout = default("contiguous"),
-        ladder: LadderSharing = default("shared"),
         xpos: Any = None,
+        **settings: Unpack[RopeSettings],
     ) -> None:
         super().__init__()
-        if isinstance(head_dim, RopeConfig):  # the spec's settings, each one checked once when it was built
-            spec = as_spec(head_dim, base=base, scaling=scaling, layout=layout, rotary_dim=rotary_dim,
-                           sections=sections, section_layout=section_layout, ladder=ladder)
-            head_dim, base, scaling, layout = spec.head_dim, spec.base, spec.scaling, spec.layout
-            rotary_dim, self.sections = spec.rotary_dim, spec.multi_axis
-        else:
-            self.sections = check_sections(sections, section_layout, ladder)
-        freqs = rope_frequencies(head_dim, base=base, scaling=scaling, rotary_dim=rotary_dim, seq_len=seq_len,
-                                 sections=self.sections)
-        self.head_dim = freqs.head_dim
-        self.rotary_dim = freqs.rotary_dim
-        self.base = float(base)
-        self.scaling = scaling
-        self.layout = check_rope_layout(layout)
+        # the spec (given, or built from the settings): each setting checked once, when it was built
+        self.spec = spec = spec_in(head_dim, settings)
         self.sequence_dim = check_sequence_dim(sequence_dim)
         self.seq_len = None if seq_len is None else check_seq_len(seq_len)
+        freqs = spec_frequencies(spec, self.seq_len)
+        self.sections = spec.multi_axis
+        self.head_dim = freqs.head_dim
+        self.rotary_dim = freqs.rotary_dim
+        self.base = spec.base
+        self.scaling = scaling = spec.scaling
+        self.layout = spec.layout
         self.freqs = freqs
         self._regime = None if scaling is None else scaling.cache_key(seq_len)
         # DynamicNTK / LongRoPE without seq_len: the rows follow each call's length (decided on the host)
@@ -202,10 +193,7 @@ class RotaryEmbedding(nn.Module):
         seq = self.seq_len if self.seq_len is not None else max(hi, 1)
         regime = self.scaling.cache_key(seq)
         if regime != self._regime:
-            self.freqs = rope_frequencies(
-                self.head_dim, base=self.base, scaling=self.scaling, rotary_dim=self.rotary_dim, seq_len=seq,
-                sections=self.sections,
-            )
+            self.freqs = spec_frequencies(self.spec, seq)
             self._regime = regime
             self.cache.reset(_Rows(self.freqs))
 

@@ -1,0 +1,111 @@
+"""The torch backend: torch tensors in and out, the rows NumPy's exact tables (built on the host, moved to x's device).
+
+What :func:`posenc.torch.apply_rope` runs on (:data:`TORCH`). Its own rules:
+x may be bfloat16 and ``[..., s, n_h, h_d]`` (``sequence_dim=-3``); positions
+are ``[s]`` or ``[b, s]`` (``[(b,) s, n_axes]`` with sections), ``b`` x's batch.
+Imported by :mod:`posenc.torch` only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import PosEncError, check_dtype, check_positions
+from ..rope.frequencies import RopeFrequencies
+from ..rope.numpy_backend import NUMPY
+from ..rope.spec import RopeConfig
+from ..rope.tables import cos_sin_tables
+from ..rope.xpos import XPos, xpos_cos_sin
+from ..support.memory import nbytes
+from ..support.vocabulary import RopeLayout
+from ._memory import check_device_size
+from ._rotation import FLOATS, broadcast_rows, check_sequence_dim, rotate_pairs
+
+__all__ = ["TORCH", "TorchBackend"]
+
+
+class TorchBackend:
+    """:class:`~posenc.rope.backend.Backend` over torch tensors (any device; the rows from the host)."""
+
+    name = "torch"
+
+    def sequence_dim(self, value: Any) -> int:
+        return check_sequence_dim(value)
+
+    def float_input(self, x: Any, name: str, sequence_dim: int) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor) or x.dtype not in FLOATS:
+            raise PosEncError(f"{name} must be a float16/bfloat16/float32/float64 tensor, got {type(x).__name__}")
+        if x.dim() < -sequence_dim:
+            raise PosEncError(f"{name} must be [..., s, h_d] (sequence_dim {sequence_dim}), got shape {tuple(x.shape)}")
+        return x
+
+    def table_dtype(self, dtype: Any) -> np.dtype:
+        return check_dtype(dtype)
+
+    def check_tables(self, shape: tuple[int, ...], spec: RopeConfig, dtype: Any) -> None:
+        NUMPY.check_tables(shape, spec, dtype)
+
+    def check_output(self, x: torch.Tensor, shape: tuple[int, ...], spec: RopeConfig, xpos: XPos | None) -> None:
+        # the host tables (NumPy's), then x rotated on its device with its pairs in the rotation dtype
+        ct = self.rotation_dtype(x)
+        NUMPY.check_tables(shape, spec, ct)
+        work = 2 * nbytes(tuple(x.shape), ct)
+        check_device_size(tuple(x.shape), x.dtype, "apply_rope output", x.device, work)
+
+    def positions(self, value: Any) -> np.ndarray:
+        if isinstance(value, torch.Tensor):
+            p = value.detach().cpu()
+            value = (p.to(torch.float64) if p.is_floating_point() else p).numpy()
+        return check_positions(value)
+
+    def check_positions_shape(self, pos: np.ndarray, x: torch.Tensor, spec: RopeConfig, sequence_dim: int) -> None:
+        """Raise unless ``pos`` is ``[s]`` / ``[b, s]`` (``[(b,) s, n_axes]`` with sections) with a b that x has."""
+        s, sec = x.shape[sequence_dim], spec.multi_axis
+        if sec is None and (pos.ndim not in (1, 2) or pos.shape[-1] != s):
+            raise PosEncError(f"positions must be [s] or [b, s] with s = {s}, got shape {pos.shape}")
+        if sec is not None and (pos.ndim not in (2, 3) or pos.shape[-2:] != (s, sec.n_axes)):
+            raise PosEncError(f"positions for sections {sec.shown} must be [s, {sec.n_axes}] or "
+                              f"[b, s, {sec.n_axes}] with s = {s}, got shape {pos.shape}")
+        batch_ndim = 2 if sec is None else 3
+        if pos.ndim == batch_ndim and (x.dim() < 4 or pos.shape[0] not in (1, x.shape[-4])):
+            raise PosEncError(
+                f"batched positions {pos.shape} need x with a batch dimension b = {pos.shape[0]} before the heads "
+                f"([b, n_h, s, h_d] or [b, s, n_h, h_d]), got x of shape {tuple(x.shape)}"
+            )
+
+    def frequencies(self, spec: RopeConfig, seq_len: int | None, pos: np.ndarray) -> RopeFrequencies:
+        return NUMPY.frequencies(spec, seq_len, pos)
+
+    def cos_sin(self, pos: np.ndarray, freqs: RopeFrequencies, dtype: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        cos, sin = cos_sin_tables(pos, freqs, dtype)
+        return _tensor(cos), _tensor(sin)
+
+    def rotation_dtype(self, x: torch.Tensor) -> np.dtype:
+        # float64 rows for float64 x (posenc.apply_rope's float64 math), float32 otherwise
+        return np.dtype(np.float64) if x.dtype == torch.float64 else np.dtype(np.float32)
+
+    def xpos_cos_sin(self, pos: np.ndarray, freqs: RopeFrequencies, xpos: XPos, role: str, seq_len: int | None,
+                     x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        # xPos's factors are judged against what q or k will be: bfloat16 as float32 (NumPy has no bfloat16)
+        like = np.dtype(np.float32) if x.dtype == torch.bfloat16 else np.dtype(str(x.dtype).removeprefix("torch."))
+        cos, sin = xpos_cos_sin(pos, freqs, xpos, role, seq_len, self.rotation_dtype(x), like)
+        return _tensor(cos), _tensor(sin)
+
+    def rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: RopeLayout, rotary_dim: int,
+               sequence_dim: int) -> torch.Tensor:
+        batched = cos.dim() == 3
+        c = broadcast_rows(cos.to(x.device), x, sequence_dim, batched)
+        s = broadcast_rows(sin.to(x.device), x, sequence_dim, batched)
+        return rotate_pairs(x, c, s, layout, rotary_dim)
+
+
+def _tensor(table: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(table))
+
+
+#: the torch backend (no state: one is enough)
+TORCH = TorchBackend()
+
