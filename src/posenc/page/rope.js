@@ -394,6 +394,7 @@
   if ($("rope-data")) api.rope = ropeExplorer();
   if ($("scaling-data")) api.scaling = scalingExplorer();
   if ($("timestep-data")) api.timestep = timestepExplorer();
+  Object.assign(api, makeExplorers({ EX, C, $, decode, el, timings, grouped }));
   C.selfTest(checks);
   window.posencFamily = api;
   void precisionHtmlLegend;

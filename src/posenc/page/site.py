@@ -21,9 +21,11 @@ from .. import __version__
 from ..cli.file_set import write_set
 from ..errors import PosEncError, show_value
 from ..seed import Case, Check, Printed
+from . import family_data
 from .build import _csp, _json_script, build_html, site_nav
 from .data import explorer_data
 from .families import FAMILIES, Family, FamilyFigure
+from .family_explorer import EXPLORERS
 from .figures import inline_svg
 from .rope_data import rope_data, scaling_data, timestep_data
 from .rope_explorer import rope_explorer_html, scaling_explorer_html, timestep_explorer_html
@@ -36,8 +38,8 @@ def _asset(name: str) -> str:
 
 
 def family_script() -> str:
-    """The one inline script of every family page: exact.js, common.js and rope.js."""
-    return _asset("exact.js") + "\n" + _asset("common.js") + "\n" + _asset("rope.js")
+    """The one inline script of every family page: exact.js, common.js, explorers.js and rope.js."""
+    return "\n".join(_asset(f) for f in ("exact.js", "common.js", "explorers.js", "rope.js"))
 
 
 def _render(fig: FamilyFigure) -> str:
@@ -129,6 +131,10 @@ def build_family(fam: Family) -> str:
     elif fam.explorer == "scaling":
         sections.append(("explorer", "Explorer", scaling_explorer_html()))
         data = f'<script type="application/json" id="scaling-data">{_json_script(scaling_data())}</script>'
+    elif fam.explorer in EXPLORERS:
+        html, ident, maker = EXPLORERS[fam.explorer]
+        sections.append(("explorer", "Explorer", html()))
+        data = f'<script type="application/json" id="{ident}">{_json_script(getattr(family_data, maker)())}</script>'
     if fam.precision is not None:
         sections.append(("precision", "Precision view", fam.precision()))
     sections.append(("self-test", "Self-test",
