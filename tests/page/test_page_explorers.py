@@ -323,3 +323,32 @@ def test_nerf_quarter_turns_are_exact_zeros_and_ones_in_the_page(browser, site):
     finally:
         o.page.context.close()
     assert set(cells) <= {"0", "1", "-1"} and "0" in cells  # exact, and +0 (not -0: String(-0) is "0" too)
+
+
+def test_timesteps_explorer_gives_posencs_flux_embedding(browser, site):
+    """Flux (t·1000, [cos | sin], shift 0), with time_dtype None and float32: the page's channels are posenc's."""
+    from posenc import timestep_embedding
+    from posenc.page.rope_data import FLUX_SCALE, TIME_DIMS
+    from posenc.timesteps import Diffusers
+    from posenc.timesteps.conventions import Flux
+
+    def check(page):
+        v = _values(page, ["t-pos-num", "t-dim", "t-shift", "t-flip", "t-conv", "t-tdt"])
+        dim, raw = TIME_DIMS[int(v["t-dim"])], int(v["t-pos-num"])
+        if v["t-conv"] == "flux":
+            t = raw / FLUX_SCALE
+            conv = Flux() if v["t-tdt"] == "exact" else Flux(time_dtype="float32")
+            assert _val(page, "t-flux-t") == t
+        else:
+            t, conv = float(raw), Diffusers(flip_sin_to_cos=v["t-flip"] == "1", downscale_freq_shift=int(v["t-shift"]))
+        want = timestep_embedding(t, dim, convention=conv, dtype=np.float64)
+        n = dim // 2
+        for j in (0, 1, 2, 3, n - 1, n, dim - 2, dim - 1):
+            assert _val(page, f"t-ch-{j}") == want[j], (v, j)
+
+    moves = [("t-conv", "flux"), ("t-pos", 500), ("t-pos", 10_000), ("t-pos", 3333), ("t-tdt", "float32"),
+             ("t-pos", 1), ("t-pos-num", 999_999), ("t-dim", 0), ("t-tdt", "exact"), ("t-dim", 3), ("t-pos", 7),
+             ("t-pos-num", 123_457), ("t-tdt", "float32"), ("t-conv", "diffusers"), ("t-pos", 999)]
+    seen, ts = _explore(browser, site, "timesteps.html", moves, check, "#t-body")
+    assert len(seen) >= len(moves) - 1
+    _timing("timesteps (Flux)", ts)

@@ -332,31 +332,46 @@
   /* ---------- the timesteps explorer: posenc.timestep_embedding with diffusers' flags */
   function timestepExplorer() {
     const D = JSON.parse($("timestep-data").textContent), LAD = decode(D);
-    const ctl = { pos: $("t-pos"), posNum: $("t-pos-num"), dim: $("t-dim"), shift: $("t-shift"), flip: $("t-flip") };
+    const ctl = { pos: $("t-pos"), posNum: $("t-pos-num"), dim: $("t-dim"), shift: $("t-shift"), flip: $("t-flip"),
+                  conv: $("t-conv"), tdt: $("t-tdt") };
     function settings() {
-      const dim = D.dims[Number(ctl.dim.value)], shift = Number(ctl.shift.value);
-      return { t: Number(ctl.posNum.value), dim, shift, flip: ctl.flip.value === "1", L: LAD[`${dim}|${shift}`] };
+      const dim = D.dims[Number(ctl.dim.value)], flux = ctl.conv.value === "flux", v = Number(ctl.posNum.value);
+      if (!flux) {
+        const shift = Number(ctl.shift.value);
+        return { t: v, time: v, dim, shift, flip: ctl.flip.value === "1", flux, L: LAD[`${dim}|${shift}`] };
+      }
+      const t = v / D.flux_scale, mode = ctl.tdt.value;
+      // time_dtype float32: posenc.timesteps.conventions.reference_times, float32(float32(t)·float32(1000))
+      const time = mode === "exact" ? t : Math.fround(Math.fround(t) * Math.fround(D.flux_factor));
+      return { t, time, dim, shift: 0, flip: true, flux, mode, L: LAD[`flux|${dim}|${mode}`] };
     }
     function embedding(S) {  // [sin | cos], or [cos | sin] flipped: dim values
       const n = S.L.n, s = new Float64Array(n), c = new Float64Array(n), out = new Float64Array(2 * n);
-      EX.sincos(S.t, S.L.lad, s, c);
+      EX.sincos(S.time, S.L.lad, s, c);
       out.set(S.flip ? c : s, 0);
       out.set(S.flip ? s : c, n);
       return out;
     }
+    const num = (v) => (Object.is(v, -0) ? "-0" : String(v));
     function update() {
       const t0 = performance.now();
       const S = settings(), v = embedding(S), n = S.L.n;
       $("t-dim-out").textContent = String(S.dim);
       ctl.dim.setAttribute("aria-valuetext", String(S.dim));
+      ctl.shift.disabled = S.flux; ctl.flip.disabled = S.flux; ctl.tdt.disabled = !S.flux;
       const rows = [0, 1, 2, 3, n - 1, n, 2 * n - 2, 2 * n - 1].map((j) => {
         const first = j < n, fn = (first !== S.flip) ? "sin" : "cos", k = first ? j : j - n;
         return `<tr><th scope="row">${j}</th><td>${fn}(t·ω<sub>${k}</sub>)</td>` +
-          `<td class="num" id="t-ch-${j}" data-channel="${j}">${C.fixed(v[j], 8)}</td></tr>`;
+          `<td class="num" id="t-ch-${j}" data-channel="${j}" data-value="${num(v[j])}">${C.fixed(v[j], 8)}</td></tr>`;
       });
       $("t-body").innerHTML = rows.join("");
-      $("t-facts").innerHTML =
-        `<dt>ω<sub>1</sub> = exp(−ln(10000)·1/(${n} − ${S.shift}))</dt><dd class="num" id="t-omega1">${S.L.lad.w0[1]}</dd>` +
+      const what = !S.flux ? `exp(−ln(10000)·1/(${n} − ${S.shift}))`
+        : S.mode === "exact" ? `1000·exp(−ln(10000)·1/${n}) (the factor folded in)` : `exp(−ln(10000)·1/${n})`;
+      $("t-facts").innerHTML = (S.flux ? `<dt>Flux's t (the control ÷ ${grouped(D.flux_scale)})</dt>` +
+          `<dd class="num" id="t-flux-t" data-value="${S.t}">${S.t}</dd><dt>the time the sinusoid sees` +
+          `${S.mode === "exact" ? " (t, the ladder holds ×1000)" : ": float32(t)·1000 in float32"}</dt>` +
+          `<dd class="num" id="t-time" data-value="${S.time}">${S.time}</dd>` : "") +
+        `<dt>ω<sub>1</sub> = ${what}</dt><dd class="num" id="t-omega1">${S.L.lad.w0[1]}</dd>` +
         `<dt>ω<sub>${n - 1}</sub> (the slowest)</dt><dd class="num" id="t-omega-last">${S.L.lad.w0[n - 1]}</dd>`;
       drawPrecision("t", S.L);
       $("t-status").textContent = `t ${S.t}, dim ${S.dim}: channel 0 ${C.fixed(v[0], 8)}`;
@@ -368,7 +383,7 @@
       ctl.pos.value = String(Math.min(Number(ctl.posNum.value), Number(ctl.pos.max)));
       update();
     });
-    for (const c of [ctl.dim, ctl.shift, ctl.flip]) c.addEventListener("input", update);
+    for (const c of [ctl.dim, ctl.shift, ctl.flip, ctl.conv, ctl.tdt]) c.addEventListener("input", update);
     update();
     return { data: D, ladders: LAD, settings, update };
   }

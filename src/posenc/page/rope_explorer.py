@@ -12,6 +12,7 @@ from html import escape
 from .rope_data import (
     BETAS,
     FACTORS,
+    FLUX_SCALE,
     HEAD_DIMS,
     KINDS,
     MAX_OFFSET,
@@ -162,7 +163,7 @@ def scaling_explorer_html(start: RopeStart | None = None) -> str:
 
 
 def timestep_explorer_html() -> str:
-    """The timesteps explorer: t, dim, downscale_freq_shift and flip_sin_to_cos (diffusers' flags)."""
+    """The timesteps explorer: t, dim, downscale_freq_shift and flip_sin_to_cos (diffusers' flags), and Flux."""
     position = (_position("t", 500).replace("position <var>p</var>", "timestep <var>t</var>")
                 .replace("position p, any integer", "timestep t, any integer"))
     controls = (
@@ -171,6 +172,10 @@ def timestep_explorer_html() -> str:
         + _slider("t-dim", "dim", 0, len(TIME_DIMS) - 1, 2, "128", "32 … 256, doubling")
         + _select("t-shift", "downscale_freq_shift", [("1", "1 (diffusers' default)"), ("0", "0")], "1")
         + _select("t-flip", "flip_sin_to_cos", [("0", "False: [sin | cos]"), ("1", "True: [cos | sin]")], "0")
+        + _select("t-conv", "convention", [("diffusers", "diffusers (the flags above)"),
+                                           ("flux", "Flux: t·1000, [cos | sin], shift 0")], "diffusers")
+        + _select("t-tdt", "Flux's time_dtype", [("exact", "None: t·1000 exact"),
+                                                 ("float32", "float32: t·1000 rounded first")], "exact")
         + "</form>"
     )
     table = ('<div class="scroll"><table class="pe" id="t-table"><caption>The first and last 4 channels, to 8 '
@@ -178,7 +183,8 @@ def timestep_explorer_html() -> str:
              '<th scope="col">value</th></tr></thead><tbody id="t-body"></tbody></table></div>')
     emb = _panel("t-p-emb", "The embedding of <var>t</var>", '<dl class="facts" id="t-facts"></dl>' + table)
     return (
-        "<p>diffusers' <code>get_timestep_embedding</code> with its flags; every value is posenc's, computed in "
+        "<p>diffusers' <code>get_timestep_embedding</code> with its flags, or Flux's embedding (with Flux the "
+        f"position control reads t·{FLUX_SCALE:,}: t = 0.05 is 500); every value is posenc's, computed in "
         "the page by posenc's exact path on posenc's ladder.</p>"
         "<noscript><p><strong>The explorer needs JavaScript</strong>.</p></noscript>"
         + controls + '<p class="sr-only" id="t-status" aria-live="polite"></p>'
