@@ -352,3 +352,63 @@ def test_timesteps_explorer_gives_posencs_flux_embedding(browser, site):
     seen, ts = _explore(browser, site, "timesteps.html", moves, check, "#t-body")
     assert len(seen) >= len(moves) - 1
     _timing("timesteps (Flux)", ts)
+
+
+def _parity_cells(page, prefix: str) -> dict[str, list[float]]:
+    cells = page.evaluate(f"""() => [...document.querySelectorAll('#{prefix}-parity-table td[data-impl]')].map(td =>
+        [td.dataset.impl, Number(td.dataset.p), td.dataset.value])""")
+    out: dict[str, list[float]] = {}
+    for impl, _, value in cells:
+        out.setdefault(impl, []).append(float(value))
+    return out
+
+
+def _parity_of(cfg) -> dict[str, list[float]]:
+    from posenc.page.parity_view import PARITY_POSITIONS, _quiet
+    from posenc.parity import parity
+
+    with _quiet():
+        return parity(cfg, PARITY_POSITIONS).errors
+
+
+def test_rope_and_scalings_precision_views_hold_posenc_paritys_table(browser, site):
+    """The table shown for a setting is what posenc.parity gives for that setting's config, number for number."""
+    from posenc.page.parity_view import hf_config
+    from posenc.page.rope_data import BETAS, FACTORS, HEAD_DIMS, KINDS, ROPE_BASES, SCALING_BASES
+
+    o = open_page(browser, site / "rope.html", 1280)
+    try:
+        page = o.page
+        for moves in ([], [("r-head", 4), ("r-base", 4)], [("r-head", 1), ("r-base", 0)]):
+            for ident, value in moves:
+                _set(page, ident, value)
+            s = _values(page, ["r-head", "r-base"])
+            h, b = HEAD_DIMS[int(s["r-head"])], ROPE_BASES[int(s["r-base"])]
+            got = _parity_cells(page, "r")
+            assert got == _parity_of(hf_config(h, b)) and "transformers float32" in got, (h, b)
+            assert got["transformers float32"][-1] > 100 * got["posenc float32"][-1]  # the float32 angle drifts
+        _set(page, "r-frac", 1)  # partial rotary: no table, said so
+        assert page.locator("#r-parity-table").count() == 0 and "full rotary" in page.inner_text("#r-parity-none")
+        assert o.problems() == []
+    finally:
+        o.page.context.close()
+    o = open_page(browser, site / "scalings.html", 1280)
+    try:
+        page = o.page
+        shown = 0
+        for moves in ([], [("s-beta", 2)], [("s-kind", 1), ("s-factor", 4)], [("s-kind", 3), ("s-base", 0)],
+                      [("s-kind", 5)], [("s-kind", 6), ("s-factor", 0)], [("s-kind", 0)], [("s-kind", 2)]):
+            for ident, value in moves:
+                _set(page, ident, value)
+            s = _values(page, ["s-kind", "s-base", "s-factor", "s-beta"])
+            kind = KINDS[int(s["s-kind"])][0]
+            cfg = hf_config(64, SCALING_BASES[int(s["s-base"])], kind, FACTORS[int(s["s-factor"])],
+                            BETAS[int(s["s-beta"])])
+            if cfg is None:
+                assert page.locator("#s-parity-table").count() == 0, kind
+                continue
+            assert _parity_cells(page, "s") == _parity_of(cfg), (kind, s)
+            shown += 1
+        assert shown == 7 and o.problems() == []
+    finally:
+        o.page.context.close()

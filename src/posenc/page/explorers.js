@@ -384,8 +384,18 @@ function makeExplorers(X) {
 
   /* ---------- NeRF bands: in radians, or in turns where ω_k/2π is a power of two */
   function nerf() {
-    const D = JSON.parse($("nerf-data").textContent), LAD = decode(D);
-    D.keys.forEach((k, j) => { LAD[k].turns = D.entries[j].turns; });
+    const D = JSON.parse($("nerf-data").textContent), LAD = {}, take = C.float64Reader(D.ladders);
+    const whole = {};  // the 24-band ladder of each preset whose n bands are its prefix
+    D.keys.forEach((k, j) => {
+      const e = D.entries[j], conv = k.split("|")[0];
+      if (!e.prefix) {
+        const w0 = take(e.n), w1 = take(e.n), w2 = take(e.n);
+        LAD[k] = { lad: EX.ladder(w0, w1, w2), n: e.n };
+        if (e.n === D.max_bands) whole[conv] = LAD[k];
+      }
+      LAD[k] = { ...(LAD[k] || {}), n: e.n, turns: e.turns, conv, prefix: e.prefix };
+    });
+    for (const k of Object.keys(LAD)) if (LAD[k].prefix) LAD[k].lad = whole[LAD[k].conv].lad;
     const TP = EX.ladder(Float64Array.of(D.two_pi[0]), Float64Array.of(D.two_pi[1]), Float64Array.of(D.two_pi[2]));
     function band(x, L, k) {  // [sin, cos] of band k at x: posenc.fields.encoding
       const s = new Float64Array(1), c = new Float64Array(1), tau = L.turns[k];

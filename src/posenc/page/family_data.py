@@ -117,6 +117,8 @@ def _limit(name: str) -> float:
 def nerf_data() -> dict[str, Any]:
     """Each preset's bands for 1 … 24 bands (ω_k as three words, ω_k/2π where a power of two), and 2π itself.
 
+    Where n bands are the first n of 24 (nerf, tcnn) the entry says ``prefix`` and carries no words.
+
     >>> d = nerf_data()
     >>> d["keys"][:2], d["orders"]
     (['nerf|1', 'nerf|2'], {'nerf': ['nerf', 'first', True], 'nerfstudio': ['blocks', 'last', False], \
@@ -128,11 +130,18 @@ def nerf_data() -> dict[str, Any]:
     words: list[np.ndarray] = []
     keys, entries, orders = [], [], {}
     for name in NERF_CONVENTIONS:
+        whole = get(name).plan(NERF_MAX_BANDS)
         for n in range(1, NERF_MAX_BANDS + 1):
             plan = get(name).plan(n)
-            words += [plan.ladder.w0, plan.ladder.w1, plan.ladder.w2]
+            lad = plan.ladder
+            # band k of n bands is band k of 24 (nerf, tcnn): the page takes the prefix of the 24 (checked here)
+            prefix = all(np.array_equal(w[:n], v) for w, v in zip((whole.ladder.w0, whole.ladder.w1, whole.ladder.w2),
+                                                                 (lad.w0, lad.w1, lad.w2), strict=True))
+            if not prefix or n == NERF_MAX_BANDS:
+                words += [lad.w0, lad.w1, lad.w2]
             keys.append(f"{name}|{n}")
-            entries.append({"n": n, "af": 1.0, "base": 0.0, "turns": list(plan.turns or (0.0,) * n)})
+            entries.append({"n": n, "af": 1.0, "base": 0.0, "turns": list(plan.turns or (0.0,) * n),
+                            "prefix": bool(prefix and n < NERF_MAX_BANDS)})
             orders[name] = [plan.order, plan.input_at, bool(plan.include_input)]
     tp = two_pi()
     return {"keys": keys, "entries": entries, "ladders": _blob(words), "orders": orders,

@@ -119,6 +119,30 @@
     return rows;
   }
 
+  /* ---------- the `posenc parity` table of the current setting (posenc/page/parity_view.py, built with the page) */
+  const PARITY = {};
+  function drawParity(prefix, key, note) {
+    const box = $(prefix + "-parity");
+    if (!box) return;
+    if (!PARITY[prefix]) PARITY[prefix] = JSON.parse($(prefix + "-parity-data").textContent);
+    const P = PARITY[prefix], T = key === null ? undefined : P.tables[key];
+    if (!T) { box.innerHTML = `<p class="hint" id="${prefix}-parity-none">${note}</p>`; return; }
+    const head = P.positions.map((p) => `<th scope="col">${grouped(p)}</th>`).join("");
+    const rows = Object.entries(T.errors).map(([name, errs]) => `<tr><th scope="row">${name}</th>` +
+      errs.map((v, j) => `<td class="num" data-impl="${name}" data-p="${P.positions[j]}" ` +
+        `data-value="${v === null ? "NaN" : v}">${v === null ? "—" : C.sci(v)}</td>`).join("") + "</tr>");
+    const missing = Object.entries(T.unavailable || P.unavailable || {}).map(([n, why]) => `<li>${n}: ${why}</li>`).join("");
+    const differ = T.disagreements.map((line) => `<li>${line}</li>`).join("");
+    box.innerHTML = `<div class="scroll"><table class="prec" id="${prefix}-parity-table" data-key="${key}"><caption>` +
+      "What <code>posenc parity</code> prints for this setting's config.json, computed by posenc.parity when the " +
+      "page was built: the largest |cos − exact|, |sin − exact| over the pairs at each position</caption><thead><tr>" +
+      `<th scope="col">implementation</th>${head}</tr></thead><tbody>${rows.join("")}</tbody></table></div>` +
+      (missing ? `<p>Not measured when the page was built:</p><ul id="${prefix}-parity-missing">${missing}</ul>` : "") +
+      `<p id="${prefix}-parity-differ">${differ ? "Settings on which they disagree:" : "No setting differs from " +
+        "transformers' definition beyond the implementations' rounding."}</p>` + (differ ? `<ul>${differ}</ul>` : "") +
+      (note ? `<p class="hint">${note}</p>` : "");
+  }
+
   function precisionHtmlLegend() { return CURVES.map(([, label, cls]) => `<span class="key ${cls}">${label}</span>`); }
 
   const timings = [];
@@ -171,6 +195,8 @@
         `<dt>difference (float64 rounding only)</dt><dd class="num" id="r-score-diff">${C.sci(Math.abs(sc - sc0))}</dd>`;
       drawScore(S);
       drawPrecision("r", S.L);
+      drawParity("r", S.r === S.h ? `${S.h}|${S.bi}` : null,
+                 "The parity tables here are for full rotary configs: choose all the channels.");
       $("r-status").textContent = `p ${S.pos}, head ${S.h}, base ${S.base}: cos ${C.fixed(c[i], 8)}`;
       timings.push(performance.now() - t0);
     }
@@ -297,6 +323,12 @@
         `<dt>af·cos(ω<sub>${i}</sub>·p), p = ${grouped(S.pos)}</dt><dd class="num" id="s-cos">${C.fixed(c[i], 8)}</dd>` +
         `<dt>af·sin(ω<sub>${i}</sub>·p)</dt><dd class="num" id="s-sin">${C.fixed(s[i], 8)}</dd>`;
       drawPrecision("s", S.L);
+      const pk = S.kind === "none" ? `none|${S.bi}|0|0` : `${S.kind}|${S.bi}|${S.fi}|${S.knob === "beta" ? S.k : 0}`;
+      drawParity("s", ["ntk", "proportional"].includes(S.kind) ? null : pk,
+                 S.kind === "dynamic" ? "posenc parity measures dynamic NTK at the length its largest position " +
+                   "needs (10⁶), not at the sequence length above." : S.kind === "ntk" || S.kind === "proportional"
+                   ? "No transformers config states this variant here (NTK-aware is no rope_type; proportional is " +
+                     "Gemma 4's own), so posenc parity has no table for it." : "");
       $("s-status").textContent = `${S.label}, factor ${S.factor}: ${kept} kept, ${divided} divided`;
       timings.push(performance.now() - t0);
     }

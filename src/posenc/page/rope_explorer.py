@@ -71,7 +71,7 @@ _TRANSFORMERS = ("float32 angle (p·inv_freq).float()", "transformers' formula")
 _DIFFUSERS = ("diffusers float32 t.float()·exp(…)", "diffusers' get_timestep_embedding")
 
 
-def precision_panel(prefix: str, what: tuple[str, str] = _TRANSFORMERS) -> str:
+def precision_panel(prefix: str, what: tuple[str, str] = _TRANSFORMERS, parity: bool = False) -> str:
     """The precision view: a log-axis plot of the errors and a table at each decade (cells carry their double)."""
     legend = (f'<p class="legend"><span class="key c-f32">{what[0]}</span> '
               '<span class="key c-bf16">bfloat16 table</span> <span class="key c-f16">float16 table</span> '
@@ -84,7 +84,9 @@ def precision_panel(prefix: str, what: tuple[str, str] = _TRANSFORMERS) -> str:
                   _svg(f"{prefix}-prec-svg", "0 0 420 226", "error against position") + legend + table
                   + "<p>The float32 angle rounds p·ω<sub>i</sub> to float32 before cos and sin see it "
                     f"({what[1]}; its cos and sin are taken exactly here, so the error is the angle's). "
-                    "The tables are the exact values rounded once. The exact curve is posenc's own value.</p>")
+                    "The tables are the exact values rounded once. The exact curve is posenc's own value.</p>"
+                  + (f'<h4 id="{prefix}-parity-h">posenc parity of this setting</h4><div id="{prefix}-parity" '
+                     f'aria-labelledby="{prefix}-parity-h"></div>' if parity else ""))
 
 
 def rope_explorer_html(start: RopeStart | None = None) -> str:
@@ -125,7 +127,7 @@ def rope_explorer_html(start: RopeStart | None = None) -> str:
         "float64 operations in the same order, so posenc's bits), on posenc's ladders written in when the page "
         "was built.</p><noscript><p><strong>The explorer needs JavaScript</strong>.</p></noscript>"
         + controls + '<p class="sr-only" id="r-status" aria-live="polite"></p>'
-        + '<div class="panels two">' + pair + score + chans + precision_panel("r") + "</div>"
+        + '<div class="panels two">' + pair + score + chans + precision_panel("r", parity=True) + "</div>"
     )
 
 
@@ -158,7 +160,7 @@ def scaling_explorer_html(start: RopeStart | None = None) -> str:
         "ladder is posenc's, written into the page; cos and sin come from posenc's exact path in the page.</p>"
         "<noscript><p><strong>The explorer needs JavaScript</strong>.</p></noscript>"
         + controls + '<p class="sr-only" id="s-status" aria-live="polite"></p>'
-        + '<div class="panels two">' + ladder + pair + precision_panel("s") + "</div>"
+        + '<div class="panels two">' + ladder + pair + precision_panel("s", parity=True) + "</div>"
     )
 
 

@@ -27,6 +27,7 @@ from .data import explorer_data
 from .families import FAMILIES, Family, FamilyFigure
 from .family_explorer import EXPLORERS
 from .figures import inline_svg
+from .parity_view import parity_data
 from .rope_data import rope_data, scaling_data, timestep_data
 from .rope_explorer import rope_explorer_html, scaling_explorer_html, timestep_explorer_html
 
@@ -124,13 +125,15 @@ def build_family(fam: Family) -> str:
     data = ""
     if fam.explorer == "rope":
         sections.append(("explorer", "Explorer", rope_explorer_html()))
-        data = f'<script type="application/json" id="rope-data">{_json_script(rope_data())}</script>'
+        data = (f'<script type="application/json" id="rope-data">{_json_script(rope_data())}</script>'
+                f'<script type="application/json" id="r-parity-data">{_json_script(parity_data("rope"))}</script>')
     elif fam.explorer == "timestep":
         sections.append(("explorer", "Explorer", timestep_explorer_html()))
         data = f'<script type="application/json" id="timestep-data">{_json_script(timestep_data())}</script>'
     elif fam.explorer == "scaling":
         sections.append(("explorer", "Explorer", scaling_explorer_html()))
-        data = f'<script type="application/json" id="scaling-data">{_json_script(scaling_data())}</script>'
+        data = (f'<script type="application/json" id="scaling-data">{_json_script(scaling_data())}</script>'
+                f'<script type="application/json" id="s-parity-data">{_json_script(parity_data("scaling"))}</script>')
     elif fam.explorer in EXPLORERS:
         html, ident, maker = EXPLORERS[fam.explorer]
         sections.append(("explorer", "Explorer", html()))
