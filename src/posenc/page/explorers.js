@@ -13,10 +13,8 @@
  */
 "use strict";
 
-function makeExplorers(X) {
-  const { EX, C, $, decode, el, timings, grouped } = X;
-  const api = {};
-
+function makeExactMore(EX, PK, gamma) {
+  /* The exact arithmetic of the explorers, no DOM: tools/fingerprint.py runs it under node (page-explorers-js). */
   /* ---------- doubles as exact rationals S·2^E (S a BigInt) */
   const BUF = new DataView(new ArrayBuffer(8));
   function parts(x) {  // x >= 0, finite
@@ -76,9 +74,6 @@ function makeExplorers(X) {
   /* ln x correctly rounded to float64 (f32 false) or float32, for a double x > 1, decided exactly */
   const lnNearest = (x, f32) => nearest(f32 ? Math.fround(Math.log(x)) : Math.log(x), (M) => expCmp(x, M), f32);
 
-  /* ---------- posenc.exact.power: exp_dd, round_checked (the xPos factors; T5's log proof) */
-  const XD = $("xpos-data") ? JSON.parse($("xpos-data").textContent) : null;
-  const PK = XD ? XD.exp : $("t5-data") ? JSON.parse($("t5-data").textContent).exp : null;
   function twoSum(a, b) { const s = a + b, bb = s - a; return [s, (a - (s - bb)) + (b - bb)]; }
   function twoProd(a, ah, al, b, bh, bl) { const p = a * b; return [p, ((ah * bh - p) + ah * bl + al * bh) + al * bl]; }
   function hornerP(z) {
@@ -133,6 +128,93 @@ function makeExplorers(X) {
     }
     return lnNearest(x, true);
   }
+
+  /* ---------- ALiBi: slopes 2^(−a/b), correctly rounded */
+  function pow2Neg(a, b) {  // 2^(−a/b), a, b > 0 integers
+    const g = Number(gcd(BigInt(a), BigInt(b)));
+    a /= g; b /= g;
+    if (b === 1) { let v = 1; for (let k = 0; k < a; k++) v *= 0.5; return v; }
+    const B = BigInt(b);
+    return nearest(Math.pow(2, -a / b), ([S, E]) => {  // sign(2^(−a/b) − S·2^E): 2^(−a) against S^b·2^(Eb)
+      const T = -a - E * b, lhs = shifted(1n, T), rhs = shifted(S ** B, -T);
+      return sgn(lhs, rhs);
+    }, false);
+  }
+  function slopeExponents(n, conv, bmax) {  // [a, b]: slope 2^(−a/b), posenc.bias.alibi_variants
+    if (conv === "mpt") {
+      let big = 1; while (big < n) big *= 2;
+      let e = []; for (let k = 1; k <= big; k++) e.push([bmax * k, big]);
+      if (big !== n) e = e.filter((_, j) => j % 2 === 1).concat(e.filter((_, j) => j % 2 === 0)).slice(0, n);
+      return e;
+    }
+    let p = 1; while (p * 2 <= n) p *= 2;
+    const e = []; for (let k = 1; k <= p; k++) e.push([8 * k, p]);
+    for (let k = 1; e.length < n; k += 2) e.push([8 * k, 2 * p]);
+    return e;
+  }
+  /* ---------- T5: buckets in T5's float32 steps */
+  function t5Setting(nb, md, bidi) {  // posenc.bias.T5Buckets, or the reason posenc refuses it
+    if (bidi && nb < 4) {
+      return { refused: `num_buckets must be >= 4 when bidirectional (each direction needs an exact bucket), got ${nb}` };
+    }
+    if (!(2 * md > nb)) {
+      return { refused: `max_distance must be > num_buckets/2 = ${nb / 2} (the logarithmic buckets start there), got ${md}` };
+    }
+    const n = bidi ? Math.floor(nb / 2) : nb, e = Math.floor(n / 2);
+    const den = Math.fround(lnNearest(md / e, false));  // float32(ln(max_distance/max_exact) in float64)
+    return { nb, md, bidi, n, e, den };
+  }
+  function distBucket(S, d) {  // d >= 0
+    if (d < S.e) return d;
+    const x = Math.fround(Math.fround(d) / S.e);
+    const q = Math.fround(logFloat32(x) / S.den), big = S.e + Math.trunc(Math.fround(q * (S.n - S.e)));
+    return Math.min(big, S.n - 1);
+  }
+  const t5Bucket = (S, rel) => (S.bidi ? (rel > 0 ? S.n : 0) + distBucket(S, Math.abs(rel))
+                                       : distBucket(S, 0 - Math.min(rel, 0)));  // 0 − …: an int, never −0
+  function t5Edges(S) {  // posenc.t5_bucket_edges: bisection on the non-decreasing bucket of the distance
+    const out = [];
+    for (let b = 0; b < S.e; b++) out.push(b);
+    for (let b = S.e; b < S.n; b++) {
+      let lo = S.e, hi = Math.max(S.md, S.e);
+      while (lo < hi) { const m = Math.floor((lo + hi) / 2); if (distBucket(S, m) < b) lo = m + 1; else hi = m; }
+      out.push(distBucket(S, lo) === b ? lo : -1);
+    }
+    return out;
+  }
+  /* ---------- xPos: ζ_i^(±(p − c)/scale_base), correctly rounded */
+  function xposFactor(u, i, E, sb, r, f32) {
+    const lh = E.lh[i], ll = E.ll[i];
+    const [uh, ul] = EX.split(u), [lhh, lhl] = EX.split(lh);
+    const [p, e] = twoProd(u, uh, ul, lh, lhh, lhl);
+    const [rh, rl] = expDD(p, e + u * ll);
+    const [y, hard] = roundChecked(rh, rl, f32);
+    return hard ? powerNearest(u, i, sb, r, y, f32) : y;
+  }
+  function powerNearest(u, i, sb, r, guess, f32) {  // posenc.exact.power.nearest_power(ζ_i, u/sb): exact
+    const [G, gE] = parts(gamma), Dn = 1n << BigInt(-gE), R = BigInt(r);
+    const P = 2n * BigInt(i) * Dn + R * G, Q = R * (Dn + G);  // ζ_i = (2i/r + γ)/(1 + γ) = P/Q
+    const [Sb, sE] = parts(sb), U = BigInt(u);
+    let A = sE >= 0 ? U : U << BigInt(-sE), B = sE >= 0 ? Sb << BigInt(sE) : Sb;
+    const g = gcd(A, B); A /= g; B /= g;
+    const Aa = A < 0n ? -A : A, top = A < 0n ? Q ** Aa : P ** Aa, bottom = A < 0n ? P ** Aa : Q ** Aa, b = Number(B);
+    return nearest(guess, ([S, E]) => {  // ζ^(A/B) against S·2^E: (P/Q)^A against S^B·2^(EB)
+      const k = E * b;
+      return sgn(shifted(top, -k), shifted(bottom * S ** B, k));
+    }, f32);
+  }
+  return { parts, nearest, expCmp, lnNearest, twoSum, twoProd, expDD, roundChecked, logFloat32, pow2Neg,
+           slopeExponents, t5Setting, distBucket, t5Bucket, t5Edges, xposFactor, powerNearest };
+}
+
+function makeExplorers(X) {
+  const { EX, C, $, decode, el, timings, grouped } = X;
+  const api = {};
+  const XD = $("xpos-data") ? JSON.parse($("xpos-data").textContent) : null;
+  const PK = XD ? XD.exp : $("t5-data") ? JSON.parse($("t5-data").textContent).exp : null;
+  const M = makeExactMore(EX, PK, XD ? XD.gamma : 0.4);
+  const { twoSum, pow2Neg, slopeExponents, t5Setting, t5Bucket, t5Edges, logFloat32, lnNearest, xposFactor,
+          powerNearest, expDD } = M;
 
   function bindPosition(prefix, update) {  // a slider and a number field for one value
     const s = $(prefix), n = $(prefix + "-num");
@@ -195,29 +277,6 @@ function makeExplorers(X) {
     return { data: D, update };
   }
 
-  /* ---------- ALiBi: slopes 2^(−a/b), correctly rounded */
-  function pow2Neg(a, b) {  // 2^(−a/b), a, b > 0 integers
-    const g = Number(gcd(BigInt(a), BigInt(b)));
-    a /= g; b /= g;
-    if (b === 1) { let v = 1; for (let k = 0; k < a; k++) v *= 0.5; return v; }
-    const B = BigInt(b);
-    return nearest(Math.pow(2, -a / b), ([S, E]) => {  // sign(2^(−a/b) − S·2^E): 2^(−a) against S^b·2^(Eb)
-      const T = -a - E * b, lhs = shifted(1n, T), rhs = shifted(S ** B, -T);
-      return sgn(lhs, rhs);
-    }, false);
-  }
-  function slopeExponents(n, conv, bmax) {  // [a, b]: slope 2^(−a/b), posenc.bias.alibi_variants
-    if (conv === "mpt") {
-      let big = 1; while (big < n) big *= 2;
-      let e = []; for (let k = 1; k <= big; k++) e.push([bmax * k, big]);
-      if (big !== n) e = e.filter((_, j) => j % 2 === 1).concat(e.filter((_, j) => j % 2 === 0)).slice(0, n);
-      return e;
-    }
-    let p = 1; while (p * 2 <= n) p *= 2;
-    const e = []; for (let k = 1; k <= p; k++) e.push([8 * k, p]);
-    for (let k = 1; e.length < n; k += 2) e.push([8 * k, 2 * p]);
-    return e;
-  }
   function alibi() {
     const D = JSON.parse($("alibi-data").textContent), cache = {};
     const update = timed(() => {
@@ -252,36 +311,6 @@ function makeExplorers(X) {
     return { data: D, update, pow2Neg, exponents: slopeExponents };
   }
 
-  /* ---------- T5: buckets in T5's float32 steps */
-  function t5Setting(nb, md, bidi) {  // posenc.bias.T5Buckets, or the reason posenc refuses it
-    if (bidi && nb < 4) {
-      return { refused: `num_buckets must be >= 4 when bidirectional (each direction needs an exact bucket), got ${nb}` };
-    }
-    if (!(2 * md > nb)) {
-      return { refused: `max_distance must be > num_buckets/2 = ${nb / 2} (the logarithmic buckets start there), got ${md}` };
-    }
-    const n = bidi ? Math.floor(nb / 2) : nb, e = Math.floor(n / 2);
-    const den = Math.fround(lnNearest(md / e, false));  // float32(ln(max_distance/max_exact) in float64)
-    return { nb, md, bidi, n, e, den };
-  }
-  function distBucket(S, d) {  // d >= 0
-    if (d < S.e) return d;
-    const x = Math.fround(Math.fround(d) / S.e);
-    const q = Math.fround(logFloat32(x) / S.den), big = S.e + Math.trunc(Math.fround(q * (S.n - S.e)));
-    return Math.min(big, S.n - 1);
-  }
-  const t5Bucket = (S, rel) => (S.bidi ? (rel > 0 ? S.n : 0) + distBucket(S, Math.abs(rel))
-                                       : distBucket(S, -Math.min(rel, 0)));
-  function t5Edges(S) {  // posenc.t5_bucket_edges: bisection on the non-decreasing bucket of the distance
-    const out = [];
-    for (let b = 0; b < S.e; b++) out.push(b);
-    for (let b = S.e; b < S.n; b++) {
-      let lo = S.e, hi = Math.max(S.md, S.e);
-      while (lo < hi) { const m = Math.floor((lo + hi) / 2); if (distBucket(S, m) < b) lo = m + 1; else hi = m; }
-      out.push(distBucket(S, lo) === b ? lo : -1);
-    }
-    return out;
-  }
   function t5() {
     const D = JSON.parse($("t5-data").textContent), cache = {};
     const update = timed(() => {
@@ -308,27 +337,6 @@ function makeExplorers(X) {
     return { data: D, update, t5Setting, t5Bucket, t5Edges, logFloat32, lnNearest };
   }
 
-  /* ---------- xPos: ζ_i^(±(p − c)/scale_base), correctly rounded */
-  function xposFactor(u, i, E, sb, r, f32) {
-    const lh = E.lh[i], ll = E.ll[i];
-    const [uh, ul] = EX.split(u), [lhh, lhl] = EX.split(lh);
-    const [p, e] = twoProd(u, uh, ul, lh, lhh, lhl);
-    const [rh, rl] = expDD(p, e + u * ll);
-    const [y, hard] = roundChecked(rh, rl, f32);
-    return hard ? powerNearest(u, i, sb, r, y, f32) : y;
-  }
-  function powerNearest(u, i, sb, r, guess, f32) {  // posenc.exact.power.nearest_power(ζ_i, u/sb): exact
-    const [G, gE] = parts(XD.gamma), Dn = 1n << BigInt(-gE), R = BigInt(r);
-    const P = 2n * BigInt(i) * Dn + R * G, Q = R * (Dn + G);  // ζ_i = (2i/r + γ)/(1 + γ) = P/Q
-    const [Sb, sE] = parts(sb), U = BigInt(u);
-    let A = sE >= 0 ? U : U << BigInt(-sE), B = sE >= 0 ? Sb << BigInt(sE) : Sb;
-    const g = gcd(A, B); A /= g; B /= g;
-    const Aa = A < 0n ? -A : A, top = A < 0n ? Q ** Aa : P ** Aa, bottom = A < 0n ? P ** Aa : Q ** Aa, b = Number(B);
-    return nearest(guess, ([S, E]) => {  // ζ^(A/B) against S·2^E: (P/Q)^A against S^B·2^(EB)
-      const k = E * b;
-      return sgn(shifted(top, -k), shifted(bottom * S ** B, k));
-    }, f32);
-  }
   function xpos() {
     const D = XD, LAD = {};
     const take = C.float64Reader(D.ladders);
@@ -454,6 +462,6 @@ function makeExplorers(X) {
   if ($("t5-data")) api.t5 = t5();
   if (XD) api.xpos = xpos();
   if ($("nerf-data")) api.nerf = nerf();
-  api.exactRational = { parts, nearest, lnNearest, expCmp };
+  api.exact2 = M;
   return api;
 }
