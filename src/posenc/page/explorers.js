@@ -299,7 +299,8 @@ function makeExplorers(X) {
       const svg = $("a-svg"), X = (j) => 46 + (j + 0.5) * 364 / n, Y = (v) => 14 + 162 * Math.min(-Math.log2(v), 20) / 20;
       svg.replaceChildren(el("rect", { x: 46, y: 14, width: 364, height: 162, class: "frame" }));
       for (const e of [0, 5, 10, 15, 20]) {
-        svg.append(el("text", { x: 40, y: 18 + 162 * e / 20, class: "tick end" }, e ? `2^−${e}` : "1"));
+        const sup = String(e).replace(/\d/g, (c) => "⁰¹²³⁴⁵⁶⁷⁸⁹"[Number(c)]);
+        svg.append(el("text", { x: 40, y: 18 + 162 * e / 20, class: "tick end" }, e ? `2⁻${sup}` : "1"));
       }
       sl.forEach(([, , v], j) => svg.append(el("circle", { cx: X(j), cy: Y(v), r: j === h ? 5 : 3,
         class: j === h ? "tip to" : "tip from" })));
@@ -340,9 +341,14 @@ function makeExplorers(X) {
   function xpos() {
     const D = XD, LAD = {};
     const take = C.float64Reader(D.ladders);
+    let shared = null;
     D.keys.forEach((key, j) => {
-      const n = D.entries[j].n, w0 = take(n), w1 = take(n), w2 = take(n);
-      LAD[key] = { lad: EX.ladder(w0, w1, w2), lh: take(n), ll: take(n), zeta: take(n), n };
+      const n = D.entries[j].n;
+      if (key.endsWith("|0")) {  // a new rotary dim: its ladder and ζ come first
+        const w0 = take(n), w1 = take(n), w2 = take(n);
+        shared = { lad: EX.ladder(w0, w1, w2), zeta: take(n) };
+      }
+      LAD[key] = { ...shared, lh: take(n), ll: take(n), n };
     });
     const update = timed(() => {
       const r = D.rotary[Number($("x-rot").value)], si = Number($("x-sb").value), sb = D.scale_bases[si];
@@ -376,11 +382,11 @@ function makeExplorers(X) {
       const X = (d) => 46 + 364 * d / 4096, Y = (v) => 176 - 162 * v;
       for (const j of [0, Math.floor(E.n / 4), Math.floor(E.n / 2), E.n - 1]) {
         const pts = [];
-        for (let d = 0; d <= 4096; d += 128) pts.push([X(d), Y(xposFactor(-d, j, E, sb, r, false))]);
+        for (let d = 0; d <= 4096; d += 128) pts.push([X(d), Y(xposFactor(d, j, E, sb, r, false))]);
         svg.append(el("path", { d: pts.map(([a, b], k) => (k ? "L" : "M") + a.toFixed(1) + " " + b.toFixed(1)).join(""),
           class: "curve " + (j === 0 ? "c-f32" : "c-exact") }));
       }
-      svg.append(el("text", { x: 228, y: 194, class: "tick mid" }, `decay ζ^(−Δ/${sb}), Δ = 0 … 4096, pairs 0, n/4, n/2, n−1`));
+      svg.append(el("text", { x: 228, y: 194, class: "tick mid" }, `ζ^(Δ/${sb}), Δ = 0 … 4096; red: pair 0; n/4, n/2, n−1`));
       svg.append(el("text", { x: 40, y: 18, class: "tick end" }, "1"));
       svg.append(el("text", { x: 40, y: 176, class: "tick end" }, "0"));
     });

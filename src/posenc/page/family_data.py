@@ -91,16 +91,17 @@ def _exp_constants() -> dict[str, Any]:
 
 
 def xpos_data() -> dict[str, Any]:
-    """posenc's ladders (base 10000) and ln ζ_i / scale_base (double-double, from :mod:`decimal`) per setting."""
+    """posenc's ladders (base 10000) and ζ_i per rotary dim, ln ζ_i / scale_base (double-double, from
+    :mod:`decimal`) per rotary dim and scale_base, in the order of ``keys``."""
     from ..rope.xpos import XPos, _log_rate
 
     words: list[np.ndarray] = []
     keys, entries = [], []
-    for r in XPOS_ROTARY:
+    for r in XPOS_ROTARY:  # per rotary dim: the ladder and ζ; then per scale_base: ln ζ / s
         f = rope_frequencies(r)
+        words += [f.ladder.w0, f.ladder.w1, f.ladder.w2, XPos().zeta(r)]
         for si, sb in enumerate(XPOS_SCALE_BASES):
-            hi, lo = _log_rate(0.4, sb, r)
-            words += [f.ladder.w0, f.ladder.w1, f.ladder.w2, hi, lo, XPos(scale_base=sb).zeta(r)]
+            words += list(_log_rate(0.4, sb, r))
             keys.append(f"{r}|{si}")
             entries.append({"n": r // 2, "af": 1.0, "base": 10000.0})
     return {"keys": keys, "entries": entries, "ladders": _blob(words), "rotary": list(XPOS_ROTARY),

@@ -142,8 +142,8 @@ def nerf_explorer_html() -> str:
     form = _form("n", "NeRF bands explorer settings",
                  _select("n-conv", "preset", [(c, c) for c in NERF_CONVENTIONS], "nerf"),
                  _slider("n-bands", "bands <var>L</var>", 1, NERF_MAX_BANDS, 10, "10", f"1 … {NERF_MAX_BANDS}"),
-                 _number("n-x", "coordinate <var>x</var> (slider: multiples of 1/1024)", -4096, 4096, 333, 0,
-                         step="any", hint="slider −4 … 4; type any real x"),
+                 _number("n-x", "coordinate <var>x</var>", -4096, 4096, 333, 0, step="any",
+                         hint="slider −4 … 4 in steps of 1/1024; type any real x"),
                  _slider("n-band", "band <var>k</var>", 0, 9, 4, "4", "0 = slowest"))
     table = ('<div class="scroll short"><table class="pe" id="n-table"><caption>Every band at x, worked out in this '
              'page (float64; the last column rounded to float32)</caption><thead><tr><th scope="col">k</th>'

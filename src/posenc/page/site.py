@@ -110,6 +110,13 @@ def _summary(cases: list[Case]) -> str:
     return f'<p class="summary" id="cases-summary">{escape(text)}.</p>'
 
 
+def _explorer_grid(body: str) -> str:
+    """The controls and what follows them in one grid: on wide screens the controls are a sticky column of
+    their own beside the panels, so they never cover the numbers they move (page.css)."""
+    at = body.find('<form class="controls"')
+    return body if at < 0 else body[:at] + '<div class="explorer-grid">' + body[at:] + "</div>"
+
+
 def build_family(fam: Family) -> str:
     """One family's page as a string (needs the ``plot`` extra for its figures)."""
     from .. import plot
@@ -138,6 +145,7 @@ def build_family(fam: Family) -> str:
         html, ident, maker = EXPLORERS[fam.explorer]
         sections.append(("explorer", "Explorer", html()))
         data = f'<script type="application/json" id="{ident}">{_json_script(getattr(family_data, maker)())}</script>'
+    sections = [(k, t, _explorer_grid(b) if k == "explorer" else b) for k, t, b in sections]
     if fam.precision is not None:
         sections.append(("precision", "Precision view", fam.precision()))
     sections.append(("self-test", "Self-test",
