@@ -382,6 +382,88 @@ def page_family_js(dt: str) -> Iterator[Any]:
     yield got
 
 
+_NODE_EXPLORERS_JS = r"""
+const fs = require("fs");
+const job = JSON.parse(fs.readFileSync(0, "utf8"));
+const [makeExact, makeExactMore] = new Function(job.source + "\nreturn [makeExact, makeExactMore];")();
+const EX = makeExact(job.constants), M = makeExactMore(EX, job.exp, 0.4);
+const out = [];
+for (const n of job.heads) {
+  for (const [conv, b] of job.rules) for (const [a, d] of M.slopeExponents(n, conv, b)) out.push(M.pow2Neg(a, d));
+}
+for (const [nb, md, bidi] of job.t5) {
+  const S = M.t5Setting(nb, md, bidi);
+  for (const r of job.offsets) out.push(M.t5Bucket(S, r));
+  for (const e of M.t5Edges(S)) out.push(e);
+}
+for (const x of job.logs) out.push(M.logFloat32(x));
+for (const X of job.xpos) {
+  const E = { lh: Float64Array.from(X.lh), ll: Float64Array.from(X.ll) };
+  for (const u of job.us) {
+    for (let i = 0; i < X.lh.length; i++) {
+      out.push(M.xposFactor(u, i, E, X.sb, X.r, false), M.xposFactor(u, i, E, X.sb, X.r, true));
+    }
+  }
+}
+process.stdout.write(Buffer.from(Float64Array.from(out).buffer).toString("base64"));
+"""
+
+
+def page_explorers_js(dt: str) -> Iterator[Any]:
+    """The explorers' exact arithmetic (explorers.js's makeExactMore) under node: ALiBi's slopes, T5's buckets,
+    edges and float32 logs, xPos's factors, checked against posenc here, bit for bit, then digested."""
+    import base64
+
+    import numpy as np
+
+    import posenc
+    from posenc.bias import Mpt
+    from posenc.exact.power import log_float32
+    from posenc.page.data import explorer_data
+    from posenc.page.family_data import ALIBI_BIAS_MAX, t5_data
+    from posenc.rope.xpos import _log_rate
+
+    node = shutil.which("node") or os.environ.get("POSENC_NODE")
+    if not node:
+        raise SystemExit("tools/fingerprint.py: the page's JS twin needs node (apt-get install nodejs)")
+    heads = list(range(1, 65))
+    rules = [["press", 8.0]] + [["mpt", b] for b in ALIBI_BIAS_MAX]
+    t5 = [[32, 128, True], [32, 128, False], [18, 128, True], [34, 27, True], [64, 2**40, True], [8, 9, False]]
+    offsets = [*range(-600, 601), -(2**53 - 1), 2**53 - 1, -(2**40), 2**40 - 1, 65_432, -123_456_789]
+    logs = np.unique(np.concatenate([np.float32(1) + np.arange(1, 300, dtype=np.float32) * np.float32(2**-23),
+                                     np.random.default_rng(5).uniform(1, 2**50, 500).astype(np.float32)]))
+    xpos = [(64, 512.0), (128, 128.0), (16, 64.0)]
+    us = list(range(-4000, 4001, 40))
+    source = "\n".join((ROOT / f"src/posenc/page/{n}").read_text() for n in ("exact.js", "explorers.js"))
+    job = {"source": source, "constants": explorer_data()["constants"], "exp": t5_data()["exp"], "heads": heads,
+           "rules": rules, "t5": t5, "offsets": offsets, "logs": logs.astype(np.float64).tolist(), "us": us,
+           "xpos": [{"r": r, "sb": sb, "lh": _log_rate(0.4, sb, r)[0].tolist(), "ll": _log_rate(0.4, sb, r)[1].tolist()}
+                    for r, sb in xpos]}
+    run = subprocess.run([node, "-e", _NODE_EXPLORERS_JS], input=json.dumps(job), capture_output=True, text=True,
+                         check=True)
+    got = np.frombuffer(base64.b64decode(run.stdout), dtype="<f8")
+    want: list[Any] = []
+    for n in heads:
+        for conv, b in rules:
+            want.append(posenc.alibi_slopes(n, convention="press" if conv == "press" else Mpt(alibi_bias_max=b)))
+    for nb, md, bidi in t5:
+        kw = {"num_buckets": nb, "max_distance": md, "bidirectional": bidi}
+        want.append(posenc.t5_bucket(np.array(offsets, dtype=np.int64), **kw).astype(np.float64))
+        want.append(posenc.t5_bucket_edges(**kw).astype(np.float64))
+    want.append(log_float32(logs).astype(np.float64))
+    for r, sb in xpos:
+        kw2 = {"xpos": posenc.XPos(scale_base=sb), "role": "q", "seq_len": 1}
+        f64 = posenc.xpos_scale(np.array(us, dtype=np.float64), r, dtype=np.float64, **kw2)
+        f32 = posenc.xpos_scale(np.array(us, dtype=np.float64), r, dtype=np.float32, **kw2).astype(np.float64)
+        want.append(np.stack([f64, f32], axis=-1).ravel())
+    ref = np.concatenate(want)
+    if got.shape != ref.shape or not np.array_equal(got.view(np.int64), ref.view(np.int64)):
+        where = (f"shapes {got.shape} and {ref.shape}" if got.shape != ref.shape else
+                 f"first at {int(np.nonzero(got.view(np.int64) != ref.view(np.int64))[0][0])} of {ref.size}")
+        raise SystemExit(f"tools/fingerprint.py: the explorers' JS under node differs from posenc ({where})")
+    yield got
+
+
 #: family → (battery, dtypes)
 FAMILIES: dict[str, tuple[Callable[[str], Iterator[Any]], tuple[str, ...]]] = {
     "sinusoid": (sinusoid, FLOATS),
@@ -394,6 +476,7 @@ FAMILIES: dict[str, tuple[Callable[[str], Iterator[Any]], tuple[str, ...]]] = {
     "torch": (torch_family, ("float64", "float32", "float16", "bfloat16")),
     "page-js": (page_js, ("float64",)),
     "page-family-js": (page_family_js, ("float64",)),
+    "page-explorers-js": (page_explorers_js, ("float64",)),
     "times-fields": (times_fields, FLOATS),
     "torch-twin": (torch_twin, ("float64",)),
 }

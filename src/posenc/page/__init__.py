@@ -5,8 +5,12 @@ eight worked cases with their checks and figures (inline SVG from
 :mod:`posenc.plot`), an explorer that recomputes the encoding for any
 setting bit for bit as posenc does, and the self-test. The family pages
 (RoPE, the scalings, M-RoPE, ALiBi, T5, xPos, timesteps, NeRF bands;
-:mod:`posenc.page.families`) follow the same form; RoPE and the scalings
-carry explorers and a precision view (:mod:`posenc.parity.precision`). Each
+:mod:`posenc.page.families`) follow the same form, each with an explorer
+whose numbers the page's own script computes bit for bit as posenc does
+(RoPE, the scalings and timesteps: ``rope.js``; M-RoPE, ALiBi, T5, xPos and
+NeRF: ``explorers.js``); RoPE, the scalings and timesteps carry a precision
+view (:mod:`posenc.parity.precision`), RoPE's and the scalings' with the
+``posenc parity`` table of the setting (:mod:`posenc.page.parity_view`). Each
 file is self-contained; they link to one another. Needs the ``plot`` extra
 (matplotlib).
 """

@@ -97,7 +97,7 @@ function makeCommon(EX) {
   }
 
   /* The precision view at one position: the largest error over the pairs of (cos, sin) of the float32
-   * angle, of a bfloat16 table and of a float16 table, against the exact value (posenc/page/precision.py). */
+   * angle, of a bfloat16 table and of a float16 table, against the exact value (posenc/parity/precision.py). */
   const ONE = EX.ladder(Float64Array.of(1), Float64Array.of(0), Float64Array.of(0));  // ω = 1: sin/cos of an angle
   function precisionAt(p, L) {
     const n = L.n, s = new Float64Array(n), c = new Float64Array(n), s1 = new Float64Array(1), c1 = new Float64Array(1);

@@ -41,7 +41,8 @@ class Family:
         formula: HTML (MathML) of the formula section.
         cases: the worked cases, computed when the page is built.
         figures: drawn when the page is built.
-        explorer: ``"rope"``, ``"scaling"``, ``"timestep"`` or ``""``.
+        explorer: ``"rope"``, ``"scaling"``, ``"timestep"``, a key of
+            :data:`posenc.page.family_explorer.EXPLORERS` or ``""``.
         precision: HTML of a built precision view (or ``""``); the explorers draw their own.
         refs: self-test references: the page's script recomputes them bit for bit.
     """
@@ -307,23 +308,23 @@ FAMILIES: tuple[Family, ...] = (
            _mrope_formula, grid_cases,
            (_fig("sections", "Which axis each of 64 pairs turns with, sections (24, 20, 20): contiguous as Qwen2-VL "
                  "lays them (top), interleaved as Qwen3-VL (bottom).", lambda: _plots().plot_sections()),),
-           refs=_mrope_refs),
+           explorer="mrope", refs=_mrope_refs),
     Family("alibi", "ALiBi", "ALiBi: the worked examples",
            "Slopes for a head count that is not a power of two, the bias, BLOOM's different tensor with the same "
            "softmax, and the penalty past the training length.",
            _alibi_formula, lambda: bias_cases.cases(["ALIBI"]),
            (_fig("alibi", "ALiBi's bias −m_h·d against the distance, one line per head of 12.",
-                 lambda: _plots().plot_alibi()),)),
+                 lambda: _plots().plot_alibi()),), explorer="alibi"),
     Family("t5", "T5 buckets", "T5's relative buckets: the worked examples",
            "Exact buckets for small offsets, logarithmic ones beyond, one bucket for everything past max_distance.",
            _t5_formula, lambda: bias_cases.cases(["T5"]),
            (_fig("buckets", "T5's bucket of each offset: one step per offset up to 7, then logarithmic steps, flat "
-                 "past 128.", lambda: _plots().plot_buckets()),)),
+                 "past 128.", lambda: _plots().plot_buckets()),), explorer="t5"),
     Family("xpos", "xPos", "xPos: the worked examples",
            "RoPE with a decay per pair that depends on the offset alone, and the overflow of its two factors.",
            _xpos_formula, lambda: bias_cases.cases(["XPOS"]),
            (_fig("xpos", "xPos's decay of q·k against the offset, one line per pair (log scale).",
-                 lambda: _plots().plot_xpos()),)),
+                 lambda: _plots().plot_xpos()),), explorer="xpos"),
     Family("timesteps", "Timesteps", "Diffusion timestep embeddings: the worked examples",
            "diffusers' downscale_freq_shift and flip_sin_to_cos, Flux's t·1000, and how far diffusers' float32 "
            "embedding is from the exact one.",
@@ -341,7 +342,7 @@ FAMILIES: tuple[Family, ...] = (
            "give noise.",
            _nerf_formula, lambda: time_cases.cases(["NERFBAND"]),
            (_fig("nerf", "sin(2^k·π·x) for the first four bands over x in [−1, 1].",
-                 lambda: _plots().plot_nerf_bands()),)),
+                 lambda: _plots().plot_nerf_bands()),), explorer="nerf"),
 )
 
 #: (file, navigation label) of every page of the site, the sinusoid first.

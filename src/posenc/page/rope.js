@@ -119,6 +119,30 @@
     return rows;
   }
 
+  /* ---------- the `posenc parity` table of the current setting (posenc/page/parity_view.py, built with the page) */
+  const PARITY = {};
+  function drawParity(prefix, key, note) {
+    const box = $(prefix + "-parity");
+    if (!box) return;
+    if (!PARITY[prefix]) PARITY[prefix] = JSON.parse($(prefix + "-parity-data").textContent);
+    const P = PARITY[prefix], T = key === null ? undefined : P.tables[key];
+    if (!T) { box.innerHTML = `<p class="hint" id="${prefix}-parity-none">${note}</p>`; return; }
+    const head = P.positions.map((p) => `<th scope="col">${grouped(p)}</th>`).join("");
+    const rows = Object.entries(T.errors).map(([name, errs]) => `<tr><th scope="row">${name}</th>` +
+      errs.map((v, j) => `<td class="num" data-impl="${name}" data-p="${P.positions[j]}" ` +
+        `data-value="${v === null ? "NaN" : v}">${v === null ? "—" : C.sci(v)}</td>`).join("") + "</tr>");
+    const missing = Object.entries(T.unavailable || P.unavailable || {}).map(([n, why]) => `<li>${n}: ${why}</li>`).join("");
+    const differ = T.disagreements.map((line) => `<li>${line}</li>`).join("");
+    box.innerHTML = `<div class="scroll"><table class="prec" id="${prefix}-parity-table" data-key="${key}"><caption>` +
+      "What <code>posenc parity</code> prints for this setting's config.json, computed by posenc.parity when the " +
+      "page was built: the largest |cos − exact|, |sin − exact| over the pairs at each position</caption><thead><tr>" +
+      `<th scope="col">implementation</th>${head}</tr></thead><tbody>${rows.join("")}</tbody></table></div>` +
+      (missing ? `<p>Not measured when the page was built:</p><ul id="${prefix}-parity-missing">${missing}</ul>` : "") +
+      `<p id="${prefix}-parity-differ">${differ ? "Settings on which they disagree:" : "No setting differs from " +
+        "transformers' definition beyond the implementations' rounding."}</p>` + (differ ? `<ul>${differ}</ul>` : "") +
+      (note ? `<p class="hint">${note}</p>` : "");
+  }
+
   function precisionHtmlLegend() { return CURVES.map(([, label, cls]) => `<span class="key ${cls}">${label}</span>`); }
 
   const timings = [];
@@ -171,6 +195,8 @@
         `<dt>difference (float64 rounding only)</dt><dd class="num" id="r-score-diff">${C.sci(Math.abs(sc - sc0))}</dd>`;
       drawScore(S);
       drawPrecision("r", S.L);
+      drawParity("r", S.r === S.h ? `${S.h}|${S.bi}` : null,
+                 "The parity tables here are for full rotary configs: choose all the channels.");
       $("r-status").textContent = `p ${S.pos}, head ${S.h}, base ${S.base}: cos ${C.fixed(c[i], 8)}`;
       timings.push(performance.now() - t0);
     }
@@ -297,6 +323,12 @@
         `<dt>af·cos(ω<sub>${i}</sub>·p), p = ${grouped(S.pos)}</dt><dd class="num" id="s-cos">${C.fixed(c[i], 8)}</dd>` +
         `<dt>af·sin(ω<sub>${i}</sub>·p)</dt><dd class="num" id="s-sin">${C.fixed(s[i], 8)}</dd>`;
       drawPrecision("s", S.L);
+      const pk = S.kind === "none" ? `none|${S.bi}|0|0` : `${S.kind}|${S.bi}|${S.fi}|${S.knob === "beta" ? S.k : 0}`;
+      drawParity("s", ["ntk", "proportional"].includes(S.kind) ? null : pk,
+                 S.kind === "dynamic" ? "posenc parity measures dynamic NTK at the length its largest position " +
+                   "needs (10⁶), not at the sequence length above." : S.kind === "ntk" || S.kind === "proportional"
+                   ? "No transformers config states this variant here (NTK-aware is no rope_type; proportional is " +
+                     "Gemma 4's own), so posenc parity has no table for it." : "");
       $("s-status").textContent = `${S.label}, factor ${S.factor}: ${kept} kept, ${divided} divided`;
       timings.push(performance.now() - t0);
     }
@@ -332,31 +364,46 @@
   /* ---------- the timesteps explorer: posenc.timestep_embedding with diffusers' flags */
   function timestepExplorer() {
     const D = JSON.parse($("timestep-data").textContent), LAD = decode(D);
-    const ctl = { pos: $("t-pos"), posNum: $("t-pos-num"), dim: $("t-dim"), shift: $("t-shift"), flip: $("t-flip") };
+    const ctl = { pos: $("t-pos"), posNum: $("t-pos-num"), dim: $("t-dim"), shift: $("t-shift"), flip: $("t-flip"),
+                  conv: $("t-conv"), tdt: $("t-tdt") };
     function settings() {
-      const dim = D.dims[Number(ctl.dim.value)], shift = Number(ctl.shift.value);
-      return { t: Number(ctl.posNum.value), dim, shift, flip: ctl.flip.value === "1", L: LAD[`${dim}|${shift}`] };
+      const dim = D.dims[Number(ctl.dim.value)], flux = ctl.conv.value === "flux", v = Number(ctl.posNum.value);
+      if (!flux) {
+        const shift = Number(ctl.shift.value);
+        return { t: v, time: v, dim, shift, flip: ctl.flip.value === "1", flux, L: LAD[`${dim}|${shift}`] };
+      }
+      const t = v / D.flux_scale, mode = ctl.tdt.value;
+      // time_dtype float32: posenc.timesteps.conventions.reference_times, float32(float32(t)·float32(1000))
+      const time = mode === "exact" ? t : Math.fround(Math.fround(t) * Math.fround(D.flux_factor));
+      return { t, time, dim, shift: 0, flip: true, flux, mode, L: LAD[`flux|${dim}|${mode}`] };
     }
     function embedding(S) {  // [sin | cos], or [cos | sin] flipped: dim values
       const n = S.L.n, s = new Float64Array(n), c = new Float64Array(n), out = new Float64Array(2 * n);
-      EX.sincos(S.t, S.L.lad, s, c);
+      EX.sincos(S.time, S.L.lad, s, c);
       out.set(S.flip ? c : s, 0);
       out.set(S.flip ? s : c, n);
       return out;
     }
+    const num = (v) => (Object.is(v, -0) ? "-0" : String(v));
     function update() {
       const t0 = performance.now();
       const S = settings(), v = embedding(S), n = S.L.n;
       $("t-dim-out").textContent = String(S.dim);
       ctl.dim.setAttribute("aria-valuetext", String(S.dim));
+      ctl.shift.disabled = S.flux; ctl.flip.disabled = S.flux; ctl.tdt.disabled = !S.flux;
       const rows = [0, 1, 2, 3, n - 1, n, 2 * n - 2, 2 * n - 1].map((j) => {
         const first = j < n, fn = (first !== S.flip) ? "sin" : "cos", k = first ? j : j - n;
         return `<tr><th scope="row">${j}</th><td>${fn}(t·ω<sub>${k}</sub>)</td>` +
-          `<td class="num" id="t-ch-${j}" data-channel="${j}">${C.fixed(v[j], 8)}</td></tr>`;
+          `<td class="num" id="t-ch-${j}" data-channel="${j}" data-value="${num(v[j])}">${C.fixed(v[j], 8)}</td></tr>`;
       });
       $("t-body").innerHTML = rows.join("");
-      $("t-facts").innerHTML =
-        `<dt>ω<sub>1</sub> = exp(−ln(10000)·1/(${n} − ${S.shift}))</dt><dd class="num" id="t-omega1">${S.L.lad.w0[1]}</dd>` +
+      const what = !S.flux ? `exp(−ln(10000)·1/(${n} − ${S.shift}))`
+        : S.mode === "exact" ? `1000·exp(−ln(10000)·1/${n}) (the factor folded in)` : `exp(−ln(10000)·1/${n})`;
+      $("t-facts").innerHTML = (S.flux ? `<dt>Flux's t (the control ÷ ${grouped(D.flux_scale)})</dt>` +
+          `<dd class="num" id="t-flux-t" data-value="${S.t}">${S.t}</dd><dt>the time the sinusoid sees` +
+          `${S.mode === "exact" ? " (t, the ladder holds ×1000)" : ": float32(t)·1000 in float32"}</dt>` +
+          `<dd class="num" id="t-time" data-value="${S.time}">${S.time}</dd>` : "") +
+        `<dt>ω<sub>1</sub> = ${what}</dt><dd class="num" id="t-omega1">${S.L.lad.w0[1]}</dd>` +
         `<dt>ω<sub>${n - 1}</sub> (the slowest)</dt><dd class="num" id="t-omega-last">${S.L.lad.w0[n - 1]}</dd>`;
       drawPrecision("t", S.L);
       $("t-status").textContent = `t ${S.t}, dim ${S.dim}: channel 0 ${C.fixed(v[0], 8)}`;
@@ -368,7 +415,7 @@
       ctl.pos.value = String(Math.min(Number(ctl.posNum.value), Number(ctl.pos.max)));
       update();
     });
-    for (const c of [ctl.dim, ctl.shift, ctl.flip]) c.addEventListener("input", update);
+    for (const c of [ctl.dim, ctl.shift, ctl.flip, ctl.conv, ctl.tdt]) c.addEventListener("input", update);
     update();
     return { data: D, ladders: LAD, settings, update };
   }
@@ -394,6 +441,7 @@
   if ($("rope-data")) api.rope = ropeExplorer();
   if ($("scaling-data")) api.scaling = scalingExplorer();
   if ($("timestep-data")) api.timestep = timestepExplorer();
+  Object.assign(api, makeExplorers({ EX, C, $, decode, el, timings, grouped }));
   C.selfTest(checks);
   window.posencFamily = api;
   void precisionHtmlLegend;

@@ -26,6 +26,7 @@ from ..rope.scaling import Proportional
 __all__ = [
     "BETAS",
     "FACTORS",
+    "FLUX_SCALE",
     "HEAD_DIMS",
     "KINDS",
     "ORIGINAL_MAX",
@@ -171,16 +172,19 @@ def rope_data(start: RopeStart | None = None) -> dict[str, Any]:
 #: The timesteps explorer's widths (diffusers' dim) and downscale_freq_shift stops.
 TIME_DIMS: tuple[int, ...] = (32, 64, 128, 256)
 TIME_SHIFTS: tuple[int, ...] = (1, 0)
+#: With Flux the timesteps explorer's position control reads t·10^4 (Flux's t runs over [0, 1]).
+FLUX_SCALE = 10_000
 
 
 def timestep_data() -> dict[str, Any]:
-    """The timesteps explorer's data: diffusers' ladder for every (dim, downscale_freq_shift), from posenc.
+    """The timesteps explorer's data: diffusers' ladder for every (dim, downscale_freq_shift), Flux's, from posenc.
 
     >>> d = timestep_data()
     >>> d["keys"][:2], d["dims"]
     (['32|1', '32|0'], [32, 64, 128, 256])
     """
     from ..timesteps import Diffusers
+    from ..timesteps.conventions import Flux
 
     words: list[np.ndarray] = []
     keys, entries = [], []
@@ -190,8 +194,15 @@ def timestep_data() -> dict[str, Any]:
             words += [lad.w0, lad.w1, lad.w2]
             keys.append(f"{dim}|{shift}")
             entries.append({"n": dim // 2, "af": 1.0, "base": 10000.0})
+    for dim in TIME_DIMS:  # Flux: the factor 1000 folded in exactly, or t·1000 formed in float32 first
+        for mode, conv in (("exact", Flux()), ("float32", Flux(time_dtype="float32"))):
+            lad = conv.plan(dim).ladder
+            words += [lad.w0, lad.w1, lad.w2]
+            keys.append(f"flux|{dim}|{mode}")
+            entries.append({"n": dim // 2, "af": 1.0, "base": 10000.0})
     return {"keys": keys, "entries": entries, "ladders": _blob(words), "dims": list(TIME_DIMS),
-            "shifts": list(TIME_SHIFTS), "max_position": MAX_POSITION}
+            "shifts": list(TIME_SHIFTS), "max_position": MAX_POSITION, "flux_factor": Flux().time_factor,
+            "flux_scale": FLUX_SCALE}
 
 
 def scaling_key(kind: str, bi: int, fi: int, knob: int) -> str:

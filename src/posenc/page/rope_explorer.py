@@ -12,6 +12,7 @@ from html import escape
 from .rope_data import (
     BETAS,
     FACTORS,
+    FLUX_SCALE,
     HEAD_DIMS,
     KINDS,
     MAX_OFFSET,
@@ -70,7 +71,7 @@ _TRANSFORMERS = ("float32 angle (p·inv_freq).float()", "transformers' formula")
 _DIFFUSERS = ("diffusers float32 t.float()·exp(…)", "diffusers' get_timestep_embedding")
 
 
-def precision_panel(prefix: str, what: tuple[str, str] = _TRANSFORMERS) -> str:
+def precision_panel(prefix: str, what: tuple[str, str] = _TRANSFORMERS, parity: bool = False) -> str:
     """The precision view: a log-axis plot of the errors and a table at each decade (cells carry their double)."""
     legend = (f'<p class="legend"><span class="key c-f32">{what[0]}</span> '
               '<span class="key c-bf16">bfloat16 table</span> <span class="key c-f16">float16 table</span> '
@@ -83,7 +84,9 @@ def precision_panel(prefix: str, what: tuple[str, str] = _TRANSFORMERS) -> str:
                   _svg(f"{prefix}-prec-svg", "0 0 420 226", "error against position") + legend + table
                   + "<p>The float32 angle rounds p·ω<sub>i</sub> to float32 before cos and sin see it "
                     f"({what[1]}; its cos and sin are taken exactly here, so the error is the angle's). "
-                    "The tables are the exact values rounded once. The exact curve is posenc's own value.</p>")
+                    "The tables are the exact values rounded once. The exact curve is posenc's own value.</p>"
+                  + (f'<h4 id="{prefix}-parity-h">posenc parity of this setting</h4><div id="{prefix}-parity" '
+                     f'aria-labelledby="{prefix}-parity-h"></div>' if parity else ""))
 
 
 def rope_explorer_html(start: RopeStart | None = None) -> str:
@@ -124,7 +127,7 @@ def rope_explorer_html(start: RopeStart | None = None) -> str:
         "float64 operations in the same order, so posenc's bits), on posenc's ladders written in when the page "
         "was built.</p><noscript><p><strong>The explorer needs JavaScript</strong>.</p></noscript>"
         + controls + '<p class="sr-only" id="r-status" aria-live="polite"></p>'
-        + '<div class="panels two">' + pair + score + chans + precision_panel("r") + "</div>"
+        + '<div class="panels two">' + pair + score + chans + precision_panel("r", parity=True) + "</div>"
     )
 
 
@@ -157,12 +160,12 @@ def scaling_explorer_html(start: RopeStart | None = None) -> str:
         "ladder is posenc's, written into the page; cos and sin come from posenc's exact path in the page.</p>"
         "<noscript><p><strong>The explorer needs JavaScript</strong>.</p></noscript>"
         + controls + '<p class="sr-only" id="s-status" aria-live="polite"></p>'
-        + '<div class="panels two">' + ladder + pair + precision_panel("s") + "</div>"
+        + '<div class="panels two">' + ladder + pair + precision_panel("s", parity=True) + "</div>"
     )
 
 
 def timestep_explorer_html() -> str:
-    """The timesteps explorer: t, dim, downscale_freq_shift and flip_sin_to_cos (diffusers' flags)."""
+    """The timesteps explorer: t, dim, downscale_freq_shift and flip_sin_to_cos (diffusers' flags), and Flux."""
     position = (_position("t", 500).replace("position <var>p</var>", "timestep <var>t</var>")
                 .replace("position p, any integer", "timestep t, any integer"))
     controls = (
@@ -171,6 +174,10 @@ def timestep_explorer_html() -> str:
         + _slider("t-dim", "dim", 0, len(TIME_DIMS) - 1, 2, "128", "32 … 256, doubling")
         + _select("t-shift", "downscale_freq_shift", [("1", "1 (diffusers' default)"), ("0", "0")], "1")
         + _select("t-flip", "flip_sin_to_cos", [("0", "False: [sin | cos]"), ("1", "True: [cos | sin]")], "0")
+        + _select("t-conv", "convention", [("diffusers", "diffusers (the flags above)"),
+                                           ("flux", "Flux: t·1000, [cos | sin], shift 0")], "diffusers")
+        + _select("t-tdt", "Flux's time_dtype", [("exact", "None: t·1000 exact"),
+                                                 ("float32", "float32: t·1000 rounded first")], "exact")
         + "</form>"
     )
     table = ('<div class="scroll"><table class="pe" id="t-table"><caption>The first and last 4 channels, to 8 '
@@ -178,7 +185,8 @@ def timestep_explorer_html() -> str:
              '<th scope="col">value</th></tr></thead><tbody id="t-body"></tbody></table></div>')
     emb = _panel("t-p-emb", "The embedding of <var>t</var>", '<dl class="facts" id="t-facts"></dl>' + table)
     return (
-        "<p>diffusers' <code>get_timestep_embedding</code> with its flags; every value is posenc's, computed in "
+        "<p>diffusers' <code>get_timestep_embedding</code> with its flags, or Flux's embedding (with Flux the "
+        f"position control reads t·{FLUX_SCALE:,}: t = 0.05 is 500); every value is posenc's, computed in "
         "the page by posenc's exact path on posenc's ladder.</p>"
         "<noscript><p><strong>The explorer needs JavaScript</strong>.</p></noscript>"
         + controls + '<p class="sr-only" id="t-status" aria-live="polite"></p>'

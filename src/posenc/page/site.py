@@ -17,10 +17,13 @@ from importlib import resources
 
 from ..seed import Case, Check, Printed
 from ..support.version import __version__
+from . import family_data
 from .build import _csp, _json_script, build_html, site_nav
 from .data import explorer_data
 from .families import FAMILIES, Family, FamilyFigure
+from .family_explorer import EXPLORERS
 from .figures import inline_svg
+from .parity_view import parity_data
 from .rope_data import rope_data, scaling_data, timestep_data
 from .rope_explorer import rope_explorer_html, scaling_explorer_html, timestep_explorer_html
 
@@ -32,8 +35,8 @@ def _asset(name: str) -> str:
 
 
 def family_script() -> str:
-    """The one inline script of every family page: exact.js, common.js and rope.js."""
-    return _asset("exact.js") + "\n" + _asset("common.js") + "\n" + _asset("rope.js")
+    """The one inline script of every family page: exact.js, common.js, explorers.js and rope.js."""
+    return "\n".join(_asset(f) for f in ("exact.js", "common.js", "explorers.js", "rope.js"))
 
 
 def _render(fig: FamilyFigure) -> str:
@@ -103,6 +106,13 @@ def _summary(cases: list[Case]) -> str:
     return f'<p class="summary" id="cases-summary">{escape(text)}.</p>'
 
 
+def _explorer_grid(body: str) -> str:
+    """The controls and what follows them in one grid: on wide screens the controls are a sticky column of
+    their own beside the panels, so they never cover the numbers they move (page.css)."""
+    at = body.find('<form class="controls"')
+    return body if at < 0 else body[:at] + '<div class="explorer-grid">' + body[at:] + "</div>"
+
+
 def build_family(fam: Family) -> str:
     """One family's page as a string (needs the ``plot`` extra for its figures)."""
     from .. import plot
@@ -118,13 +128,20 @@ def build_family(fam: Family) -> str:
     data = ""
     if fam.explorer == "rope":
         sections.append(("explorer", "Explorer", rope_explorer_html()))
-        data = f'<script type="application/json" id="rope-data">{_json_script(rope_data())}</script>'
+        data = (f'<script type="application/json" id="rope-data">{_json_script(rope_data())}</script>'
+                f'<script type="application/json" id="r-parity-data">{_json_script(parity_data("rope"))}</script>')
     elif fam.explorer == "timestep":
         sections.append(("explorer", "Explorer", timestep_explorer_html()))
         data = f'<script type="application/json" id="timestep-data">{_json_script(timestep_data())}</script>'
     elif fam.explorer == "scaling":
         sections.append(("explorer", "Explorer", scaling_explorer_html()))
-        data = f'<script type="application/json" id="scaling-data">{_json_script(scaling_data())}</script>'
+        data = (f'<script type="application/json" id="scaling-data">{_json_script(scaling_data())}</script>'
+                f'<script type="application/json" id="s-parity-data">{_json_script(parity_data("scaling"))}</script>')
+    elif fam.explorer in EXPLORERS:
+        html, ident, maker = EXPLORERS[fam.explorer]
+        sections.append(("explorer", "Explorer", html()))
+        data = f'<script type="application/json" id="{ident}">{_json_script(getattr(family_data, maker)())}</script>'
+    sections = [(k, t, _explorer_grid(b) if k == "explorer" else b) for k, t, b in sections]
     if fam.precision is not None:
         sections.append(("precision", "Precision view", fam.precision()))
     sections.append(("self-test", "Self-test",
