@@ -21,6 +21,7 @@ PARAMS = [
     ({"rope_theta": 1e6}, "RotaryEmbedding"),
     ({"rope_type": "linear", "factor": 2.0}, "LinearScalingRotaryEmbedding"),
     ({"rope_type": "dynamic", "factor": 2.0}, "DynamicNTKScalingRotaryEmbedding"),
+    ({"rope_type": "dynamic", "alpha": 1000.0}, "DynamicNTKAlphaRotaryEmbedding"),
     ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}, "YaRNScalingRotaryEmbedding"),
     ({"rope_type": "deepseek_yarn", "factor": 4.0, "original_max_position_embeddings": 1024, "mscale": 1.0,
       "mscale_all_dim": 1.0}, "DeepseekScalingRotaryEmbedding"),

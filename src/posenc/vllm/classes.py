@@ -27,6 +27,7 @@ from typing import Any
 import torch
 from vllm.model_executor.layers.rotary_embedding import (
     DeepseekScalingRotaryEmbedding,
+    DynamicNTKAlphaRotaryEmbedding,
     DynamicNTKScalingRotaryEmbedding,
     Gemma4RotaryEmbedding,
     LinearScalingRotaryEmbedding,
@@ -112,6 +113,10 @@ class ExactRotaryEmbedding(_Exact, RotaryEmbedding):
 
 class ExactDynamicNTKScalingRotaryEmbedding(_Exact, DynamicNTKScalingRotaryEmbedding):
     """vLLM's ``DynamicNTKScalingRotaryEmbedding``: one base for the cache, transformers' rule at its length."""
+
+
+class ExactDynamicNTKAlphaRotaryEmbedding(_Exact, DynamicNTKAlphaRotaryEmbedding):
+    """vLLM's ``DynamicNTKAlphaRotaryEmbedding`` (HunYuan): base · alpha^(d/(d-2)), formed exactly."""
 
 
 class ExactYaRNScalingRotaryEmbedding(_Exact, YaRNScalingRotaryEmbedding):
@@ -209,6 +214,7 @@ CLASSES: dict[str, type] = {
     "RotaryEmbedding": ExactRotaryEmbedding,
     "LinearScalingRotaryEmbedding": ExactLinearScalingRotaryEmbedding,
     "DynamicNTKScalingRotaryEmbedding": ExactDynamicNTKScalingRotaryEmbedding,
+    "DynamicNTKAlphaRotaryEmbedding": ExactDynamicNTKAlphaRotaryEmbedding,
     "YaRNScalingRotaryEmbedding": ExactYaRNScalingRotaryEmbedding,
     "DeepseekScalingRotaryEmbedding": ExactDeepseekScalingRotaryEmbedding,
     "Llama3RotaryEmbedding": ExactLlama3RotaryEmbedding,
