@@ -98,6 +98,8 @@ CASES = [
     ("default theta 1e6", 10**6, {"rope_theta": 1e6}, lambda: (_ladder(1e6), mpmath.mpf(1))),
     ("ntk alpha 1000", 10**6, {"rope_type": "dynamic", "alpha": 1000.0, "rope_theta": 1e4},
      lambda: _ntk_alpha(1e4, 1000.0)),
+    ("bailing mrope, text", 250_000, {"rope_type": "bailing_mrope", "mrope_section": [16, 24, 24], "rope_theta": 1e6},
+     lambda: (_ladder(1e6), mpmath.mpf(1))),  # a cache of 4 × 250000 rows; 1-D positions: the plain rotation
     ("linear x4", 250_000, {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e6}, lambda: _linear(1e6, 4.0)),
     ("llama3", 10**6, {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                        "original_max_position_embeddings": 8192, "rope_theta": 5e5},
@@ -126,6 +128,7 @@ def test_small_positions_agree_with_stock_within_its_error(name, max_position, p
     positions = np.arange(64)
     omegas, scale = {"default theta 1e6": lambda: (_ladder(1e6), mpmath.mpf(1)),
                      "ntk alpha 1000": lambda: _ntk_alpha(1e4, 1000.0),
+                     "bailing mrope, text": lambda: (_ladder(1e6), mpmath.mpf(1)),
                      "linear x4": lambda: _linear(1e6, 4.0),
                      "llama3": lambda: _llama3(5e5, 8.0, 1.0, 4.0, 8192),
                      "yarn x4": lambda: _yarn(1e6, 4.0, 1024)}[name]()

@@ -143,3 +143,17 @@ def test_hunyuans_ntk_alpha_rows_are_posencs_ntk_and_transformers_frequencies():
     assert factor == 1.0
     np.testing.assert_allclose(spec_frequencies(spec, None).inv_freq,
                                inv_freq.double().numpy(), rtol=4e-7)  # float32's half ulp and a few roundings
+
+
+def test_bailings_cache_is_the_plain_rows_and_its_mixed_axes_read_them():
+    """bailing_mrope: M-RoPE's plain cache (4 × max_position rows); H/W alternate per pair, T takes the tail."""
+    params = {"rope_type": "bailing_mrope", "mrope_section": [8, 12, 12], "rope_theta": 1e6}
+    rope = get_rope(HEAD, 1024, params, torch.bfloat16)
+    cache = rope.cos_sin_cache.numpy()
+    assert cache.dtype == np.float32 and cache.shape == (4096, HEAD)
+    want = _posenc_rows(_config({"rope_type": "default"}), 4096)
+    assert cache.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+    t, h, w = 5, 700, 3000
+    cos, _ = rope.select_cos_sin(torch.tensor([[t], [h], [w]]))
+    spatial = [want[h if i % 2 == 0 else w, i] for i in range(24)]
+    assert cos[0].tolist() == spatial + want[t, 24:32].tolist()

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 from vllm.model_executor.layers.rotary_embedding import (
+    BailingMRotaryEmbedding,
     DeepseekScalingRotaryEmbedding,
     DynamicNTKAlphaRotaryEmbedding,
     DynamicNTKScalingRotaryEmbedding,
@@ -209,6 +210,10 @@ class ExactMRotaryEmbeddingInterleaved(_ExactMRope, MRotaryEmbeddingInterleaved)
     """vLLM's ``MRotaryEmbeddingInterleaved`` (openPangu's interleaved sections)."""
 
 
+class ExactBailingMRotaryEmbedding(_ExactMRope, BailingMRotaryEmbedding):
+    """vLLM's ``BailingMRotaryEmbedding`` (``bailing_mrope``): the plain M-RoPE cache, its axes mixed per call."""
+
+
 #: vLLM class name -> posenc's class
 CLASSES: dict[str, type] = {
     "RotaryEmbedding": ExactRotaryEmbedding,
@@ -220,6 +225,7 @@ CLASSES: dict[str, type] = {
     "Llama3RotaryEmbedding": ExactLlama3RotaryEmbedding,
     "MRotaryEmbedding": ExactMRotaryEmbedding,
     "MRotaryEmbeddingInterleaved": ExactMRotaryEmbeddingInterleaved,
+    "BailingMRotaryEmbedding": ExactBailingMRotaryEmbedding,
     "Gemma4RotaryEmbedding": ExactGemma4RotaryEmbedding,
 }
 for _name, _cls in CLASSES.items():

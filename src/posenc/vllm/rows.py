@@ -22,6 +22,8 @@ Where vLLM's rule differs from transformers', posenc follows transformers
 - ``MRotaryEmbedding`` with YaRN: vLLM's ramp reads the cache length
   (``original_max_position_embeddings · positions_factor``) as YaRN's
   original length; transformers reads ``original_max_position_embeddings``.
+- ``BailingMRotaryEmbedding``: M-RoPE's plain cache (its axes are mixed
+  per call, from the cache's rows).
 - ``DynamicNTKAlphaRotaryEmbedding`` (HunYuan's ``dynamic`` with ``alpha``):
   base · alpha^(d/(d-2)) at every length, transformers'
   ``compute_ntk_alpha_rope_parameters`` in the HunYuan models; that is
@@ -59,7 +61,8 @@ __all__ = ["PATCHED", "STOCK", "arange_length", "exact_cache", "linear_specs", "
 #: vLLM classes whose cache posenc builds (vLLM 0.33.0 names)
 PATCHED = ("RotaryEmbedding", "LinearScalingRotaryEmbedding", "DynamicNTKScalingRotaryEmbedding",
            "DynamicNTKAlphaRotaryEmbedding", "YaRNScalingRotaryEmbedding", "DeepseekScalingRotaryEmbedding",
-           "Llama3RotaryEmbedding", "MRotaryEmbedding", "MRotaryEmbeddingInterleaved", "Gemma4RotaryEmbedding")
+           "Llama3RotaryEmbedding", "MRotaryEmbedding", "MRotaryEmbeddingInterleaved", "BailingMRotaryEmbedding",
+           "Gemma4RotaryEmbedding")
 
 #: vLLM classes left stock, and why
 STOCK: dict[str, str] = {
@@ -69,10 +72,12 @@ STOCK: dict[str, str] = {
     "NTKScalingRotaryEmbedding": "vLLM's fixed NTK (rope_type 'ntk': base·s, then every frequency / s^(2/d)) and "
                                  "mixed NTK (/ exp(a·m^b)) are neither posenc's NTK (base·s^(d/(d-2))) nor a "
                                  "transformers rope type",
-    "DualChunkRotaryEmbedding": "dual-chunk attention's several caches are no transformers rope type",
-    "DeepseekV4ScalingRotaryEmbedding": "DeepSeek-V4 already keeps a float32 cache; its rows are not reproduced",
+    "DualChunkRotaryEmbedding": "dual-chunk attention's five caches at wrapped and clamped positions are no "
+                                "transformers rope type",
+    "DeepseekV4ScalingRotaryEmbedding": "vLLM's DeepSeek-V4 model passes mscale = mscale_all_dim = 0 to mean "
+                                        "attention factor 1, which transformers' YaRN rule reads as 0.1·ln s + 1; "
+                                        "its cache is already float32",
     "Llama4VisionRotaryEmbedding": "a 2-D vision rotation (complex freqs), not a cos/sin cache of positions",
-    "BailingMRotaryEmbedding": "Bailing's multi-axis layout is not reproduced",
     "FourierRotaryEmbedding": "FoPE's learned frequencies are weights, not a formula",
 }
 
@@ -109,7 +114,7 @@ def spec_of(name: str, a: Mapping[str, Any],
     """
     kw = kwargs or {}
     r, base, n = int(a["rotary_dim"]), float(a["base"]), int(a["max_position_embeddings"])
-    if name in ("RotaryEmbedding", "MRotaryEmbedding", "MRotaryEmbeddingInterleaved"):
+    if name in ("RotaryEmbedding", "MRotaryEmbedding", "MRotaryEmbeddingInterleaved", "BailingMRotaryEmbedding"):
         if a.get("scaling_factor") is None:
             return RopeConfig(r, base=base), n, None
         # vLLM's M-RoPE cache is positions_factor × the original length; YaRN's original length is the config's
