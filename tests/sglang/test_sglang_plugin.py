@@ -141,3 +141,16 @@ def test_long_range_ten_times_closer_than_stock(monkeypatch):
     assert exact_err * 10 <= stock_err
     assert exact_err <= 2.0**-24  # one float32 rounding of values below 1: half an ulp
     assert math.isfinite(exact_err)
+
+
+def test_the_layers_forward_keeps_the_float32_rows_and_gives_the_models_dtype(monkeypatch):
+    """SGLang's CPU forward (no AMX kernel here: forward_native) reads the float32 rows beside bfloat16 q/k."""
+    monkeypatch.setenv("SGLANG_ROPE_CACHE_FP32", "1")
+    rope = _get_rope(CASES[0][1], torch.bfloat16)
+    q = torch.randn(3, 2 * HEAD, dtype=torch.bfloat16)
+    pos = torch.tensor([0, 5, 4000])
+    out_q, out_k = rope(pos, q.clone(), q.clone())
+    assert out_q.dtype == out_k.dtype == torch.bfloat16
+    assert rope.cos_sin_cache.dtype == torch.float32  # the call kept it
+    assert torch.equal(out_q, rope.forward_native(pos, q.clone(), q.clone())[0])
+    assert not torch.equal(out_q, q)  # rotated (positions 5 and 4000)
