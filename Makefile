@@ -15,6 +15,11 @@ STAMP := $(VENV)/.installed
 VLLM_VENV := .venv-vllm
 VLLM_PY := $(VLLM_VENV)/bin/python
 VLLM_STAMP := $(VLLM_VENV)/.installed
+# posenc.sglang's tests against the real SGLang 0.5.23 (torch 2.14.1, a CUDA 13 build; 206 pins): 10.5 GB and
+# about 10 minutes the first time, then cached; `make test-sglang`, not part of `make test`
+SGLANG_VENV := .venv-sglang
+SGLANG_PY := $(SGLANG_VENV)/bin/python
+SGLANG_STAMP := $(SGLANG_VENV)/.installed
 
 # The transformers releases the patch's tests also run under (.venv holds 5.23.0, requirements-dev.txt): each
 # release's pinned packages (requirements-hf/<release>.txt: transformers and the hub packages it checks) go into
@@ -29,7 +34,7 @@ HF_TESTS := tests/hf src/posenc/hf \
 # (--dist loadgroup, the groups of tests/conftest.py). PYTEST_PARALLEL= runs it in one process.
 PYTEST_PARALLEL ?= -n auto --maxprocesses 8 --dist loadgroup
 
-.PHONY: tour test test-fast test-deep hf-matrix test-vllm lint bench docs bench-docs clean
+.PHONY: tour test test-fast test-deep hf-matrix test-vllm test-sglang lint bench docs bench-docs clean
 
 $(STAMP): pyproject.toml requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -72,6 +77,16 @@ hf-matrix: $(STAMP) $(HF_ENVS)
 test-vllm: $(VLLM_STAMP)
 	$(VLLM_PY) -m pytest -q tests/vllm src/posenc/vllm
 
+$(SGLANG_STAMP): pyproject.toml requirements-sglang.txt
+	test -x $(SGLANG_PY) || $(PYTHON) -m venv $(SGLANG_VENV)
+	$(SGLANG_PY) -m pip install --quiet --disable-pip-version-check -r requirements-sglang.txt
+	$(SGLANG_PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $(SGLANG_STAMP)
+
+# posenc.sglang against SGLang 0.5.23 on the CPU (SGLANG_USE_CPU_ENGINE=1: SGLang's CPU layers, no vllm import)
+test-sglang: $(SGLANG_STAMP)
+	SGLANG_USE_CPU_ENGINE=1 $(SGLANG_PY) -m pytest -q tests/sglang src/posenc/sglang
+
 # the edit loop's subset (about 2 minutes on 2 cores): every test not marked slow (tests/conftest.py marks the
 # browser, site, JAX, transformers and compile tiers); `make test` runs them all
 test-fast: $(STAMP)
@@ -101,5 +116,5 @@ bench-docs: $(STAMP)
 # every cache the tools leave in the tree: pip/build, pytest, hypothesis, mypy, ruff, Python and numba
 # (numba's cache=True kernels go to __pycache__), the tour's figures and the docs site
 clean:
-	rm -rf $(VENV) .venv-hf $(VLLM_VENV) posenc-tour posenc-page site build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-hf $(VLLM_VENV) $(SGLANG_VENV) posenc-tour posenc-page site build dist *.egg-info src/*.egg-info .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	find . \( -name __pycache__ -type d -prune -exec rm -rf {} + \) -o \( -name '*.py[co]' -type f -exec rm -f {} + \)

@@ -106,7 +106,8 @@ def test_pytest_runs_from_an_unpacked_sdist(dists, tmp_path):
 
 # what the tools leave behind: one instance of every kind, at the depths they appear
 CACHES = [
-    ".venv/bin/python", ".venv-vllm/bin/python", ".venv-hf/5.25.0/transformers/__init__.py", "posenc-tour/wave.png",
+    ".venv/bin/python", ".venv-vllm/bin/python", ".venv-sglang/bin/python", ".venv-hf/5.25.0/transformers/__init__.py",
+    "posenc-tour/wave.png",
     "posenc-page/index.html", "site/index.html",
     "site/search/search_index.js", "build/lib/posenc/__init__.py",
     "dist/posenc-0.1.0.tar.gz",

@@ -89,8 +89,17 @@ def _errors(max_position: int, params: dict, positions: np.ndarray, omegas, scal
 
 
 # (name, max_position, rope_parameters, reference frequencies and attention factor); each cache 10^6 rows
+def _ntk_alpha(base: float, alpha: float) -> tuple[list[mpmath.mpf], mpmath.mpf]:
+    # HunYuan's fixed alpha (transformers' compute_ntk_alpha_rope_parameters): base · alpha^(d/(d-2))
+    return _ladder(mpmath.mpf(base) * mpmath.mpf(alpha) ** (mpmath.mpf(HEAD) / (HEAD - 2))), mpmath.mpf(1)
+
+
 CASES = [
     ("default theta 1e6", 10**6, {"rope_theta": 1e6}, lambda: (_ladder(1e6), mpmath.mpf(1))),
+    ("ntk alpha 1000", 10**6, {"rope_type": "dynamic", "alpha": 1000.0, "rope_theta": 1e4},
+     lambda: _ntk_alpha(1e4, 1000.0)),
+    ("bailing mrope, text", 250_000, {"rope_type": "bailing_mrope", "mrope_section": [16, 24, 24], "rope_theta": 1e6},
+     lambda: (_ladder(1e6), mpmath.mpf(1))),  # a cache of 4 × 250000 rows; 1-D positions: the plain rotation
     ("linear x4", 250_000, {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e6}, lambda: _linear(1e6, 4.0)),
     ("llama3", 10**6, {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                        "original_max_position_embeddings": 8192, "rope_theta": 5e5},
@@ -118,6 +127,8 @@ SMALL = [(n, 4096, {**p, **({"original_max_position_embeddings": 1024} if "origi
 def test_small_positions_agree_with_stock_within_its_error(name, max_position, params):
     positions = np.arange(64)
     omegas, scale = {"default theta 1e6": lambda: (_ladder(1e6), mpmath.mpf(1)),
+                     "ntk alpha 1000": lambda: _ntk_alpha(1e4, 1000.0),
+                     "bailing mrope, text": lambda: (_ladder(1e6), mpmath.mpf(1)),
                      "linear x4": lambda: _linear(1e6, 4.0),
                      "llama3": lambda: _llama3(5e5, 8.0, 1.0, 4.0, 8192),
                      "yarn x4": lambda: _yarn(1e6, 4.0, 1024)}[name]()

@@ -116,3 +116,44 @@ def test_deepseeks_explicit_attention_factor_is_read_from_the_model_config(monke
     assert ours[0, 0] == 1.0
     want = _posenc_rows(cfg, ours.shape[0])
     assert ours.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+
+
+def test_hunyuans_ntk_alpha_rows_are_posencs_ntk_and_transformers_frequencies():
+    """HunYuan's ``dynamic`` + ``alpha``: vLLM's DynamicNTKAlpha holds posenc's NTK(alpha) rows, bit for bit.
+
+    The checkpoint's definition is transformers' HunYuan
+    ``compute_ntk_alpha_rope_parameters`` (base · alpha^(d/(d-2)), float32 in
+    transformers): posenc's frequencies sit within float32's rounding of it.
+    """
+    from transformers.models.hunyuan_v1_dense.modeling_hunyuan_v1_dense import HunYuanDenseV1RotaryEmbedding
+
+    from posenc.rope.frequencies import spec_frequencies
+    from posenc.rope.scaling import NTK
+
+    alpha, theta = 1000.0, 10000.0
+    params = {"rope_type": "dynamic", "alpha": alpha, "rope_theta": theta}
+    cache = get_rope(HEAD, 4096, params, torch.bfloat16).cos_sin_cache.numpy()
+    assert cache.dtype == np.float32 and cache.shape == (4096, HEAD)
+    spec = posenc.RopeConfig(HEAD, base=theta, scaling=NTK(alpha))
+    cos, sin = posenc.rope_cos_sin(np.arange(4096), spec, dtype=np.float32)
+    want = np.concatenate([cos, sin], axis=-1)
+    assert cache.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+    hf = types.SimpleNamespace(head_dim=HEAD, rope_parameters=params)
+    inv_freq, factor = HunYuanDenseV1RotaryEmbedding.compute_ntk_alpha_rope_parameters(hf)
+    assert factor == 1.0
+    np.testing.assert_allclose(spec_frequencies(spec, None).inv_freq,
+                               inv_freq.double().numpy(), rtol=4e-7)  # float32's half ulp and a few roundings
+
+
+def test_bailings_cache_is_the_plain_rows_and_its_mixed_axes_read_them():
+    """bailing_mrope: M-RoPE's plain cache (4 × max_position rows); H/W alternate per pair, T takes the tail."""
+    params = {"rope_type": "bailing_mrope", "mrope_section": [8, 12, 12], "rope_theta": 1e6}
+    rope = get_rope(HEAD, 1024, params, torch.bfloat16)
+    cache = rope.cos_sin_cache.numpy()
+    assert cache.dtype == np.float32 and cache.shape == (4096, HEAD)
+    want = _posenc_rows(_config({"rope_type": "default"}), 4096)
+    assert cache.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+    t, h, w = 5, 700, 3000
+    cos, _ = rope.select_cos_sin(torch.tensor([[t], [h], [w]]))
+    spatial = [want[h if i % 2 == 0 else w, i] for i in range(24)]
+    assert cos[0].tolist() == spatial + want[t, 24:32].tolist()

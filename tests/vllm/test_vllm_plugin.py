@@ -21,6 +21,7 @@ PARAMS = [
     ({"rope_theta": 1e6}, "RotaryEmbedding"),
     ({"rope_type": "linear", "factor": 2.0}, "LinearScalingRotaryEmbedding"),
     ({"rope_type": "dynamic", "factor": 2.0}, "DynamicNTKScalingRotaryEmbedding"),
+    ({"rope_type": "dynamic", "alpha": 1000.0}, "DynamicNTKAlphaRotaryEmbedding"),
     ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}, "YaRNScalingRotaryEmbedding"),
     ({"rope_type": "deepseek_yarn", "factor": 4.0, "original_max_position_embeddings": 1024, "mscale": 1.0,
       "mscale_all_dim": 1.0}, "DeepseekScalingRotaryEmbedding"),
@@ -30,6 +31,7 @@ PARAMS = [
     ({"rope_type": "default", "mrope_section": [12, 10, 10], "mrope_interleaved": True}, "MRotaryEmbedding"),
     ({"rope_type": "openpangu", "mrope_section": [8, 12, 12], "mrope_interleaved": True},
      "MRotaryEmbeddingInterleaved"),
+    ({"rope_type": "bailing_mrope", "mrope_section": [8, 12, 12]}, "BailingMRotaryEmbedding"),
     ({"rope_type": "proportional", "partial_rotary_factor": 0.25}, "Gemma4RotaryEmbedding"),
 ]
 
@@ -50,7 +52,7 @@ def test_get_rope_builds_posencs_class_with_a_float32_cache(params, vllm_name, d
     assert rope.cos_sin_cache.dtype == torch.float32
     assert rope.name == "rotary_embedding"  # custom_ops directives ("+rotary_embedding") still reach it
     pos = torch.tensor([0, 7, 4000])
-    if vllm_name.startswith("MRotary"):
+    if "MRotary" in vllm_name:
         pos = torch.stack([pos, pos, pos])  # (t, h, w)
     q, k = torch.randn(3, 2 * 64, dtype=dtype), torch.randn(3, 2 * 64, dtype=dtype)
     out_q, out_k = rope.forward_native(pos, q, k)

@@ -26,7 +26,9 @@ from typing import Any
 
 import torch
 from vllm.model_executor.layers.rotary_embedding import (
+    BailingMRotaryEmbedding,
     DeepseekScalingRotaryEmbedding,
+    DynamicNTKAlphaRotaryEmbedding,
     DynamicNTKScalingRotaryEmbedding,
     Gemma4RotaryEmbedding,
     LinearScalingRotaryEmbedding,
@@ -112,6 +114,10 @@ class ExactRotaryEmbedding(_Exact, RotaryEmbedding):
 
 class ExactDynamicNTKScalingRotaryEmbedding(_Exact, DynamicNTKScalingRotaryEmbedding):
     """vLLM's ``DynamicNTKScalingRotaryEmbedding``: one base for the cache, transformers' rule at its length."""
+
+
+class ExactDynamicNTKAlphaRotaryEmbedding(_Exact, DynamicNTKAlphaRotaryEmbedding):
+    """vLLM's ``DynamicNTKAlphaRotaryEmbedding`` (HunYuan): base · alpha^(d/(d-2)), formed exactly."""
 
 
 class ExactYaRNScalingRotaryEmbedding(_Exact, YaRNScalingRotaryEmbedding):
@@ -204,16 +210,22 @@ class ExactMRotaryEmbeddingInterleaved(_ExactMRope, MRotaryEmbeddingInterleaved)
     """vLLM's ``MRotaryEmbeddingInterleaved`` (openPangu's interleaved sections)."""
 
 
+class ExactBailingMRotaryEmbedding(_ExactMRope, BailingMRotaryEmbedding):
+    """vLLM's ``BailingMRotaryEmbedding`` (``bailing_mrope``): the plain M-RoPE cache, its axes mixed per call."""
+
+
 #: vLLM class name -> posenc's class
 CLASSES: dict[str, type] = {
     "RotaryEmbedding": ExactRotaryEmbedding,
     "LinearScalingRotaryEmbedding": ExactLinearScalingRotaryEmbedding,
     "DynamicNTKScalingRotaryEmbedding": ExactDynamicNTKScalingRotaryEmbedding,
+    "DynamicNTKAlphaRotaryEmbedding": ExactDynamicNTKAlphaRotaryEmbedding,
     "YaRNScalingRotaryEmbedding": ExactYaRNScalingRotaryEmbedding,
     "DeepseekScalingRotaryEmbedding": ExactDeepseekScalingRotaryEmbedding,
     "Llama3RotaryEmbedding": ExactLlama3RotaryEmbedding,
     "MRotaryEmbedding": ExactMRotaryEmbedding,
     "MRotaryEmbeddingInterleaved": ExactMRotaryEmbeddingInterleaved,
+    "BailingMRotaryEmbedding": ExactBailingMRotaryEmbedding,
     "Gemma4RotaryEmbedding": ExactGemma4RotaryEmbedding,
 }
 for _name, _cls in CLASSES.items():

@@ -22,6 +22,12 @@ Where vLLM's rule differs from transformers', posenc follows transformers
 - ``MRotaryEmbedding`` with YaRN: vLLM's ramp reads the cache length
   (``original_max_position_embeddings · positions_factor``) as YaRN's
   original length; transformers reads ``original_max_position_embeddings``.
+- ``BailingMRotaryEmbedding``: M-RoPE's plain cache (its axes are mixed
+  per call, from the cache's rows).
+- ``DynamicNTKAlphaRotaryEmbedding`` (HunYuan's ``dynamic`` with ``alpha``):
+  base · alpha^(d/(d-2)) at every length, transformers'
+  ``compute_ntk_alpha_rope_parameters`` in the HunYuan models; that is
+  posenc's :class:`~posenc.rope.scaling.NTK` with factor alpha.
 - ``DynamicNTKScalingRotaryEmbedding``: vLLM fixes one base for the cache
   from ``max_position_embeddings`` and ``max_trained_positions``, as
   transformers' rule at that length; below ``max_trained_positions`` vLLM's
@@ -46,26 +52,31 @@ import numpy as np
 from ..errors import PosEncError
 from ..rope.cos_sin import rope_table
 from ..rope.frequencies import spec_frequencies
-from ..rope.scaling import DynamicNTK, Linear, Llama3, Proportional, YaRN
+from ..rope.scaling import NTK, DynamicNTK, Linear, Llama3, Proportional, YaRN
 from ..rope.spec import RopeConfig
 
 __all__ = ["PATCHED", "STOCK", "arange_length", "exact_cache", "linear_specs", "spec_of"]
 
 #: vLLM classes whose cache posenc builds (vLLM 0.33.0 names)
 PATCHED = ("RotaryEmbedding", "LinearScalingRotaryEmbedding", "DynamicNTKScalingRotaryEmbedding",
-           "YaRNScalingRotaryEmbedding", "DeepseekScalingRotaryEmbedding", "Llama3RotaryEmbedding",
-           "MRotaryEmbedding", "MRotaryEmbeddingInterleaved", "Gemma4RotaryEmbedding")
+           "DynamicNTKAlphaRotaryEmbedding", "YaRNScalingRotaryEmbedding", "DeepseekScalingRotaryEmbedding",
+           "Llama3RotaryEmbedding", "MRotaryEmbedding", "MRotaryEmbeddingInterleaved", "BailingMRotaryEmbedding",
+           "Gemma4RotaryEmbedding")
 
 #: vLLM classes left stock, and why
 STOCK: dict[str, str] = {
-    "Phi3LongRoPEScaledRotaryEmbedding": "a plain nn.Module in vLLM 0.33.0, not a CustomOp: "
-                                         "CustomOp.register_oot cannot replace it",
-    "NTKScalingRotaryEmbedding": "vLLM's fixed/mixed NTK (rope_type 'ntk') is no transformers rope type",
-    "DynamicNTKAlphaRotaryEmbedding": "the 'alpha' form of dynamic NTK is no transformers rope type",
-    "DualChunkRotaryEmbedding": "dual-chunk attention's several caches are no transformers rope type",
-    "DeepseekV4ScalingRotaryEmbedding": "DeepSeek-V4 already keeps a float32 cache; its rows are not reproduced",
+    "Phi3LongRoPEScaledRotaryEmbedding": "a plain nn.Module in vLLM 0.33.0, not a CustomOp (get_rope builds it "
+                                         "directly): CustomOp.register_oot cannot replace it, and nothing else "
+                                         "of vLLM is patched",
+    "NTKScalingRotaryEmbedding": "vLLM's fixed NTK (rope_type 'ntk': base·s, then every frequency / s^(2/d)) and "
+                                 "mixed NTK (/ exp(a·m^b)) are neither posenc's NTK (base·s^(d/(d-2))) nor a "
+                                 "transformers rope type",
+    "DualChunkRotaryEmbedding": "dual-chunk attention's five caches at wrapped and clamped positions are no "
+                                "transformers rope type",
+    "DeepseekV4ScalingRotaryEmbedding": "vLLM's DeepSeek-V4 model passes mscale = mscale_all_dim = 0 to mean "
+                                        "attention factor 1, which transformers' YaRN rule reads as 0.1·ln s + 1; "
+                                        "its cache is already float32",
     "Llama4VisionRotaryEmbedding": "a 2-D vision rotation (complex freqs), not a cos/sin cache of positions",
-    "BailingMRotaryEmbedding": "Bailing's multi-axis layout is not reproduced",
     "FourierRotaryEmbedding": "FoPE's learned frequencies are weights, not a formula",
 }
 
@@ -102,7 +113,7 @@ def spec_of(name: str, a: Mapping[str, Any],
     """
     kw = kwargs or {}
     r, base, n = int(a["rotary_dim"]), float(a["base"]), int(a["max_position_embeddings"])
-    if name in ("RotaryEmbedding", "MRotaryEmbedding", "MRotaryEmbeddingInterleaved"):
+    if name in ("RotaryEmbedding", "MRotaryEmbedding", "MRotaryEmbeddingInterleaved", "BailingMRotaryEmbedding"):
         if a.get("scaling_factor") is None:
             return RopeConfig(r, base=base), n, None
         # vLLM's M-RoPE cache is positions_factor × the original length; YaRN's original length is the config's
@@ -112,6 +123,8 @@ def spec_of(name: str, a: Mapping[str, Any],
         scaling = Llama3(float(a["scaling_factor"]), float(a["low_freq_factor"]), float(a["high_freq_factor"]),
                          int(a["orig_max_position"]))
         return RopeConfig(r, base=base, scaling=scaling), n, None
+    if name == "DynamicNTKAlphaRotaryEmbedding":  # HunYuan's fixed alpha: base · alpha^(d/(d-2)), posenc's NTK
+        return RopeConfig(r, base=base, scaling=NTK(float(a["scaling_alpha"]))), n, None
     if name == "DynamicNTKScalingRotaryEmbedding":
         dynamic = DynamicNTK(float(a["scaling_factor"]), int(a["max_trained_positions"]))
         return RopeConfig(r, base=base, scaling=dynamic), n, n  # the base of a sequence of the cache's length
