@@ -113,6 +113,8 @@ def _reach(positions: np.ndarray, positions_lo: np.ndarray | None) -> float:
     """max |p + lo| over the positions, from above (a NaN gives NaN: the full kernel then)."""
     top = float(np.max(np.abs(positions)))
     return top if positions_lo is None else top + float(np.max(np.abs(positions_lo)))
+
+
 _JIT_MIN = 1 << 16  # elements: below this the NumPy engine answers in about a millisecond
 
 
