@@ -117,6 +117,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(path))
 
 
+def _groups(item: pytest.Item) -> str:
+    """The ``xdist_group`` names of ``item`` joined as pytest-xdist joins them ("" for none)."""
+    names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+    return "_".join(sorted(names))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker sends the collected ids to the controller
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker under ``--dist loadgroup``, every grouped test's id ends with ``@group``.
+
+    The controller groups tests by that suffix alone. pytest-xdist 3.8 writes it into ``item._nodeid``, which
+    pytest 9.2 no longer reads (its node ids are structured, ``item._id``): the groups were silently dropped, so
+    each test of a file sharing a module fixture went to any worker, and the fixture (the bench's measurement)
+    was made on each (pytest-dev/pytest-xdist#1386). Here the suffix is written where the id is read; where it
+    is there already (an older pytest, or a fixed pytest-xdist), nothing changes.
+    """
+    if not getattr(session.config.option, "loadgroup", False):  # set on the workers only, for --dist loadgroup
+        return
+    for item in session.items:
+        group = _groups(item)
+        if not group or item.nodeid.endswith("@" + group):
+            continue
+        grouped = f"{item.nodeid}@{group}"
+        if hasattr(item, "_id"):  # pytest >= 9.2
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(grouped)
+        else:
+            item._nodeid = grouped
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     """One headless Chromium for the whole run (tests/browser_session.py), shared by the page's and the site's tests."""

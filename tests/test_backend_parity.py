@@ -22,7 +22,7 @@ import pytest
 
 import posenc
 from posenc import RopeConfig, XPos
-from posenc.rope.proportional import Proportional
+from posenc.rope.scaling import Proportional
 
 torch = pytest.importorskip("torch")
 jax = pytest.importorskip("jax")

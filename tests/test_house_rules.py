@@ -12,13 +12,28 @@ has no circles, lazy imports included).
 from __future__ import annotations
 
 import ast
+import importlib.util
 import io
 import subprocess
 import sys
 import tokenize
 from pathlib import Path
+from typing import Any
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "posenc"
+
+
+def _architecture() -> Any:
+    """tools/architecture.py, the one reader of the import graph (it draws the floors from it)."""
+    spec = importlib.util.spec_from_file_location("architecture_tool", SRC.parents[1] / "tools" / "architecture.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_TOOL = _architecture()
+import_graph, circles, package_graph = _TOOL.import_graph, _TOOL.circles, _TOOL.package_graph
 MAX_CODE_LINES = 330
 MAX_FILE_LINES = 700  # code and its documentation together
 MAX_FUNCTION_LINES = 60
@@ -62,69 +77,6 @@ def test_no_file_is_too_long():
     assert {name: n for name, t in texts.items() if (n := t.count("\n")) > MAX_FILE_LINES} == {}
 
 
-def import_graph() -> dict[str, set[str]]:
-    """module -> the posenc modules it imports (at the top or inside a function), read from the source."""
-    names = {}
-    for p in modules():
-        parts = list(p.relative_to(SRC.parent).with_suffix("").parts)
-        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
-    graph: dict[str, set[str]] = {m: set() for m in names}
-    for mod, path in names.items():
-        package = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets: list[str] = []
-            if isinstance(node, ast.ImportFrom):
-                base = ".".join((package[:len(package) - node.level + 1] if node.level else [])
-                                + ([node.module] if node.module else []))
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in names else base for a in node.names]
-            elif isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            graph[mod] |= {t for t in targets if t in names and t != mod}
-    return graph
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    found: list[list[str]] = []
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on.add(root)
-        while work:
-            v, edges = work[-1]
-            w = next(edges, None)
-            if w is not None:
-                if w not in index:
-                    index[w] = low[w] = len(index)
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(sorted(graph[w]))))
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                if len(comp) > 1:
-                    found.append(sorted(comp))
-    return found
-
-
 def test_circles_finds_a_circle_and_only_one():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set()}) == []
@@ -134,6 +86,17 @@ def test_the_import_graph_has_no_circles():
     graph = import_graph()
     assert "posenc.errors" in graph["posenc.rope.frequencies"]  # the graph is read (relative imports resolved)
     assert circles(graph) == []
+
+
+def test_the_packages_stand_on_floors():
+    """Package by package (a top-level module counts as one) the imports point one way: no circle between folders."""
+    graph = package_graph()
+    assert "exact" in graph["rope"] and "rope" not in graph["exact"]
+    assert circles(graph) == []
+    floors = _TOOL.floors(graph)
+    for low, names in enumerate(floors):  # everything a package imports stands on a lower floor
+        for name in names:
+            assert all(any(dep in f for f in floors[:low]) for dep in graph[name]), name
 
 
 def test_no_function_is_too_long():

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import posenc
-from posenc.parity import IMPLEMENTATIONS, _disagreements, default_positions, parity
+from posenc.parity import IMPLEMENTATIONS, default_positions, parity
+from posenc.parity.checkpoint import _disagreements
 from reference import omega, sin_cos
 
 PLAIN = {"head_dim": 128, "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,

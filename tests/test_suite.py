@@ -59,3 +59,44 @@ def test_make_test_runs_every_tier_on_every_core_and_test_fast_leaves_the_slow_o
     assert all("$(PYTEST_PARALLEL)" in ln for ln in pytest_lines["test"]) and pytest_lines["test"]
     assert any('-m "not slow"' in ln for ln in pytest_lines["test-fast"])
     assert any("HYPOTHESIS_PROFILE=deep" in ln for ln in pytest_lines["test-deep"])
+
+
+def test_a_file_sharing_a_module_fixture_runs_on_one_xdist_worker(tmp_path):
+    """``--dist loadgroup`` keeps such a file on one worker, so its fixture is made once (the bench's measurement).
+
+    Run on a file of six tests sharing a module fixture, beside six that share none, under two workers: the
+    grouped ones must all report one worker. Before the fix (pytest 9.2 with pytest-xdist 3.8, whose group
+    suffix no longer reached the controller) they were dealt to both.
+    """
+    import subprocess
+    import sys
+
+    (tmp_path / "conftest.py").write_text(
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('suite_conftest', {str(ROOT / 'tests' / 'conftest.py')!r})\n"
+        "suite = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(suite)\n"
+        "globals().update((k, v) for k, v in vars(suite).items() if k.startswith('pytest_'))\n",  # its hooks
+        encoding="utf-8",
+    )
+    body = (
+        "import os\nimport pytest\n\n"
+        "@pytest.fixture(scope='module')\ndef made_once():\n    return 1\n\n"
+        "@pytest.mark.parametrize('i', range(6))\ndef test_it(i{arg}):\n"
+        "    with open(os.path.join({out!r}, '{name}-%d' % i), 'w') as f:\n"
+        "        f.write(os.environ['PYTEST_XDIST_WORKER'])\n"
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the project's settings
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "test_grouped.py").write_text(body.format(arg=", made_once", out=str(out), name="grouped"))
+    (tmp_path / "test_free.py").write_text(body.format(arg="", out=str(out), name="free"))
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "-n", "2",
+         "--dist", "loadgroup", "-c", str(tmp_path / "pytest.ini"), str(tmp_path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    workers = {p.name: p.read_text() for p in out.iterdir()}
+    grouped = {w for n, w in workers.items() if n.startswith("grouped")}
+    assert len(workers) == 12 and len(grouped) == 1, workers

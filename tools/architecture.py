@@ -38,6 +38,109 @@ references and `tests/cli_helpers.py` runs the command in process.
 """
 
 
+def import_graph() -> dict[str, set[str]]:
+    """module -> the posenc modules it imports (at the top or inside a function), read from the source."""
+    names = {}
+    for p in sorted(SRC.rglob("*.py")):
+        parts = list(p.relative_to(SRC.parent).with_suffix("").parts)
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    graph: dict[str, set[str]] = {m: set() for m in names}
+    for mod, path in names.items():
+        package = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                base = ".".join((package[:len(package) - node.level + 1] if node.level else [])
+                                + ([node.module] if node.module else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in names else base for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            graph[mod] |= {t for t in targets if t in names and t != mod}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, edges = work[-1]
+            w = next(edges, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Folder -> the folders it imports (a top-level module is a folder of its own; ``posenc`` is ``__init__``)."""
+    def room(module: str) -> str:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 else "posenc"
+
+    out: dict[str, set[str]] = {}
+    for mod, deps in import_graph().items():
+        out.setdefault(room(mod), set()).update(room(d) for d in deps)
+    return {k: v - {k} for k, v in out.items()}
+
+
+def floors(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The floors of an acyclic graph: floor 0 imports nothing of posenc, floor k only from floors below k."""
+    level: dict[str, int] = {}
+
+    def of(name: str, seen: tuple[str, ...] = ()) -> int:
+        if name not in level:
+            if name in seen:
+                raise ValueError(f"import circle through {name}")
+            level[name] = 1 + max((of(d, (*seen, name)) for d in graph[name]), default=-1)
+        return level[name]
+
+    for name in graph:
+        of(name)
+    return [sorted(n for n, k in level.items() if k == f) for f in range(max(level.values()) + 1)]
+
+
+def floors_text() -> list[str]:
+    """The floors section: each floor's folders, lowest first."""
+    rooms = floors(package_graph())
+    lines = ["## Floors", "",
+             "Read from the imports (lazy ones too): each folder imports only from the floors below it, and",
+             "`tests/test_house_rules.py` fails on a circle. `posenc` is the package's `__init__` (the public",
+             "API), which imports `cli.signals` (the standard library only) first, so a Ctrl-C while it loads is",
+             "one line.", "", "| floor | folders and top-level modules |", "|---|---|"]
+    lines += [f"| {k} | {', '.join(f'`{n}`' for n in names)} |" for k, names in reversed(list(enumerate(rooms)))]
+    return lines
+
+
 def summary(path: Path) -> str:
     """The first line of a module's docstring (a package's is its ``__init__.py``'s)."""
     target = path / "__init__.py" if path.is_dir() else path
@@ -69,7 +172,7 @@ def tree(folder: Path, depth: int, width: int) -> list[str]:
 def render() -> str:
     width = 24
     body = ["```", "src/posenc/", *tree(SRC, 1, width), "```"]
-    return "\n".join([HEAD, *body, "", TAIL])
+    return "\n".join([HEAD, *body, "", *floors_text(), "", TAIL])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -60,7 +60,8 @@ def hf_config_keys() -> str:
     from posenc import PosEncError
     from posenc.hf import config as hf
     from posenc.hf import families as fam
-    from posenc.rope.registry import COMMON_KEYS, registered_rope_types, scaling_factory
+    from posenc.rope.registry import registered_rope_types, scaling_factory
+    from posenc.rope.scaling.reading import COMMON_KEYS
 
     def keys(names: object) -> str:
         return ", ".join(f"`{k}`" for k in sorted(names)) or "—"  # type: ignore[call-overload]

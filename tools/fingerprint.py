@@ -332,7 +332,7 @@ process.stdout.write(Buffer.from(Float64Array.from(out).buffer).toString("base64
 
 def page_family_js(dt: str) -> Iterator[Any]:
     """The family pages' script (exact.js + common.js) under node, on the RoPE and scalings explorers' ladders:
-    cos·af and sin·af checked against posenc.rope_cos_sin and the precision view against posenc/page/precision.py
+    cos·af and sin·af checked against posenc.rope_cos_sin and the precision view against posenc/parity/precision.py
     here, bit for bit, then digested."""
     import base64
 
@@ -340,7 +340,6 @@ def page_family_js(dt: str) -> Iterator[Any]:
 
     import posenc
     from posenc.page.data import explorer_data
-    from posenc.page.precision import rope_precision
     from posenc.page.rope_data import (
         FACTORS,
         HEAD_DIMS,
@@ -350,6 +349,7 @@ def page_family_js(dt: str) -> Iterator[Any]:
         rotary_dim_of,
         scaling_of,
     )
+    from posenc.parity.precision import rope_precision
 
     node = shutil.which("node") or os.environ.get("POSENC_NODE")
     if not node:

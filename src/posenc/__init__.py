@@ -14,6 +14,7 @@ from .cli import signals as _signals  # noqa: F401
 from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
 from .errors import PosEncError
 from .fields import fourier_features, nerf_encoding
+from .hf.config import from_hf_config
 from .registration import register
 from .rope import (
     MROPE_ADVANCES,
@@ -34,7 +35,6 @@ from .rope import (
     apply_rope,
     dinov3_coords,
     eva02_coords,
-    from_hf_config,
     mrope_decode_positions,
     mrope_positions,
     permute_qk_weights,
@@ -73,13 +73,13 @@ from .sinusoidal import (
     table,
     wavelengths,
 )
+from .support.version import __version__
 from .support.vocabulary import CHANNEL_LAYOUTS
 from .timesteps import timestep_embedding
 
 # `import posenc.conventions` keeps working: the presets moved into the sinusoidal family
 _sys.modules[__name__ + ".conventions"] = conventions
 
-__version__ = "0.1.0"
 
 __all__ = [
     "ALIBI_CONVENTIONS",

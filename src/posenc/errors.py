@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from .support.vocabulary import CHANNEL_LAYOUTS
-
 __all__ = [
     "MAX_ANGLE",
     "MAX_BASE",
@@ -32,7 +30,6 @@ __all__ = [
     "check_d_model",
     "check_dtype",
     "check_int",
-    "check_layout",
     "check_length",
     "check_positions",
     "check_real",
@@ -367,15 +364,6 @@ def as_array(value: Any, name: str) -> np.ndarray:
     """``np.asarray(value)``, with a ragged list or an unconvertible object reported as a PosEncError."""
 
     return read_array(value, name, "an array (a nested list of equal lengths)")
-
-
-def check_layout(layout: Any, allowed: tuple[str, ...] = CHANNEL_LAYOUTS) -> str:
-    """A layout name of ``allowed`` (default: a channel layout, :data:`posenc.support.vocabulary.ChannelLayout`)."""
-    if not isinstance(layout, str) or layout not in allowed:
-        raise PosEncError(
-            f"layout must be one of {', '.join(repr(x) for x in allowed)}, got {show_value(layout)}"
-        )
-    return layout
 
 
 def check_dtype(dtype: Any) -> np.dtype:

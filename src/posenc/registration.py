@@ -32,7 +32,7 @@ Kind = Literal["sinusoid", "alibi", "scaling", "timesteps", "field"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 
 
-@outside_compile("register")
+@outside_compile
 def register(kind: Kind, name: str, obj: Any, *, replace: bool = False) -> None:
     """Make ``convention=name`` (or ``rope_type: name`` in a config, for scalings) mean ``obj``.
 

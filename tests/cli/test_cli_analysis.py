@@ -14,6 +14,7 @@ import pytest
 
 import posenc
 from cli_helpers import run, run_json
+from posenc.cli import analysis as cli_analysis
 from posenc.cli._base import position
 from reference import omega, reference_encoding, sin_cos
 
@@ -151,7 +152,7 @@ def test_shift_negative_k_is_the_inverse_rotation(capsys):
 
 def test_shift_reports_a_failed_check(capsys, monkeypatch):
     real = posenc.shift
-    monkeypatch.setattr(posenc, "shift", lambda e, k, **kw: real(e, k, **kw) + 1e-6)
+    monkeypatch.setattr(cli_analysis, "shift", lambda e, k, **kw: real(e, k, **kw) + 1e-6)
     code, out, _ = run(capsys, "shift", "--pos", "3", "--by", "5", "--d-model", "4")
     assert code == 1 and "✗" in out
 

@@ -213,7 +213,7 @@ def test_an_empty_out_folder_is_refused(capsys, monkeypatch, tmp_path, cmd, out)
 
 def test_write_page_refuses_an_empty_folder():
     pytest.importorskip("matplotlib")
-    from posenc.page import write_page
+    from posenc.cli.page import write_page
 
     with pytest.raises(PosEncError, match="out must name a folder, got ''"):
         write_page("")

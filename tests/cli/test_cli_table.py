@@ -113,7 +113,7 @@ def test_table_failure_leaves_no_half_file(capsys, monkeypatch, tmp_path):
             raise posenc.PosEncError("simulated failure")
         return real(*a, **k)
 
-    monkeypatch.setattr(posenc, "table", flaky)
+    monkeypatch.setattr(cli_tables, "table", flaky)
     for suffix in (".npy", ".csv"):
         calls.clear()
         path = tmp_path / f"x{suffix}"

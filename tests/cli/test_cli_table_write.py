@@ -229,7 +229,7 @@ def test_free_space_is_checked_before_the_first_byte(capsys, monkeypatch, tmp_pa
 def test_length_10_12_fails_at_once(capsys, monkeypatch, tmp_path):
     computed = []
     real = posenc.table
-    monkeypatch.setattr(posenc, "table", lambda *a, **k: computed.append(a) or real(*a, **k))
+    monkeypatch.setattr(cli_tables, "table", lambda *a, **k: computed.append(a) or real(*a, **k))
     out = tmp_path / "t.npy"
     code, _, err = run(capsys, "table", "--length", str(10**12), "--d-model", "512", "--out", str(out))
     assert code == 2
@@ -317,7 +317,7 @@ def test_failure_mid_table_keeps_the_old_file(capsys, monkeypatch, tmp_path):
             raise posenc.PosEncError("simulated failure")
         return real(*a, **k)
 
-    monkeypatch.setattr(posenc, "table", flaky)
+    monkeypatch.setattr(cli_tables, "table", flaky)
     out = tmp_path / "x.npy"
     out.write_bytes(OLD)
     code, _, err = run(capsys, "table", "--length", "6", "--d-model", "4", "--out", str(out))
@@ -346,7 +346,7 @@ def test_an_interrupt_in_process_gives_the_handlers_back(capsys, monkeypatch, tm
             os.kill(os.getpid(), signal.SIGINT)  # recorded by the writer, acted on at the next write
         return real(*a, **k)
 
-    monkeypatch.setattr(posenc, "table", interrupted)
+    monkeypatch.setattr(cli_tables, "table", interrupted)
     before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     out = tmp_path / "x.csv"
     code = main(["table", "--length", "6", "--d-model", "4", "--out", str(out)])

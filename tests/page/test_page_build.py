@@ -16,7 +16,8 @@ import pytest
 
 import posenc
 from cli_helpers import run
-from posenc.page import build_html, write_page
+from posenc.cli.page import write_page
+from posenc.page import build_html
 from posenc.page.data import BASES, CONTEXTS, D_MODELS, explorer_data
 from posenc.page.families import SITE
 from posenc.page.figures import inline_svg

@@ -20,7 +20,6 @@ from page_browser import MEASURED, WIDTHS, open_page
 from posenc import apply_rope, rope_cos_sin, rope_frequencies, timestep_embedding
 from posenc.cli._base import fixed
 from posenc.page.families import FAMILIES, SITE
-from posenc.page.precision import rope_precision
 from posenc.page.rope_data import (
     BETAS,
     FACTORS,
@@ -33,6 +32,7 @@ from posenc.page.rope_data import (
     rotary_dim_of,
     scaling_of,
 )
+from posenc.parity.precision import rope_precision
 
 FAMILY_PAGES = [f"{f.slug}.html" for f in FAMILIES]
 SITE_BUDGET = 3 * 1024 * 1024

@@ -20,7 +20,7 @@ from posenc import PosEncError, from_hf_config, rope_frequencies, rope_preset
 from posenc.rope import register_scaling
 from posenc.rope.presets import ROPE_PRESETS
 from posenc.rope.registry import SCALING_FACTORIES
-from posenc.rope.scaled import Scaled
+from posenc.rope.scaling import Scaled
 
 
 @pytest.fixture

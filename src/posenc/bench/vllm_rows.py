@@ -23,7 +23,7 @@ def _build(positions: int) -> Callable[[int], list[Row]]:
         import torch
         from vllm.model_executor.layers.rotary_embedding.base import RotaryEmbedding
 
-        from ..parity import _stock_vllm
+        from ..parity.checkpoint import _stock_vllm
         from ..vllm.classes import ExactRotaryEmbedding
 
         args: tuple[Any, ...] = (128, 128, positions, 1e6, True, torch.float32)

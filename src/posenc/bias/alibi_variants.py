@@ -164,7 +164,7 @@ class Mpt:
     name: ClassVar[str] = "mpt"
     alibi_bias_max: float = 8.0  # the largest exponent: the last slope of a power-of-two head count is 2**-this
 
-    @outside_compile("bias.alibi.Mpt")
+    @outside_compile
     def __post_init__(self) -> None:
         b = check_real(self.alibi_bias_max, "alibi_bias_max")
         if not 0 < b <= 1000:
@@ -265,7 +265,7 @@ for _v in (Press(), Bloom(), Mpt()):
 ALIBI_CONVENTIONS: Mapping[str, AlibiConvention] = MappingProxyType({n: ALIBI_VARIANTS.get(n) for n in ALIBI_VARIANTS})
 
 
-@outside_compile("bias.register_alibi")
+@outside_compile
 def register_alibi(name: str, variant: Any) -> None:
     """Make ``alibi_bias(..., convention=name)`` (and every ALiBi entry point) use ``variant``.
 

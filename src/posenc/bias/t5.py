@@ -77,7 +77,7 @@ class T5Buckets:
     num_buckets: int = 32  # T5's default
     max_distance: int = 128  # T5's default
 
-    @outside_compile("bias.t5.T5Buckets")
+    @outside_compile
     def __post_init__(self) -> None:
         bd = check_flag(self.bidirectional, "bidirectional")
         nb = check_int(self.num_buckets, "num_buckets", minimum=2, maximum=2**16)  # rows of a bias table (T5: 32)
@@ -187,7 +187,7 @@ def _offsets(relative_position: Any) -> np.ndarray:
     return arr
 
 
-@outside_compile("t5_bucket")
+@outside_compile
 def t5_bucket(
     relative_position: Any, *, bidirectional: bool = default(True), num_buckets: int = default(32),
     max_distance: int = default(128),
@@ -243,7 +243,7 @@ def _buckets_of(cfg: T5Buckets, rel: np.ndarray) -> np.ndarray:
     return cfg.distance_bucket(-np.minimum(rel, 0))
 
 
-@outside_compile("t5_bucket_edges")
+@outside_compile
 def t5_bucket_edges(*, bidirectional: bool = default(True), num_buckets: int = default(32),
                     max_distance: int = default(128)) -> np.ndarray:
     """Where each bucket starts: the smallest distance |j − i| in each bucket of one direction.

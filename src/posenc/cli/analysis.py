@@ -11,9 +11,11 @@ import math
 
 import numpy as np
 
-import posenc
-
 from ..errors import PosEncError, check_positions, show_value
+from ..sinusoidal.encoding import encode
+from ..sinusoidal.frequencies import context_report, frequencies, wavelengths
+from ..sinusoidal.shift import shift
+from ..sinusoidal.similarity import aliasing, similarity
 from ..support.layout import sin_cos_views
 from ..support.vocabulary import ChannelLayout
 from ._base import (
@@ -62,9 +64,9 @@ def _formula(layout: str, d: int) -> str:
 
 @command("encode", "the encoding PE(pos) of each position, channel by channel (Ex 1, 6)", _encode_setup)
 def encode_cmd(args: argparse.Namespace) -> int:
-    enc = posenc.encode(args.positions, args.d_model, base=args.base, layout=args.layout, dtype=args.dtype)
+    enc = encode(args.positions, args.d_model, base=args.base, layout=args.layout, dtype=args.dtype)
     enc = enc.reshape(len(args.positions), args.d_model)
-    w = posenc.frequencies(args.d_model, args.base)
+    w = frequencies(args.d_model, args.base)
     roles = channel_roles(args.d_model, args.layout)
     if args.json:
         emit_json({
@@ -106,9 +108,9 @@ def ladder_cmd(args: argparse.Namespace) -> int:
         return ladder_grid(args)
     if wants_rope(args):
         return ladder_rope(args)
-    w = posenc.frequencies(args.d_model, args.base)
-    lam = posenc.wavelengths(args.d_model, args.base)
-    rep = None if args.context is None else posenc.context_report(args.context, args.d_model, args.base)
+    w = frequencies(args.d_model, args.base)
+    lam = wavelengths(args.d_model, args.base)
+    rep = None if args.context is None else context_report(args.context, args.d_model, args.base)
     if args.json:
         data: dict[str, object] = {"d_model": args.d_model, "base": args.base, "omega": w, "wavelength": lam}
         if rep is not None:
@@ -161,7 +163,7 @@ def context_cmd(args: argparse.Namespace) -> int:
         raise CommandError("the following arguments are required: C (or --grid H,W[,T])")
     if wants_rope(args):
         return context_rope(args)
-    r = posenc.context_report(args.context, args.d_model, args.base)
+    r = context_report(args.context, args.d_model, args.base)
     status = 1 if (args.check and r.wraps) else 0
     n = len(r.loops)
     if args.json:
@@ -213,7 +215,7 @@ def _blocks(k: float, d: int, base: float, layout: ChannelLayout) -> tuple[np.nd
     e = np.zeros(d)
     s, _ = sin_cos_views(e, d // 2, layout)
     s[:] = 1.0
-    te = posenc.shift(e, k, base=base, layout=layout)
+    te = shift(e, k, base=base, layout=layout)
     ts, tc = sin_cos_views(te, d // 2, layout)
     return ts.copy(), -tc
 
@@ -230,21 +232,21 @@ def shift_cmd(args: argparse.Namespace) -> int:
     d, n, lay, k = args.d_model, args.d_model // 2, args.layout, args.by
     check_positions(args.pos, "p")
     check_positions(k, "k")
-    src = posenc.encode(args.pos, d, base=args.base, layout=lay, dtype=np.float64)
+    src = encode(args.pos, d, base=args.base, layout=lay, dtype=np.float64)
     cphi, sphi = _blocks(k, d, args.base, lay)  # checks k as typed before the sum below is formed
     target_pos = args.pos + k
     check_positions(target_pos, "the target P + K")
-    tgt = posenc.encode(target_pos, d, base=args.base, layout=lay, dtype=np.float64)
+    tgt = encode(target_pos, d, base=args.base, layout=lay, dtype=np.float64)
     ss, sc = sin_cos_views(src, n, lay)
     # the seed's arithmetic, row by row: top = cos φ·sin θ + sin φ·cos θ
     rot_s = cphi * ss + sphi * sc
     rot_c = -sphi * ss + cphi * sc
     ts, tc = sin_cos_views(tgt, n, lay)
     diff = np.maximum(np.abs(rot_s - ts), np.abs(rot_c - tc))
-    back = posenc.shift(tgt, -k, base=args.base, layout=lay)
+    back = shift(tgt, -k, base=args.base, layout=lay)
     back_diff = float(np.max(np.abs(back - src)))
     ok, ok_back = bool(diff.max() <= _TOL), back_diff <= _TOL
-    w = posenc.frequencies(d, args.base)
+    w = frequencies(d, args.base)
     status = 0 if (ok and ok_back) else 1
     if args.json:
         emit_json({
@@ -260,7 +262,7 @@ def shift_cmd(args: argparse.Namespace) -> int:
     print("each pair, stacked (sin, cos) with the sine on top, turns by φ = ω_i·k: "
           "block [[cos φ, sin φ], [-sin φ, cos φ]]")
     for i in range(n):
-        # φ printed for reading only; the block's entries come from posenc.shift
+        # φ printed for reading only; the block's entries come from shift
         print()
         print(f"  pair i = {i}   ω_i = {sig(float(w[i]), dg)}   φ = ω_i·k = {sig(float(w[i]) * float(k), dg)}")
         c, s, ms = (fixed(v, dg) for v in (float(cphi[i]), float(sphi[i]), -float(sphi[i])))
@@ -301,13 +303,13 @@ def _dot_setup(p: argparse.ArgumentParser) -> None:
 @command("dot", "PE(p)·PE(q) = Σ_i cos(ω_i·(p − q)): per-pair terms and their sum (Ex 8)", _dot_setup)
 def dot_cmd(args: argparse.Namespace) -> int:
     d, n = args.d_model, args.d_model // 2
-    terms = posenc.similarity(args.p, args.q, d, base=args.base, per_channel=True)
-    total = float(posenc.similarity(args.p, args.q, d, base=args.base))
-    rev = float(posenc.similarity(args.q, args.p, d, base=args.base))
-    ep = posenc.encode(args.p, d, base=args.base, dtype=np.float64)
-    eq = posenc.encode(args.q, d, base=args.base, dtype=np.float64)
+    terms = similarity(args.p, args.q, d, base=args.base, per_channel=True)
+    total = float(similarity(args.p, args.q, d, base=args.base))
+    rev = float(similarity(args.q, args.p, d, base=args.base))
+    ep = encode(args.p, d, base=args.base, dtype=np.float64)
+    eq = encode(args.q, d, base=args.base, dtype=np.float64)
     pair_dots = (ep * eq).reshape(n, 2).sum(axis=1)  # sin·sin + cos·cos of each pair (interleaved)
-    w = posenc.frequencies(d, args.base)
+    w = frequencies(d, args.base)
     off = args.p - args.q
     if args.json:
         emit_json({
@@ -347,9 +349,9 @@ def alias_cmd(args: argparse.Namespace) -> int:
     d, lay = args.d_model, args.layout
     if not args.atol >= 0:  # the library words this one with str(): -1e+300 for the -1e300 typed
         raise PosEncError(f"atol must be >= 0, got {show_value(args.atol)}")
-    a = posenc.aliasing(args.p, args.q, d, base=args.base, layout=lay, atol=args.atol)
-    ep = posenc.encode(args.p, d, base=args.base, layout=lay, dtype=np.float64)
-    eq = posenc.encode(args.q, d, base=args.base, layout=lay, dtype=np.float64)
+    a = aliasing(args.p, args.q, d, base=args.base, layout=lay, atol=args.atol)
+    ep = encode(args.p, d, base=args.base, layout=lay, dtype=np.float64)
+    eq = encode(args.q, d, base=args.base, layout=lay, dtype=np.float64)
     if args.json:
         emit_json({
             "p": a.p, "q": a.q, "d_model": d, "base": a.base, "layout": lay, "atol": a.atol,

@@ -26,8 +26,8 @@ import sys
 import time
 import traceback
 
-from .. import __version__
 from ..errors import PosEncError
+from ..support.version import __version__
 from . import analysis, bench, bias, page, parity, plotting, seed, tables, timesteps  # noqa: F401  (each registers its subcommands)
 from . import signals as _early
 from ._base import COMMANDS, CommandError, Parser, one_line

@@ -15,11 +15,10 @@ import argparse
 import itertools
 from typing import Any
 
-import posenc
-
+from ..rope.context import rope_grid_report
 from ..rope.sections import LADDERS, SECTION_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
-from ..sinusoidal.grid_analysis import GridReport
+from ..sinusoidal.grid_analysis import GridReport, grid_report
 from ..support.arguments import default
 from ._base import CommandError, emit_json, integers, render_table, sig
 
@@ -67,12 +66,12 @@ def _report(args: argparse.Namespace) -> GridReport:
     if not rope:
         if getattr(args, "scaling", None) is not None or getattr(args, "rotary_dim", None) is not None:
             raise CommandError("--scaling/--rotary-dim with --grid need --sections (multi-axis RoPE)")
-        return posenc.grid_report(args.grid, args.d_model, base=args.base, convention=args.convention)
+        return grid_report(args.grid, args.d_model, base=args.base, convention=args.convention)
     if args.sections is None:
         raise CommandError("--rope with --grid needs --sections S0,S1,... (rotary pairs per axis)")
     if args.convention is not None:
         raise CommandError("--convention names an n-D sinusoid; with --sections the grid is multi-axis RoPE")
-    return posenc.rope_grid_report(
+    return rope_grid_report(
         args.grid, args.d_model, sections=args.sections, section_layout=args.section_layout, ladder=args.ladder,
         base=args.base, scaling=args.scaling, rotary_dim=args.rotary_dim, layout=getattr(args, "rope", None) or "half",
     )

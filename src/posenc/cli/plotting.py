@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import posenc
-
 from .. import plot
 from ..bias.alibi import ALIBI_CONVENTIONS
 from ..errors import PosEncError, show_value
 from ..plot.bias import alibi_curves, bucket_steps, xpos_curves
 from ..rope import ROPE_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
+from ..sinusoidal.frequencies import wavelengths
 from ..support.vocabulary import CHANNEL_LAYOUTS
 from ..timesteps import CONVENTIONS as TIMESTEP_CONVENTIONS
 from ._base import CommandError, command, emit_json, integer, position, real
@@ -124,7 +123,7 @@ def _ladder_check(*, d_model: int = 512, base: float = 10000.0, context: float =
         raise PosEncError("context must be <= 1e250 to draw (a log axis overflows past it), "
                           f"got {show_value(context)}")
     try:
-        top = float(posenc.wavelengths(d_model, base).max())
+        top = float(wavelengths(d_model, base).max())
     except PosEncError:
         return  # the library's own refusal, when it draws
     if top > LOG_AXIS_MAX:

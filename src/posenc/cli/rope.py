@@ -16,10 +16,11 @@ import dataclasses
 import math
 from typing import Any
 
-import posenc
-
 from ..errors import PosEncError, check_context, show_value
 from ..rope import ROPE_LAYOUTS
+from ..rope.context import rope_context_report
+from ..rope.frequencies import rope_frequencies
+from ..rope.scaling import NTK, DynamicNTK, Linear, Llama3, LongRoPE, YaRN
 from ._base import at_least, emit_json, integer, real, render_table, sig
 from .typed import plain
 
@@ -35,12 +36,12 @@ __all__ = [
 
 #: ``--scaling`` names: HF's rope_type names, plus ``ntk`` (static).
 SCALING_NAMES: dict[str, type] = {
-    "linear": posenc.Linear,
-    "ntk": posenc.NTK,
-    "dynamic": posenc.DynamicNTK,
-    "yarn": posenc.YaRN,
-    "llama3": posenc.Llama3,
-    "longrope": posenc.LongRoPE,
+    "linear": Linear,
+    "ntk": NTK,
+    "dynamic": DynamicNTK,
+    "yarn": YaRN,
+    "llama3": Llama3,
+    "longrope": LongRoPE,
 }
 
 _ALIASES = {"original_max_position_embeddings": "original_max"}
@@ -111,7 +112,7 @@ attention_factor=None, truncate=True)
 def spec_text(scaling: Any) -> str:
     """The ``--scaling`` text of a variant, fields left at their defaults omitted (round-trips).
 
-    >>> spec_text(posenc.YaRN(4.0, 32768))
+    >>> spec_text(YaRN(4.0, 32768))
     'yarn:factor=4,original_max=32768'
     """
     name = next(k for k, cls in SCALING_NAMES.items() if type(scaling) is cls)
@@ -167,13 +168,13 @@ def ladder_rope(args: argparse.Namespace) -> int:
     """``posenc ladder --rope/--scaling``: ω_i and λ_i after scaling, the stretch, turns over --context."""
     context = None if args.context is None else check_context(args.context)  # finite before ceil
     n = args.seq_len if args.seq_len is not None else (None if context is None else math.ceil(context))
-    f = posenc.rope_frequencies(args.d_model, base=args.base, scaling=args.scaling, rotary_dim=args.rotary_dim,
+    f = rope_frequencies(args.d_model, base=args.base, scaling=args.scaling, rotary_dim=args.rotary_dim,
                                 seq_len=n)
-    plain = posenc.rope_frequencies(args.d_model, base=args.base, rotary_dim=f.rotary_dim)
+    plain = rope_frequencies(args.d_model, base=args.base, rotary_dim=f.rotary_dim)
     stretch = f.wavelengths / plain.wavelengths
     rep = None
     if args.context is not None:
-        rep = posenc.rope_context_report(args.context, args.d_model, base=args.base, scaling=args.scaling,
+        rep = rope_context_report(args.context, args.d_model, base=args.base, scaling=args.scaling,
                                          rotary_dim=args.rotary_dim, seq_len=n)
     layout = args.rope or "half"
     if args.json:
@@ -221,7 +222,7 @@ def ladder_rope(args: argparse.Namespace) -> int:
 
 def context_rope(args: argparse.Namespace) -> int:
     """``posenc context C --rope/--scaling``: does the rotary ladder, after scaling, cover C positions?"""
-    rep = posenc.rope_context_report(args.context, args.d_model, base=args.base, scaling=args.scaling,
+    rep = rope_context_report(args.context, args.d_model, base=args.base, scaling=args.scaling,
                                      rotary_dim=args.rotary_dim, seq_len=args.seq_len)
     status = 1 if (args.check and rep.wraps) else 0
     n = len(rep.loops)

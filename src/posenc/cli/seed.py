@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, plot, seed
+from .. import plot, seed
 from ..errors import PosEncError, show_value
 from ..seed import Case, QuizItem, bias_cases, time_cases
+from ..support.version import __version__
 from ._base import add_json_option, command, emit_json, folder, render_table
 from .file_set import write_set
 from .plotting import PLOT_KINDS, render

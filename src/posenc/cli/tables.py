@@ -22,9 +22,8 @@ from typing import IO
 
 import numpy as np
 
-import posenc
-
 from ..errors import check_length, check_span
+from ..sinusoidal.encoding import table
 from ._base import CommandError, add_output_options, channel_roles, command, emit_json, fixed, integer, model_options
 from .files import Expected, atomic_file
 
@@ -72,7 +71,7 @@ def _chunks(args: argparse.Namespace, n: int) -> Iterator[tuple[int, np.ndarray]
     try:
         for a in range(0, n, rows):
             b = min(n, a + rows)
-            yield a, posenc.table(b - a, args.d_model, start=args.start + a, base=args.base,
+            yield a, table(b - a, args.d_model, start=args.start + a, base=args.base,
                                   layout=args.layout, dtype=args.dtype)
             bar.update(b)
     finally:
@@ -129,7 +128,7 @@ def _samples(args: argparse.Namespace, n: int) -> dict[int, np.ndarray]:
     first chunk's end, the middle."""
     per_chunk = max(1, CHUNK_BYTES // (8 * args.d_model))
     at = sorted({i for i in (0, per_chunk - 1, per_chunk, n // 2, n - 1) if 0 <= i < n})
-    return {i: posenc.table(1, args.d_model, start=args.start + i, base=args.base, layout=args.layout,
+    return {i: table(1, args.d_model, start=args.start + i, base=args.base, layout=args.layout,
                             dtype=args.dtype)[0] for i in at}
 
 
@@ -182,9 +181,9 @@ def _write_text(fh: IO[str], args: argparse.Namespace, n: int) -> None:
 def table_cmd(args: argparse.Namespace) -> int:
     n = check_length(args.length)
     check_span(args.start, n)  # first: a message about start … start+length-1 names both as typed
-    # every check of posenc.table, first and last position included, before any file is touched
-    posenc.table(0, args.d_model, start=args.start, base=args.base, layout=args.layout, dtype=args.dtype)
-    posenc.table(min(n, 1), args.d_model, start=args.start + max(n - 1, 0), base=args.base, layout=args.layout,
+    # every check of table, first and last position included, before any file is touched
+    table(0, args.d_model, start=args.start, base=args.base, layout=args.layout, dtype=args.dtype)
+    table(min(n, 1), args.d_model, start=args.start + max(n - 1, 0), base=args.base, layout=args.layout,
                  dtype=args.dtype)
     if args.out is None:
         (_write_json if args.json else _write_text)(sys.stdout, args, n)

@@ -19,7 +19,7 @@ from .conventions import FieldPlan, get
 __all__ = ["Bands", "arrange", "check_matrix", "check_raw", "fourier_features", "nerf_encoding", "turn_sincos"]
 
 
-@outside_compile("nerf_encoding")
+@outside_compile
 def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_input: Any = None,
                   dtype: Any = np.float32) -> np.ndarray:
     """The frequency encoding of coordinates ``x [..., d]``, as a neural field's framework builds it.
@@ -211,7 +211,7 @@ def two_pi() -> Ladder:
     return _TWO_PI
 
 
-@outside_compile("fourier_features")
+@outside_compile
 def fourier_features(x: Any, b: Any, *, dtype: Any = np.float32) -> np.ndarray:
     """Tancik et al.'s random Fourier features ``[cos(2π B v) | sin(2π B v)]``.
 

@@ -4,7 +4,7 @@
   torch and transformers are imported when called);
 - :mod:`.config`: :func:`posenc.from_hf_config` (NumPy only), with what each
   family means by its keys (:mod:`.families`), the built-in ``rope_type``
-  readers (:mod:`.scalings`) and where each transformers release keeps the
+  readers (beside each scaling, :mod:`posenc.rope.scaling`) and where each transformers release keeps the
   rows (:mod:`.versions`);
 - the torch replacements the patch installs: :mod:`.rotary`, :mod:`.tables`, :mod:`.alibi`.
 """

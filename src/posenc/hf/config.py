@@ -4,7 +4,7 @@ Split from :mod:`posenc.rope.scaling` (the variants) to keep each file one conce
 this one is the mapping from HF's config keys to those variants. What each
 family means by its keys (legacy names, defaults, layouts, per-layer plans)
 is :mod:`posenc.hf.families`; each rope type is a factory of the open
-registry :mod:`posenc.rope.registry` (built-ins in :mod:`posenc.hf.scalings`).
+registry :mod:`posenc.rope.registry` (built-ins beside their classes in :mod:`posenc.rope.scaling`).
 
 Sources: transformers 5.23 ``src/transformers/modeling_rope_utils.py``
 (the ``_compute_*_parameters`` functions, the key lists of the
@@ -25,12 +25,11 @@ from typing import Any
 
 from ..errors import MAX_POSITION, PosEncError, check_base, check_channels, check_int, check_real, show_value
 from ..rope.frequencies import spec_frequencies
-from ..rope.proportional import proportional_rotary_dim
 from ..rope.registry import is_scaling, registered_rope_types, scaling_factory
+from ..rope.scaling.proportional import proportional_rotary_dim
 from ..rope.spec import RopeConfig
 from ..support.compile import outside_compile
 from .families import Plan, plan
-from .scalings import register_builtins
 
 __all__ = ["RopeConfig", "from_hf_config", "rope_layer_plan"]
 
@@ -68,7 +67,6 @@ _KEY_ALIASES: dict[str, dict[str, str]] = {
     "moonshine": {"num_attention_heads": "decoder_num_attention_heads"},
 }
 
-register_builtins()
 
 
 def _as_dict(config: Any) -> Mapping[str, Any]:
@@ -120,7 +118,7 @@ def _family_keys(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-@outside_compile("from_hf_config")
+@outside_compile
 def from_hf_config(config: Any, layer: int | None = None) -> RopeConfig | None:
     """Read a HF ``config.json`` dict (or a ``PretrainedConfig``) into a :class:`RopeConfig`.
 
@@ -198,7 +196,7 @@ def _one(p: Plan, rope: Mapping[str, Any], kind: str) -> RopeConfig:
     base = check_base(cfg.get("rope_theta", 10000.0) if theta is None else theta, "rope_theta")
     head_dim, source = _head_dim(cfg, rope_type)
     layout = p.layout
-    if rope_type == "proportional":  # pairs (i, i + head_dim/2) of the first k (posenc.rope.proportional)
+    if rope_type == "proportional":  # pairs (i, i + head_dim/2) of the first k (posenc.rope.scaling.proportional)
         prf = rope.get("partial_rotary_factor")
         rotary_dim = proportional_rotary_dim(head_dim, 1.0 if prf is None else check_real(prf, "partial_rotary_factor"))
         if rotary_dim < head_dim and layout == "half":

@@ -102,7 +102,7 @@ def padded(cos: torch.Tensor, sin: torch.Tensor, rope: Any) -> tuple[torch.Tenso
     """Rows ``[..., r/2]`` widened to ``[..., h_d/2]`` with angle 0 (cos 1, sin 0) for Gemma 4's ``"head_half"``.
 
     transformers' proportional RoPE holds ``inv_freq`` 0 past the k turning
-    pairs and rotates the whole head (:mod:`posenc.rope.proportional`); the
+    pairs and rotates the whole head (:mod:`posenc.rope.scaling.proportional`); the
     padding is exact.
     """
     extra = rope.head_dim // 2 - cos.shape[-1]

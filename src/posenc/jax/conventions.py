@@ -21,8 +21,7 @@ import jax
 from ..errors import PosEncError, check_base, check_d_model
 from ..exact import geometric_ladder
 from ..rope.permute import qk_permutation
-from ..rope.scaling import Linear
-from ..rope.scaling_bands import Llama3
+from ..rope.scaling import Linear, Llama3
 from ..sinusoidal import encode_nd, grid
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import Keras, Tensor2Tensor

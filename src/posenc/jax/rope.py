@@ -186,7 +186,7 @@ def _rotated(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: RopeLayout, r
     # one compiled program, called eagerly too (one dispatch, not a dozen)
     n = rotary_dim // 2
     cos, sin = cos.astype(jnp.float32), sin.astype(jnp.float32)  # float32 math (float64 rows: x64 on)
-    if layout == "head_half":  # Gemma 4's proportional pairs (i, i + h_d/2): posenc.rope.proportional
+    if layout == "head_half":  # Gemma 4's proportional pairs (i, i + h_d/2): posenc.rope.scaling.proportional
         hh = x.shape[-1] // 2
         a, b = x[..., :n].astype(jnp.float32), x[..., hh:hh + n].astype(jnp.float32)
         o1 = (_rounded(a * cos, cos) - _rounded(b * sin, sin)).astype(x.dtype)

@@ -6,12 +6,12 @@ eight worked cases with their checks and figures (inline SVG from
 setting bit for bit as posenc does, and the self-test. The family pages
 (RoPE, the scalings, M-RoPE, ALiBi, T5, xPos, timesteps, NeRF bands;
 :mod:`posenc.page.families`) follow the same form; RoPE and the scalings
-carry explorers and a precision view (:mod:`posenc.page.precision`). Each
+carry explorers and a precision view (:mod:`posenc.parity.precision`). Each
 file is self-contained; they link to one another. Needs the ``plot`` extra
 (matplotlib).
 """
 
-from .build import build_html, write_page
-from .site import build_family, build_site, write_site
+from .build import build_html
+from .site import build_family, build_site
 
-__all__ = ["build_family", "build_html", "build_site", "write_page", "write_site"]
+__all__ = ["build_family", "build_html", "build_site"]

@@ -10,22 +10,19 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 from html import escape
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from .. import __version__, seed
-from ..cli.files import atomic_file
-from ..errors import PosEncError, show_value
+from .. import seed
+from ..support.version import __version__
 from .data import Start, explorer_data
 from .explorer import explorer_html
 from .families import SITE
 from .figures import FIGURES, render
 from .sections import case_html, errata_html, formula_html, matrix_html, quiz_html
 
-__all__ = ["build_html", "site_nav", "write_page"]
+__all__ = ["build_html", "site_nav"]
 
 _SECTIONS = (("formula", "The formula"), ("matrix", "The scenario matrix"), ("cases", "The worked cases"),
              ("explorer", "Explorer"), ("self-test", "Self-test"), ("errata", "The seed's errata"))
@@ -124,21 +121,3 @@ def build_html(start: Start | None = None) -> str:
         f'<script type="application/json" id="posenc-data">{_json_script(explorer_data(s))}</script>'
         f"<script>{script}</script></body></html>\n"
     )
-
-
-def write_page(out: str | os.PathLike[str], start: Start | None = None) -> Path:
-    """Write only the sinusoid page, ``out/index.html`` (the folder is created); returns its path.
-
-    ``posenc page`` writes the whole site (:func:`posenc.page.site.write_site`).
-    Written aside and renamed (:func:`posenc.cli.files.atomic_file`): a crash
-    or a failed build never leaves half a page, and the old one stays.
-    """
-    if not str(out).strip():  # Path("") is the current folder: never what an empty argument meant
-        raise PosEncError(f"out must name a folder, got {show_value(str(out))}")
-    data = build_html(start).encode("utf-8")
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / "index.html"
-    with atomic_file(target, size=len(data)) as fh:
-        fh.write(data)
-    return target

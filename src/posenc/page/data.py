@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import min_base, wavelengths
 from ..exact import core, seed_ladder
+from ..sinusoidal.frequencies import min_base, wavelengths
 
 __all__ = ["BASES", "CONTEXTS", "D_MODELS", "MAX_DELTA", "MAX_POSITION", "MAX_SHIFT", "Start", "explorer_data"]
 

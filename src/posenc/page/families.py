@@ -250,7 +250,7 @@ def _time_refs() -> list[dict[str, Any]]:
 
 
 def _time_precision() -> str:
-    from .precision import POSITIONS, timestep_precision
+    from ..parity.precision import POSITIONS, timestep_precision
 
     e = timestep_precision(256)
     rows = []

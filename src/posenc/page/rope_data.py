@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..rope import NTK, DynamicNTK, Linear, Llama3, LongRoPE, YaRN, rope_frequencies
-from ..rope.proportional import Proportional
+from ..rope.scaling import Proportional
 
 __all__ = [
     "BETAS",

@@ -11,16 +11,12 @@ exact.js recomputing posenc's values bit for bit.
 
 from __future__ import annotations
 
-import os
 import threading
 from html import escape
 from importlib import resources
-from pathlib import Path
 
-from .. import __version__
-from ..cli.file_set import write_set
-from ..errors import PosEncError, show_value
 from ..seed import Case, Check, Printed
+from ..support.version import __version__
 from .build import _csp, _json_script, build_html, site_nav
 from .data import explorer_data
 from .families import FAMILIES, Family, FamilyFigure
@@ -28,7 +24,7 @@ from .figures import inline_svg
 from .rope_data import rope_data, scaling_data, timestep_data
 from .rope_explorer import rope_explorer_html, scaling_explorer_html, timestep_explorer_html
 
-__all__ = ["build_family", "build_site", "family_script", "site_nav", "write_site"]
+__all__ = ["build_family", "build_site", "family_script", "site_nav"]
 
 
 def _asset(name: str) -> str:
@@ -184,19 +180,3 @@ def build_site() -> dict[str, bytes]:
                 _BUILT[name] = build_family(fam).encode("utf-8")
             pages[name] = _BUILT[name]
     return pages
-
-
-def write_site(out: str | os.PathLike[str], *, linger: bool = False) -> list[Path]:
-    """Write every page into ``out`` (created), all or none (:func:`posenc.cli.file_set.write_set`); their paths.
-
-    Raises:
-        PosEncError: for an empty folder name.
-    """
-    if not str(out).strip():  # Path("") is the current folder: never what an empty argument meant
-        raise PosEncError(f"out must name a folder, got {show_value(str(out))}")
-    pages = build_site()
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    files = {folder / name: data for name, data in pages.items()}
-    write_set(files, linger=linger)
-    return list(files)

@@ -72,13 +72,13 @@ def plot_precision(head_dim: int = 128, *, base: float = 500000.0, scaling: Any 
     The float32 angle (transformers' ``(inv_freq.float() @ position.float())``)
     grows with the position, reaching about 0.04 at 10^6; the bfloat16 and
     float16 tables hold a fixed rounding error (2^-9, 2^-12); the exact curve
-    is zero (:mod:`posenc.page.precision` defines each).
+    is zero (:mod:`posenc.parity.precision` defines each).
 
     >>> fig = plot_precision(8)
     >>> [line.get_gid() for line in fig.axes[0].get_lines()]
     ['f32', 'bf16', 'f16', 'exact']
     """
-    from ..page.precision import POSITIONS, rope_precision
+    from ..parity.precision import POSITIONS, rope_precision
 
     fig, ax = canvas(ax)
     f = rope_frequencies(head_dim, base=base, scaling=scaling)
@@ -95,7 +95,7 @@ def plot_timestep_precision(dim: int = 256, *, ax: Axes | None = None) -> Figure
     >>> fig.axes[0].get_lines()[0].get_gid()
     'f32'
     """
-    from ..page.precision import POSITIONS, timestep_precision
+    from ..parity.precision import POSITIONS, timestep_precision
 
     fig, ax = canvas(ax)
     _precision_lines(ax, POSITIONS, timestep_precision(dim), "diffusers float32 (t.float()·exp(…))")

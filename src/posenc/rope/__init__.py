@@ -7,12 +7,11 @@ tables, :mod:`~posenc.rope.apply` the rotation of q and k,
 :mod:`~posenc.rope.sections` multi-axis RoPE (M-RoPE, axial),
 :mod:`~posenc.rope.multimodal` the M-RoPE positions of multimodal prompts,
 :mod:`~posenc.rope.xpos` xPos (RoPE with a decay),
-:mod:`~posenc.hf.config` the reading of a Hugging Face config (with
-:mod:`~posenc.hf.families` and the open registry :mod:`~posenc.rope.registry`), and
+:mod:`~posenc.rope.registry` the open registry of scalings that
+:func:`posenc.from_hf_config` (:mod:`posenc.hf.config`) reads configs with, and
 :mod:`~posenc.rope.context` what a scaled ladder covers.
 """
 
-from ..hf.config import from_hf_config
 from ..support.vocabulary import ROPE_LAYOUTS
 from .apply import apply_rope
 from .context import RopeContextReport, rope_context_report, rope_grid_report
@@ -47,7 +46,6 @@ __all__ = [
     "apply_rope",
     "dinov3_coords",
     "eva02_coords",
-    "from_hf_config",
     "mrope_decode_positions",
     "mrope_positions",
     "permute_qk_weights",

@@ -15,7 +15,7 @@ from ..support.memory import check_size, nbytes, shape_of
 from ..support.vocabulary import PAIR_CHANNELS, LadderSharing, PairLayout, RopeLayout, SectionLayout
 from .cos_sin import check_axes, cos_sin_tables, default_seq_len, tables_work
 from .frequencies import spec_frequencies
-from .proportional import rotate_head_half
+from .scaling.proportional import rotate_head_half
 from .sections import Sections
 from .spec import RopeConfig, spec_of
 from .xpos import check_xpos, xpos_cos_sin
@@ -66,7 +66,7 @@ def apply_rope(
         base, scaling, rotary_dim, seq_len: as :func:`rope_cos_sin`.
         layout: ``"half"`` (HF, GPT-NeoX) or ``"interleaved"`` (Meta, GPT-J);
             or ``"head_half"``: pairs (i, i + h_d/2), i < rotary_dim/2 (Gemma 4's
-            proportional RoPE, :mod:`posenc.rope.proportional`).
+            proportional RoPE, :mod:`posenc.rope.scaling.proportional`).
         sections, section_layout, ladder: multi-axis RoPE (M-RoPE, axial), as
             :func:`rope_cos_sin`; positions are then ``[..., n_axes]``, their
             leading shape broadcasting to ``x.shape[:-1]`` (``[s, 3]`` for

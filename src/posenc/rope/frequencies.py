@@ -42,8 +42,8 @@ from ..support.compile import outside_compile
 from ..support.concurrency import BoundedCache
 from ..support.vocabulary import LadderSharing, SectionLayout
 from .registry import scaled_by
-from .scaled import plain_ladder
 from .scaling import Scaled
+from .scaling.scaled import plain_ladder
 from .sections import Sections, per_axis_frequencies
 from .spec import RopeConfig, as_spec, check_dims, check_multi_axis, check_scaling
 

@@ -1,7 +1,7 @@
 """The open registry of RoPE scalings: rope type name -> factory, as transformers' ``ROPE_INIT_FUNCTIONS``.
 
 :func:`register_scaling` makes :func:`posenc.from_hf_config` read a new
-``rope_type`` in one place; the built-in types (:mod:`posenc.hf.scalings`)
+``rope_type`` in one place; the built-in types (:data:`posenc.rope.scaling.READERS`, each beside its class)
 are registered the same way. A factory is called as ``factory(rope_dict,
 config_dict)``: ``rope_dict`` is the model's (or one layer type's) rope dict,
 ``config_dict`` the language model's config with the family's legacy keys and
@@ -14,7 +14,7 @@ not understand.
 What any scaling must offer (the gate of :func:`posenc.rope_frequencies`) is
 :func:`is_scaling`: the built-ins and any object with those two methods.
 What it gives is checked where it is used (:func:`scaled_by`): a ``scale``
-that returns anything but a :class:`~posenc.rope.scaled.Scaled` of ``dim/2``
+that returns anything but a :class:`~posenc.rope.scaling.Scaled` of ``dim/2``
 frequencies in range is refused naming the scaling, as is a factory whose
 signature cannot take ``(rope_dict, config_dict)`` (when it is registered) or
 one that raises anything but PosEncError (when it is used).
@@ -31,33 +31,12 @@ from typing import Any
 from ..errors import PosEncError, show_value
 from ..registry import Call, Registry, guarded, returned
 from ..support.compile import outside_compile
-from .scaled import Scaled, checked_scaled
-
-#: keys any rope dict may hold beside its type's own (read by from_hf_config itself)
-COMMON_KEYS = frozenset({"rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section",
-                         "mrope_interleaved"})
-
-
-def _names(keys: Any) -> list[str]:
-    return sorted(k if isinstance(k, str) else repr(k) for k in keys)
-
-
-def check_keys(rope_type: str, rope: Mapping[str, Any], required: set[str], optional: set[str]) -> None:
-    """Refuse a rope dict with keys outside ``required | optional | COMMON_KEYS``, or missing a required one."""
-    unknown = _names(set(rope) - required - optional - COMMON_KEYS)
-    if unknown:
-        raise PosEncError(f"unknown key(s) {unknown} in the {rope_type!r} rope dict; allowed: "
-                          f"{sorted(required | optional | COMMON_KEYS)}")
-    missing = sorted(required - set(rope))
-    if missing:
-        raise PosEncError(f"the {rope_type!r} rope dict is missing {missing}")
-
+from .scaling import READERS
+from .scaling.scaled import Scaled, checked_scaled
 
 __all__ = [
-    "COMMON_KEYS",
     "SCALING_FACTORIES",
     "ScalingFactory",
-    "check_keys",
     "is_scaling",
     "register_scaling",
     "registered_rope_types",
@@ -151,3 +130,7 @@ def is_scaling(obj: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+for _name, _reader in READERS.items():  # the built-ins, registered as a user's factory would be
+    register_scaling(_name, _reader)

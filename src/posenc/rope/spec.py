@@ -104,7 +104,7 @@ class RopeConfig:
             ``rope_interleave``): see :data:`posenc.hf.families.INTERLEAVED`;
             or ``"head_half"`` (Gemma 4's proportional RoPE: pairs
             (i, i + head_dim/2) for i < rotary_dim/2, the rest passed
-            through; :mod:`posenc.rope.proportional`).
+            through; :mod:`posenc.rope.scaling.proportional`).
         sections: multi-axis RoPE: pairs per position axis (``mrope_section``;
             ``(head_dim/4, head_dim/4)`` for axial), a
             :class:`~posenc.rope.sections.Sections` (read into the three

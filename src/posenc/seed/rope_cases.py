@@ -21,9 +21,7 @@ from ..rope.apply import apply_rope
 from ..rope.cos_sin import rope_cos_sin
 from ..rope.frequencies import rope_frequencies
 from ..rope.permute import qk_permutation
-from ..rope.proportional import Proportional
-from ..rope.scaling import NTK, DynamicNTK, Linear
-from ..rope.scaling_bands import Llama3, LongRoPE, YaRN
+from ..rope.scaling import NTK, DynamicNTK, Linear, Llama3, LongRoPE, Proportional, YaRN
 from .claims import Case, CaseSet, Printed, check
 
 __all__ = ["CELLS", "SCALING_CELLS", "case", "cases", "scaling_case", "scaling_cases"]

@@ -106,7 +106,7 @@ class Convention:
         """Validate ``d_model`` for this convention and return its :class:`Plan`."""
         raise NotImplementedError
 
-    @outside_compile("conventions.Convention.encode")
+    @outside_compile
     def encode(self, positions: Any, d_model: Any, *, dtype: Any = np.float32) -> np.ndarray:
         """The convention's encoding of each token position, ``[..., d_model]``.
 
@@ -129,7 +129,7 @@ class Convention:
             out[zero] = 0
         return out.reshape((*p.shape, plan.d_model))
 
-    @outside_compile("conventions.Convention.table")
+    @outside_compile
     def table(self, length: Any, d_model: Any, *, start: Any = 0, dtype: Any = np.float32) -> np.ndarray:
         """Rows for token positions ``start … start+length-1``, ``[length, d_model]``.
 
@@ -189,7 +189,7 @@ class Vaswani(Convention):
     base: float = 10000.0  # b in ω_i = b^(-2i/d); the paper's 10000
     layout: ChannelLayout = "interleaved"  # sin at 2i, cos at 2i+1; "split": [sin | cos]
 
-    @outside_compile("conventions.Vaswani")
+    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, base=check_base(self.base))
         check_channel_layout(self.layout)
@@ -230,7 +230,7 @@ class Tensor2Tensor(Convention):
     max_timescale: float = 1.0e4  # ω_last = min² / max
     start_index: int = 0  # angle of the first token (the function's start_index argument)
 
-    @outside_compile("conventions.Tensor2Tensor")
+    @outside_compile
     def __post_init__(self) -> None:
         for field in ("min_timescale", "max_timescale"):
             v = check_real(getattr(self, field), field)
@@ -278,7 +278,7 @@ class Fairseq(Convention):
 
     padding_idx: int = 1  # the dictionary's pad index; fairseq's default dictionary uses 1
 
-    @outside_compile("conventions.Fairseq")
+    @outside_compile
     def __post_init__(self) -> None:
         # its padding row is a position, padding_idx + 1 the first token's: both below 2**53
         last = int(MAX_POSITION) - 2
@@ -331,7 +331,7 @@ class Keras(Convention):
 
     max_wavelength: float = 10000.0  # the base: ω_i = max_wavelength^(-2i/d)
 
-    @outside_compile("conventions.Keras")
+    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, max_wavelength=check_base(self.max_wavelength, "max_wavelength"))
 
@@ -370,7 +370,7 @@ _PRESETS = Registry[Convention]("a posenc.conventions preset", Convention,
 NAMES = tuple(_PRESETS)
 
 
-@outside_compile("conventions.register_convention")
+@outside_compile
 def register_convention(name: str, preset: Any) -> None:
     """Make ``encode(..., convention=name)`` (and every entry point taking a convention) use ``preset``.
 
@@ -396,7 +396,7 @@ def register_convention(name: str, preset: Any) -> None:
     _PRESETS.register(name, preset)
 
 
-@outside_compile("conventions.get")
+@outside_compile
 def get(convention: Any) -> Convention:
     """A preset by name (its default settings), or the given preset unchanged.
 

@@ -159,7 +159,7 @@ class Axial(NdConvention):
 
     base: float = 10000.0  # b in ω_i = b^(-2i/s), s = d_model / n_axes channels per axis
 
-    @outside_compile("conventions_nd.Axial")
+    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, base=check_base(self.base))
 
@@ -201,7 +201,7 @@ class MAE(NdConvention):
 
     base: float = 10000.0  # MAE's fixed 10000: ω_k = base^(-k/(d/4))
 
-    @outside_compile("conventions_nd.MAE")
+    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, base=check_base(self.base))
 
@@ -232,7 +232,7 @@ class BigVision(NdConvention):
 
     temperature: float = 10000.0  # ω_k = temperature^(-k/(d/4 - 1))
 
-    @outside_compile("conventions_nd.BigVision")
+    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, temperature=check_base(self.temperature, "temperature"))
 
@@ -302,7 +302,7 @@ class Timm(NdConvention):
     reverse_coord: bool = False  # timm's: the column (w) first
     interleave_sin_cos: bool = False  # timm's: [sin_h | cos_h | sin_w | cos_w] instead
 
-    @outside_compile("conventions_nd.Timm")
+    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, temperature=check_base(self.temperature, "temperature"))
         for name in ("reverse_coord", "interleave_sin_cos"):
@@ -329,7 +329,7 @@ _PRESETS = Registry[NdConvention]("an n-D preset (posenc.sinusoidal.conventions_
 NAMES = tuple(_PRESETS)
 
 
-@outside_compile("conventions_nd.get")
+@outside_compile
 def get(convention: Any) -> NdConvention:
     """An n-D preset by name (its default settings), or the given preset unchanged.
 

@@ -21,7 +21,7 @@ from .conventions import resolve
 __all__ = ["encode", "table"]
 
 
-@outside_compile("encode")
+@outside_compile
 def encode(
     positions: Any,
     d_model: int,
@@ -64,7 +64,7 @@ def encode(
     return resolve(convention, base=base, layout=layout).encode(positions, d_model, dtype=dtype)
 
 
-@outside_compile("table")
+@outside_compile
 def table(
     length: int,
     d_model: int,

@@ -41,7 +41,7 @@ MAX_POINTS = 2**31
 MAX_AXES = MAX_D_MODEL // 2
 
 
-@outside_compile("grid")
+@outside_compile
 def grid(*sizes: int) -> np.ndarray:
     """The integer coordinates of every point of an n-D grid, in C order.
 
@@ -80,7 +80,7 @@ def grid(*sizes: int) -> np.ndarray:
     return out
 
 
-@outside_compile("encode_nd")
+@outside_compile
 def encode_nd(
     coords: Any,
     d_model: int,

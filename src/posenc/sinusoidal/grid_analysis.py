@@ -141,7 +141,7 @@ def _block_pairs(b: Block, where: np.ndarray) -> list[tuple[int, ...]]:
     return out
 
 
-@outside_compile("grid_report")
+@outside_compile
 def grid_report(sizes: Sequence[int], d_model: int, *, base: float = default(10000.0),
                 convention: Any = None) -> GridReport:
     """Which channels serve which axis, and whether each axis's slowest pair wraps over the grid.
@@ -171,7 +171,7 @@ def grid_report(sizes: Sequence[int], d_model: int, *, base: float = default(100
     return GridReport(ns, plan.d_model, _name(conv), tuple(sorted(axes, key=lambda a: a.axis)))
 
 
-@outside_compile("grid_similarity")
+@outside_compile
 def grid_similarity(
     sizes: Sequence[int],
     d_model: int,

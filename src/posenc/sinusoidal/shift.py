@@ -33,7 +33,7 @@ from ..support.vocabulary import ChannelLayout
 __all__ = ["shift", "shift_matrix"]
 
 
-@outside_compile("shift_matrix")
+@outside_compile
 def shift_matrix(
     k: float,
     d_model: int,
@@ -78,7 +78,7 @@ def shift_matrix(
     return m.astype(dt, copy=False)
 
 
-@outside_compile("shift")
+@outside_compile
 def shift(
     encoding: Any,
     k: Any,

@@ -53,7 +53,7 @@ def _offset(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi, lo
 
 
-@outside_compile("similarity")
+@outside_compile
 def similarity(
     p: Any, q: Any, d_model: int, *, base: float = default(10000.0), per_channel: bool = False
 ) -> np.ndarray:
@@ -124,7 +124,7 @@ class Aliasing:
         return bool(self.coincide.all())
 
 
-@outside_compile("aliasing")
+@outside_compile
 def aliasing(
     p: float,
     q: float,
@@ -197,7 +197,7 @@ class Separation:
 MAX_SCAN = 2**36
 
 
-@outside_compile("min_separation")
+@outside_compile
 def min_separation(n: int, d_model: int, *, base: float = default(10000.0)) -> Separation:
     """The uniqueness guarantee over a range: how close two encodings come.
 

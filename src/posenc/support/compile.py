@@ -31,9 +31,9 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
-__all__ = ["REMEDY", "outside_compile", "prepare", "reason"]
+__all__ = ["REMEDY", "outside_compile", "prepare", "public_name", "reason"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,32 +74,80 @@ def _outside(name: str) -> Callable[..., Any]:
     return disabled
 
 
-def outside_compile(name: str) -> Callable[[F], F]:
+#: Where users reach a module's callables, after ``posenc.``, where that is not the top level: the module ->
+#: (the prefix of its functions, the prefix of its classes' methods and ``__post_init__`` guards). A module not
+#: named here is reached at the top level (``posenc.encode``). tests/support/test_compile.py walks every name.
+_PUBLIC: dict[str, tuple[str, str]] = {
+    "posenc.sinusoidal.conventions": ("conventions.", "conventions."),
+    "posenc.sinusoidal.conventions_nd": ("conventions_nd.", "conventions_nd."),
+    "posenc.bias.alibi": ("", "bias.alibi."),
+    "posenc.bias.alibi_variants": ("bias.", "bias.alibi."),
+    "posenc.bias.t5": ("", "bias.t5."),
+    "posenc.rope.registry": ("rope.", "rope."),
+}
+
+
+def public_name(fn: Callable[..., Any]) -> str:
+    """How users reach ``fn``, after ``posenc.``: its ``__qualname__`` in the public namespace of its module.
+
+    A class's ``__post_init__`` (the guard of its construction) is named for the class.
+
+    >>> from posenc.sinusoidal import conventions
+    >>> public_name(conventions.get.__wrapped__), public_name(conventions.Fairseq.__post_init__.__wrapped__)
+    ('conventions.get', 'conventions.Fairseq')
+    """
+    qualname = fn.__qualname__.removesuffix(".__post_init__")
+    functions, classes = _PUBLIC.get(fn.__module__, ("", ""))
+    return (classes if "." in fn.__qualname__ else functions) + qualname
+
+
+@overload
+def outside_compile(target: F) -> F: ...
+@overload
+def outside_compile(target: str) -> Callable[[F], F]: ...
+
+
+def outside_compile(target: str | F) -> F | Callable[[F], F]:
     """Decorate a public NumPy callable so torch.compile never traces it (see the module docstring).
 
-    Args:
-        name: how users reach it, after ``posenc.`` (``"encode"``, ``"conventions.get"``).
+    ``@outside_compile`` names it by :func:`public_name`, as its reason shows it (``posenc.conventions.get``);
+    ``@outside_compile("name")``, the older form, names it by hand (being removed once every module uses the
+    first).
 
-    >>> @outside_compile("doc_example")
+    Args:
+        target: the callable; or how users reach it, after ``posenc.`` (``"encode"``, ``"conventions.get"``).
+
+    Raises:
+        RuntimeError: where the name is another callable's already (each name's wrapper calls one callable).
+
+    >>> @outside_compile
     ... def twice(x):
     ...     return 2 * x
-    >>> twice(21), twice.__name__
-    (42, 'twice')
+    >>> twice(21), twice.__name__, reason(public_name(twice.__wrapped__))[:30]
+    (42, 'twice', 'posenc.twice computes in NumPy')
     """
+    if callable(target):
+        return _decorate(public_name(target), target)
+    name = target
+    return lambda fn: _decorate(name, fn)
 
-    def decorate(fn: F) -> F:
-        _REGISTRY[name] = fn
-        if "torch._dynamo" in sys.modules:  # torch.compile is in use: no first-call dance
-            prepare()
 
-        @functools.wraps(fn)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if "torch._dynamo" not in sys.modules:  # no torch.compile in this process: nothing traces
-                return fn(*args, **kwargs)
-            # always through the wrapper once Dynamo is loaded: a frame it skipped (no tensor in it) runs
-            # eagerly, but still under its frame hook, which would trace this call's NumPy frames
-            return _outside(name)(*args, **kwargs)
+def _decorate(name: str, fn: F) -> F:
+    known = _REGISTRY.get(name)
+    if known is not None and (known.__module__, known.__qualname__) != (fn.__module__, fn.__qualname__):
+        # a module reloaded re-registers its own callables; two callables under one name would call one another
+        raise RuntimeError(f"outside_compile: {name!r} names {known.__module__}.{known.__qualname__} already")
+    _REGISTRY[name] = fn
+    _DISABLED.pop(name, None)  # a reloaded module's callable gets its own wrapper
+    if "torch._dynamo" in sys.modules:  # torch.compile is in use: no first-call dance
+        prepare()
 
-        return call  # type: ignore[return-value]
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if "torch._dynamo" not in sys.modules:  # no torch.compile in this process: nothing traces
+            return fn(*args, **kwargs)
+        # always through the wrapper once Dynamo is loaded: a frame it skipped (no tensor in it) runs
+        # eagerly, but still under its frame hook, which would trace this call's NumPy frames
+        return _outside(name)(*args, **kwargs)
 
-    return decorate
+    return call  # type: ignore[return-value]

@@ -12,10 +12,22 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..errors import check_layout
+from ..errors import PosEncError, show_value
 from .vocabulary import CHANNEL_LAYOUTS, PAIR_LAYOUTS, ROPE_LAYOUTS, ChannelLayout, PairLayout, RopeLayout
 
-__all__ = ["check_channel_layout", "check_pair_layout", "check_rope_layout", "pair_permutation", "sin_cos_views"]
+__all__ = [
+    "check_channel_layout", "check_layout", "check_pair_layout", "check_rope_layout", "pair_permutation",
+    "sin_cos_views",
+]
+
+
+def check_layout(layout: Any, allowed: tuple[str, ...]) -> str:
+    """A layout name of ``allowed``, as a plain ``str``: only a ``str`` is looked up."""
+    if not isinstance(layout, str) or layout not in allowed:
+        raise PosEncError(
+            f"layout must be one of {', '.join(repr(x) for x in allowed)}, got {show_value(layout)}"
+        )
+    return layout
 
 
 def check_channel_layout(layout: Any) -> ChannelLayout:

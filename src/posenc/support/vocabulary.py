@@ -45,7 +45,7 @@ PairLayout = Literal["half", "interleaved"]
 
 #: The pairs RoPE rotates: a :data:`PairLayout` (over the first rotary_dim
 #: channels), or ``head_half``: pairs (i, i + h_d/2) for i < rotary_dim/2
-#: (Gemma 4's proportional RoPE, :mod:`posenc.rope.proportional`), which
+#: (Gemma 4's proportional RoPE, :mod:`posenc.rope.scaling.proportional`), which
 #: equals ``half`` when rotary_dim = h_d.
 RopeLayout = Literal["half", "interleaved", "head_half"]
 

@@ -16,7 +16,7 @@ from .conventions import TimestepPlan, get, preset_times
 __all__ = ["timestep_embedding"]
 
 
-@outside_compile("timestep_embedding")
+@outside_compile
 def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype: Any = np.float32) -> np.ndarray:
     """The sinusoidal embedding of diffusion timesteps (or noise levels), ``[..., dim]``.
 

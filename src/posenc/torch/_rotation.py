@@ -69,7 +69,7 @@ def rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
 
     ``layout`` is a :data:`posenc.support.vocabulary.RopeLayout`: the pairs of the
     first rotary_dim channels (``half``, ``interleaved``), or ``head_half``'s
-    (i, i + h_d/2) for i < rotary_dim/2 (:func:`posenc.rope.proportional.rotate_head_half`).
+    (i, i + h_d/2) for i < rotary_dim/2 (:func:`posenc.rope.scaling.proportional.rotate_head_half`).
     """
     ct = torch.float64 if x.dtype == torch.float64 else torch.float32
     c = cos.to(ct)

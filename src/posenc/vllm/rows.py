@@ -46,8 +46,7 @@ import numpy as np
 from ..errors import PosEncError
 from ..rope.cos_sin import rope_table
 from ..rope.frequencies import spec_frequencies
-from ..rope.proportional import Proportional
-from ..rope.scaling import DynamicNTK, Linear, Llama3, YaRN
+from ..rope.scaling import DynamicNTK, Linear, Llama3, Proportional, YaRN
 from ..rope.spec import RopeConfig
 
 __all__ = ["PATCHED", "STOCK", "arange_length", "exact_cache", "linear_specs", "spec_of"]

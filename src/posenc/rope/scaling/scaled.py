@@ -1,6 +1,6 @@
 """What every RoPE scaling shares: the Scaled result, the ranges its fields may take, and their checks.
 
-The variants (:mod:`posenc.rope.scaling`, :mod:`posenc.rope.scaling_bands`)
+The variants (:mod:`posenc.rope.scaling`, a file each)
 compute frequencies with :mod:`decimal` at :data:`posenc.exact.DECIMAL_PREC`
 digits and hand them back through :func:`checked_scaled`, which keeps every
 frequency inside the range posenc's exact path covers.
@@ -12,8 +12,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from ..errors import MAX_ANGLE, MAX_POSITION, MIN_FREQUENCY, PosEncError, check_int, check_real, show_value
-from ..exact import ladder_digits
+from ...errors import MAX_ANGLE, MAX_POSITION, MIN_FREQUENCY, PosEncError, check_int, check_real, show_value
+from ...exact import ladder_digits
 
 __all__ = [
     "FACTOR_RANGE",

@@ -1,84 +1,20 @@
-"""Long-context RoPE scalings, each as Hugging Face transformers defines it.
-
-Every variant is a frozen dataclass. :func:`posenc.rope.rope_frequencies`
-takes one and asks it, through :meth:`scale`, for the inverse frequencies of
-a rotary dimension ``dim`` and base ``b`` (plain RoPE: ω_i = b**(-2i/dim),
-i = 0 … dim/2 - 1). The frequencies are computed with :mod:`decimal` at 70
-digits, so the exact tables of :mod:`posenc.exact` stay exact; the formulas
-are those of ``src/transformers/modeling_rope_utils.py`` in
-huggingface/transformers (the ``_compute_*_parameters`` functions, read at
-main in 2025/2026; older releases differ where noted).
-
-Two variants depend on the sequence length ``seq_len`` (HF passes
-``max(position_ids) + 1``): :class:`DynamicNTK` (its base) and
-:class:`LongRoPE` (short or long factors). Their :meth:`cache_key` says what
-of ``seq_len`` matters, and every table posenc builds is keyed on it: one
-table never mixes two rotations. A KV cache whose keys were rotated under
-one effective base must be re-rotated (or the length fixed) when the base
-changes; posenc does not do that behind your back.
-
-Reading a model's config is :func:`posenc.hf.config.from_hf_config`.
-"""
+"""NTK-aware rescaling, static and dynamic (HF ``rope_type="dynamic"``): the classes and the config reader."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
-from ..errors import PosEncError
-from ..exact import decimal_context
-from ..support.arguments import set_fields
-from ..support.compile import outside_compile
-from .scaled import (
-    Scaled,
-    check_rescalable,
-    checked_scaled,
-    exact_decimal,
-    factor,
-    length_field,
-    plain_ladder,
-)
-from .scaling_bands import Llama3, LongRoPE, YaRN
+from ...errors import PosEncError
+from ...exact import decimal_context
+from ...support.arguments import set_fields
+from ...support.compile import outside_compile
+from .reading import check_keys, max_positions
+from .scaled import Scaled, check_rescalable, checked_scaled, exact_decimal, factor, length_field, plain_ladder
 
-__all__ = [
-    "NTK",
-    "SCALINGS",
-    "DynamicNTK",
-    "Linear",
-    "Llama3",
-    "LongRoPE",
-    "Scaled",
-    "YaRN",
-]
-
-
-@dataclass(frozen=True)
-class Linear:
-    """Position interpolation: every frequency divided by ``factor``.
-
-    HF ``rope_type="linear"``, ``_compute_linear_scaling_rope_parameters``:
-    ``inv_freq /= factor`` (equivalent to dividing the positions; credited to
-    kaiokendev). Attention factor 1.
-
-    >>> [float(w) for w in Linear(4.0).scale(4, Decimal(100), None).inv_freq]
-    [0.25, 0.025]
-    """
-
-    factor: float  # > 0; 4 means positions 0 … 4L land where 0 … L did
-
-    @outside_compile("Linear")
-    def __post_init__(self) -> None:
-        set_fields(self, factor=factor(self.factor, "Linear.factor"))
-
-    def cache_key(self, seq_len: int | None) -> Hashable:
-        """Frequencies do not depend on the sequence length."""
-        return None
-
-    def scale(self, dim: int, base: Decimal, seq_len: int | None) -> Scaled:
-        with decimal_context():
-            f = exact_decimal(self.factor)
-            return checked_scaled(self, dim, [w / f for w in plain_ladder(dim, base)], base, 1.0)
+__all__ = ["NTK", "DynamicNTK", "read_dynamic"]
 
 
 @dataclass(frozen=True)
@@ -163,5 +99,11 @@ class DynamicNTK:
             return checked_scaled(self, dim, plain_ladder(dim, b), +b, 1.0)
 
 
-#: Every scaling variant, for isinstance checks.
-SCALINGS = (Linear, NTK, DynamicNTK, YaRN, Llama3, LongRoPE)
+def read_dynamic(rope: Mapping[str, Any], cfg: Mapping[str, Any]) -> DynamicNTK:
+    """The reader of ``rope_type="dynamic"``: ``factor``, and the config's max_position_embeddings."""
+    check_keys("dynamic", rope, {"factor"}, {"original_max_position_embeddings"})
+    # HF uses max_position_embeddings here (original_max_position_embeddings is read by no code path)
+    max_pos = max_positions(cfg)
+    if max_pos is None:
+        raise PosEncError("rope_type 'dynamic' needs 'max_position_embeddings' (its original length)")
+    return DynamicNTK(rope["factor"], max_pos)

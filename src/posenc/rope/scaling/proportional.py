@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_channels, check_int, show_value
-from ..exact import decimal_context, ladder_digits
-from ..support.arguments import set_fields
-from ..support.compile import outside_compile
-from .registry import check_keys
+from ...errors import PosEncError, check_channels, check_int, show_value
+from ...exact import decimal_context, ladder_digits
+from ...support.arguments import set_fields
+from ...support.compile import outside_compile
+from .reading import check_keys
 from .scaled import Scaled, checked_scaled, exact_decimal, factor
 
-__all__ = ["Proportional", "proportional_factory", "proportional_rotary_dim", "rotate_head_half"]
+__all__ = ["Proportional", "proportional_rotary_dim", "read_proportional", "rotate_head_half"]
 
 
 
@@ -77,7 +77,7 @@ def proportional_rotary_dim(head_dim: int, prf: float) -> int:
     return 2 * k
 
 
-def proportional_factory(rope: Mapping[str, Any], cfg: Mapping[str, Any]) -> Proportional:
+def read_proportional(rope: Mapping[str, Any], cfg: Mapping[str, Any]) -> Proportional:
     """The registry's factory for ``rope_type="proportional"`` (keys of ``_validate_proportional_rope_parameters``)."""
     check_keys("proportional", rope, set(), {"factor"})
     if cfg.get("head_dim") is not None:

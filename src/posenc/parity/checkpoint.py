@@ -35,11 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PosEncError, check_positions, show_value
-from .hf.config import from_hf_config
-from .rope.cos_sin import rope_cos_sin
-from .rope.frequencies import spec_frequencies
-from .rope.spec import RopeConfig
+from ..errors import PosEncError, check_positions, show_value
+from ..hf.config import from_hf_config
+from ..rope.cos_sin import rope_cos_sin
+from ..rope.frequencies import spec_frequencies
+from ..rope.spec import RopeConfig
 
 __all__ = ["IMPLEMENTATIONS", "ParityReport", "default_positions", "parity"]
 
