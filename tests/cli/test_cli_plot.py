@@ -52,11 +52,24 @@ def test_plot_without_matplotlib(capsys, monkeypatch, tmp_path):
 def test_plot_help_states_the_functions_defaults():
     import inspect
     import re
+    from dataclasses import fields
 
+    def dataclass_fields(cls):
+        return [f.name for f in fields(cls)]
+
+    from posenc.bias import T5Buckets
     from posenc.cli.plotting import PLOT_KINDS
+    from posenc.sinusoidal.conventions import Vaswani
 
+    # a setting taken as **settings (a family's TypedDict) has its default in the family's spec alone
+    spec = {"Unpack[SinusoidSettings]": Vaswani, "Unpack[T5Settings]": T5Buckets}
     for kind in PLOT_KINDS.values():
-        params = inspect.signature(kind.draw).parameters
+        params = dict(inspect.signature(kind.draw).parameters)
+        for p in list(params.values()):
+            if p.kind is p.VAR_KEYWORD and str(p.annotation) in spec:
+                family = spec[str(p.annotation)]
+                params.update({k: p.replace(name=k, kind=p.KEYWORD_ONLY, default=getattr(family, k),
+                                            annotation=p.empty) for k in dataclass_fields(family)})
         for o in kind.options:
             m = re.search(r"\(default ([^)]*)\)", o.help)
             if m is None or params[o.dest].default is None:  # "(default the centre)": words, not a value

@@ -29,6 +29,8 @@ from __future__ import annotations
 import inspect
 import itertools
 import os
+import re
+import sys
 from typing import Any
 
 import hypothesis.strategies as st
@@ -75,8 +77,14 @@ def test_hostile_pair(name, a, b):
 
 
 def parameters(call: Any) -> set[str]:
+    """The names ``call`` takes: its parameters, and the keys of a ``**settings: Unpack[XSettings]`` (a TypedDict)."""
     sig = inspect.signature(call)
-    return {p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    names = {p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    for p in sig.parameters.values():
+        shared = re.fullmatch(r"Unpack\[(\w+)\]", str(p.annotation)) if p.kind is p.VAR_KEYWORD else None
+        if shared:  # the TypedDict is imported where the callable is defined (only Unpack is the checker's alone)
+            names |= set(getattr(sys.modules[call.__module__], shared.group(1)).__annotations__)
+    return names
 
 
 def test_every_parameter_is_drawn():

@@ -1,4 +1,4 @@
-"""The 32-bit device path refuses positions it cannot hold: never NaN rows (posenc.torch._fixed.check_range).
+"""The 32-bit device path refuses positions it cannot hold: never NaN rows (posenc.triton.positions.check_range).
 
 The torch integer operations (what an accelerator runs) are reached on CPU
 with ``host_core=False``; the traced graphs (make_fx, torch.compile) carry
@@ -16,7 +16,7 @@ from posenc import PosEncError
 from posenc.timesteps.conventions import Diffusers
 from posenc.torch import NeRFEncoding, Timesteps
 from posenc.torch._exact import LadderBuffers
-from posenc.torch._fixed import check_range
+from posenc.triton.positions import check_range
 
 
 def _device_rows() -> LadderBuffers:

@@ -22,7 +22,7 @@ from .alibi import (
     alibi_table,
     register_alibi,
 )
-from .t5 import T5Buckets, t5_bucket, t5_bucket_edges, t5_buckets
+from .t5 import T5Buckets, T5Settings, t5_bucket, t5_bucket_edges, t5_buckets
 
 __all__ = [
     "ALIBI_CONVENTIONS",
@@ -33,6 +33,7 @@ __all__ = [
     "Mpt",
     "Press",
     "T5Buckets",
+    "T5Settings",
     "alibi_bias",
     "alibi_convention",
     "alibi_distance",

@@ -47,17 +47,20 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from ..errors import PosEncError, as_array, check_int, show_value
 from ..exact.power import log_float32, nearest_log
-from ..support.arguments import check_flag, default, left_out, set_fields
+from ..support.arguments import check_flag, given, set_fields, settings_of
 from ..support.compile import outside_compile
 from ..support.memory import allocate, check_size, shape_of
 
-__all__ = ["T5Buckets", "t5_bucket", "t5_bucket_edges", "t5_buckets"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's from Python 3.11; only read by the type checker
+
+__all__ = ["T5Buckets", "T5Settings", "t5_bucket", "t5_bucket_edges", "t5_buckets"]
 
 _LIMIT = 2**53  # offsets beyond it are no longer distinct float64 integers
 
@@ -125,6 +128,20 @@ class T5Buckets:
         return np.minimum(large, n - 1)
 
 
+class T5Settings(TypedDict, total=False):
+    """T5's bucket settings as keywords: ``t5_bucket(r, **settings)`` means ``T5Buckets(**settings)``.
+
+    Taken as ``**settings: Unpack[T5Settings]`` by every bucket entry point
+    (NumPy, torch, JAX, the plots); the defaults are :class:`T5Buckets`'s
+    fields alone. A name outside these three is refused, and beside
+    ``spec=`` so is each one, even at its default value.
+    """
+
+    bidirectional: bool  # T5Buckets.bidirectional: True (the encoder's)
+    num_buckets: int  # T5Buckets.num_buckets: 32
+    max_distance: int  # T5Buckets.max_distance: 128
+
+
 _NEAR = 1 << 12  # distances tabulated per setting (T5's own reach every offset below max_distance = 128 … 256)
 
 
@@ -149,21 +166,24 @@ def _denominator(cfg: T5Buckets) -> np.float32:
     return np.float32(nearest_log(Fraction(cfg.max_distance / cfg.max_exact), np.float64))
 
 
-def t5_buckets(bidirectional: Any = default(True), num_buckets: Any = default(32), max_distance: Any = default(128),
-               spec: Any = None) -> T5Buckets:
-    """A :class:`T5Buckets`, validated (the argument checks shared by every entry point), or ``spec`` itself.
+def t5_buckets(spec: T5Buckets | None = None, /, where: str = "t5_buckets",
+               **settings: Unpack[T5Settings]) -> T5Buckets:
+    """A :class:`T5Buckets` of the settings, validated (the checks shared by every entry point), or ``spec`` itself.
 
     Beside a spec the three settings must be left out (one setting, one place): one passed is
-    refused, even at its default value, since either may have been meant.
+    refused, even at its default value, since either may have been meant. ``where`` names the
+    entry point in the message about an unknown keyword.
+
+    >>> t5_buckets(num_buckets=16)
+    T5Buckets(bidirectional=True, num_buckets=16, max_distance=128)
     """
+    chosen = settings_of(settings, T5Settings, where)
     if spec is None:
-        return T5Buckets(bidirectional, num_buckets, max_distance)
+        return T5Buckets(**chosen)
     if not isinstance(spec, T5Buckets):
         raise PosEncError(f"spec must be a posenc.bias.T5Buckets (or None), got {show_value(spec)}")
-    given = {"bidirectional": bidirectional, "num_buckets": num_buckets, "max_distance": max_distance}
-    clash = [f"{k}={show_value(v)}" for k, v in given.items() if not left_out(v)]
-    if clash:
-        raise PosEncError(f"{', '.join(clash)}: part of the spec, so leave them out beside spec=")
+    if chosen:
+        raise PosEncError(f"{given(chosen, T5Settings)}: part of the spec, so leave them out beside spec=")
     return spec
 
 
@@ -189,9 +209,7 @@ def _offsets(relative_position: Any) -> np.ndarray:
 
 @outside_compile
 def t5_bucket(
-    relative_position: Any, *, bidirectional: bool = default(True), num_buckets: int = default(32),
-    max_distance: int = default(128),
-    spec: T5Buckets | None = None,
+    relative_position: Any, *, spec: T5Buckets | None = None, **settings: Unpack[T5Settings],
 ) -> np.ndarray:
     """T5's bucket of each offset ``j − i`` (key position minus query position).
 
@@ -200,13 +218,13 @@ def t5_bucket(
 
     Args:
         relative_position: integers, any shape, |r| < 2**53.
-        bidirectional: True for T5's encoder (keys after the query get
-            buckets ``num_buckets // 2 …``), False for its decoder (they all
-            get bucket 0).
-        num_buckets: >= 2 (>= 4 when bidirectional).
-        max_distance: > num_buckets / 2.
         spec: a :class:`T5Buckets` holding the three settings (checked once,
             when it was built); leave them out beside it.
+        **settings: :class:`T5Settings`, without ``spec``: ``bidirectional``,
+            True for T5's encoder (keys after the query get buckets
+            ``num_buckets // 2 …``), False for its decoder (they all get
+            bucket 0); ``num_buckets``, >= 2 (>= 4 when bidirectional; 32);
+            ``max_distance``, > num_buckets / 2 (128).
 
     Returns:
         int64 buckets, same shape, in ``[0, num_buckets)``.
@@ -221,7 +239,7 @@ def t5_bucket(
     >>> t5_bucket([-20, 0, 5], spec=T5Buckets(bidirectional=False)).tolist()
     [17, 0, 0]
     """
-    cfg = t5_buckets(bidirectional, num_buckets, max_distance, spec)
+    cfg = t5_buckets(spec, "t5_bucket", **settings)
     shape = shape_of(relative_position)
     if shape is not None:  # before any offset is read: the output, an int64 copy, one chunk's temporaries
         check_size(shape, np.int64, "t5_bucket output", work=math.prod(shape) * 8 + _CHUNK * 8 * 12)
@@ -244,8 +262,7 @@ def _buckets_of(cfg: T5Buckets, rel: np.ndarray) -> np.ndarray:
 
 
 @outside_compile
-def t5_bucket_edges(*, bidirectional: bool = default(True), num_buckets: int = default(32),
-                    max_distance: int = default(128)) -> np.ndarray:
+def t5_bucket_edges(**settings: Unpack[T5Settings]) -> np.ndarray:
     """Where each bucket starts: the smallest distance |j − i| in each bucket of one direction.
 
     T5's buckets are a non-decreasing function of the distance d = |j − i|
@@ -264,7 +281,7 @@ def t5_bucket_edges(*, bidirectional: bool = default(True), num_buckets: int = d
     >>> t5_bucket_edges().tolist()
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 23, 32, 46, 64, 91]
     """
-    cfg = t5_buckets(bidirectional, num_buckets, max_distance)
+    cfg = t5_buckets(None, "t5_bucket_edges", **settings)
     n, e = cfg.per_direction, cfg.max_exact
     edges = np.full(n, -1, dtype=np.int64)
     edges[:e] = np.arange(e)

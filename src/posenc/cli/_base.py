@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SHOW_LIMIT, show_value
-from ..support.arguments import default
+from ..sinusoidal.conventions import Vaswani
 from ..support.layout import sin_cos_views
 from ..support.vocabulary import CHANNEL_LAYOUTS
 from .typed import Shown, mark_negatives, unmark, unmarked, written_float, written_int
@@ -32,6 +32,7 @@ __all__ = [
     "Command",
     "CommandError",
     "Parser",
+    "Typed",
     "add_json_option",
     "add_output_options",
     "at_least",
@@ -52,6 +53,7 @@ __all__ = [
     "render_table",
     "short",
     "sig",
+    "typed",
     "vector_text",
 ]
 
@@ -359,14 +361,40 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is no JSON value")
 
 
+class Typed(argparse.Action):
+    """Store the option's value and note that it was typed: :func:`typed` then passes it on.
+
+    An entry point refuses a setting beside a preset even at its default value
+    (``--convention mae --base 10000``), so the command passes a setting only
+    where the user typed it, never its default.
+    """
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.typed_options = {*getattr(namespace, "typed_options", ()), self.dest}
+
+
+def typed(args: argparse.Namespace, *names: str) -> dict[str, Any]:
+    """The options among ``names`` (by ``dest``) that the user typed, for ``**`` into an entry point.
+
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--base", type=float, default=10000.0, action=Typed)
+    >>> typed(p.parse_args([]), "base"), typed(p.parse_args(["--base", "10000"]), "base")
+    ({}, {'base': 10000.0})
+    """
+    given = getattr(args, "typed_options", ())
+    return {n: getattr(args, n) for n in names if n in given}
+
+
 def model_options(parser: argparse.ArgumentParser, *, layout: bool = False, dtype: bool = False) -> None:
     """``--d-model`` (required) and ``--base``; ``--layout``/``--dtype`` where they matter."""
     parser.add_argument("--d-model", type=integer, required=True, metavar="D",
                         help="channels (a positive even integer)")
-    parser.add_argument("--base", type=real, default=default(10000.0), metavar="B",
+    parser.add_argument("--base", type=real, default=Vaswani.base, metavar="B", action=Typed,
                         help="ω_i = B^(-2i/D) (default 10000)")
     if layout:
-        parser.add_argument("--layout", choices=CHANNEL_LAYOUTS, default=default("interleaved"),
+        parser.add_argument("--layout", choices=CHANNEL_LAYOUTS, default=Vaswani.layout, action=Typed,
                             help="interleaved: sin at 2i, cos at 2i+1 (default); split: all sines, then all cosines")
     if dtype:
         parser.add_argument("--dtype", choices=("float16", "float32", "float64"), default="float32",

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..bias.alibi import ALIBI_CONVENTIONS, Mpt, alibi_distance, alibi_slopes
-from ..bias.t5 import t5_bucket_edges, t5_buckets
-from ..support.arguments import default
+from ..bias.t5 import T5Buckets, t5_bucket_edges, t5_buckets
 from ._base import add_output_options, command, emit_json, integer, real, render_table, sig
 
 __all__: list[str] = []
@@ -68,9 +67,9 @@ def alibi_cmd(args: argparse.Namespace) -> int:
 
 
 def _buckets_setup(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--num-buckets", type=integer, default=default(32), metavar="N",
+    p.add_argument("--num-buckets", type=integer, default=T5Buckets.num_buckets, metavar="N",
                    help="buckets in all (default 32, T5's)")
-    p.add_argument("--max-distance", type=integer, default=default(128), metavar="D",
+    p.add_argument("--max-distance", type=integer, default=T5Buckets.max_distance, metavar="D",
                    help="distances >= D share the last bucket (default 128, T5's)")
     p.add_argument("--unidirectional", action="store_true",
                    help="T5's decoder: keys after the query all get bucket 0 (default: the encoder's bidirectional)")
@@ -79,7 +78,8 @@ def _buckets_setup(p: argparse.ArgumentParser) -> None:
 
 @command("buckets", "T5's relative-position buckets: the distances each bucket covers", _buckets_setup)
 def buckets_cmd(args: argparse.Namespace) -> int:
-    cfg = t5_buckets(not args.unidirectional, args.num_buckets, args.max_distance)
+    cfg = t5_buckets(None, "buckets", bidirectional=not args.unidirectional, num_buckets=args.num_buckets,
+                     max_distance=args.max_distance)
     edges = t5_bucket_edges(bidirectional=cfg.bidirectional, num_buckets=cfg.num_buckets,
                             max_distance=cfg.max_distance)
     used = [int(e) for e in edges if e >= 0]

@@ -19,8 +19,7 @@ from ..rope.context import rope_grid_report
 from ..rope.sections import LADDERS, SECTION_LAYOUTS
 from ..sinusoidal.conventions_nd import NAMES as ND_NAMES
 from ..sinusoidal.grid_analysis import GridReport, grid_report
-from ..support.arguments import default
-from ._base import CommandError, emit_json, integers, render_table, sig
+from ._base import CommandError, emit_json, integers, render_table, sig, typed
 
 __all__ = ["channel_text", "context_grid", "grid_options", "int_list", "ladder_grid", "wants_grid"]
 
@@ -46,9 +45,10 @@ def grid_options(parser: argparse.ArgumentParser) -> None:
                         help="with --grid: the n-D sinusoid (default axial: each axis d/n channels)")
     parser.add_argument("--sections", type=int_list, metavar="S0,S1,...",
                         help="with --grid: multi-axis RoPE, rotary pairs per axis (e.g. 16,24,24); implies --rope")
-    parser.add_argument("--section-layout", choices=SECTION_LAYOUTS, default=default("contiguous"),
+    # None: left out, so the entry point's default (the spec's) applies and a spec beside it finds no clash
+    parser.add_argument("--section-layout", choices=SECTION_LAYOUTS, default=None,
                         help="where each axis's pairs sit: contiguous (Qwen2-VL, default) or interleaved (Qwen3-VL)")
-    parser.add_argument("--ladder", choices=LADDERS, default=default("shared"),
+    parser.add_argument("--ladder", choices=LADDERS, default=None,
                         help="shared: one ladder over the head (M-RoPE, default); per_axis: each axis its own (axial)")
 
 
@@ -66,13 +66,14 @@ def _report(args: argparse.Namespace) -> GridReport:
     if not rope:
         if getattr(args, "scaling", None) is not None or getattr(args, "rotary_dim", None) is not None:
             raise CommandError("--scaling/--rotary-dim with --grid need --sections (multi-axis RoPE)")
-        return grid_report(args.grid, args.d_model, base=args.base, convention=args.convention)
+        return grid_report(args.grid, args.d_model, convention=args.convention, **typed(args, "base"))
     if args.sections is None:
         raise CommandError("--rope with --grid needs --sections S0,S1,... (rotary pairs per axis)")
     if args.convention is not None:
         raise CommandError("--convention names an n-D sinusoid; with --sections the grid is multi-axis RoPE")
+    sections = {k: v for k, v in (("section_layout", args.section_layout), ("ladder", args.ladder)) if v is not None}
     return rope_grid_report(
-        args.grid, args.d_model, sections=args.sections, section_layout=args.section_layout, ladder=args.ladder,
+        args.grid, args.d_model, sections=args.sections, **sections,
         base=args.base, scaling=args.scaling, rotary_dim=args.rotary_dim, layout=getattr(args, "rope", None) or "half",
     )
 

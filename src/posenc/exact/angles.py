@@ -110,9 +110,15 @@ def _build_near() -> Any:
 
 
 def _reach(positions: np.ndarray, positions_lo: np.ndarray | None) -> float:
-    """max |p + lo| over the positions, from above (a NaN gives NaN: the full kernel then)."""
-    top = float(np.max(np.abs(positions)))
-    return top if positions_lo is None else top + float(np.max(np.abs(positions_lo)))
+    """max |p + lo| over the positions, from above (a NaN gives NaN: the full kernel then).
+
+    From the largest and smallest values, not ``np.abs`` of the array: no
+    temporary as large as the positions, which the size checks do not count.
+    """
+    top = max(abs(float(np.max(positions))), abs(float(np.min(positions))))
+    if positions_lo is None:
+        return top
+    return top + max(abs(float(np.max(positions_lo))), abs(float(np.min(positions_lo))))
 
 
 _JIT_MIN = 1 << 16  # elements: below this the NumPy engine answers in about a millisecond

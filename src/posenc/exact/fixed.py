@@ -54,14 +54,20 @@ from ..errors import PosEncError
 from .core import PI_DIGITS, decimal_context
 from .ladder import Ladder
 
-__all__ = ["COS_COEFFS", "ERROR_BOUND", "MIN_OMEGA", "PI_4", "SIN_COEFFS", "FixedLadder", "fixed_ladder",
-           "scale_words"]
+__all__ = ["COS_COEFFS", "ERROR_BOUND", "FLOAT_LIMIT", "INT_LIMIT", "MIN_OMEGA", "PI_4", "SIN_COEFFS", "FixedLadder",
+           "fixed_ladder", "scale_words"]
 
 MASK16 = 0xFFFF
 
 #: Relative error bound of the 64-bit fixed-point sin/cos before the float32 rounding
 #: (truncated products, the Taylor tails and the phase error; see the module docstring).
 ERROR_BOUND = 2.0**-56
+
+#: The 32-bit phase holds float positions |t| < 2**31 (beyond, or NaN and inf, its rows are NaN: every entry
+#: point refuses those first): the range of the device path in torch, JAX and Triton alike.
+FLOAT_LIMIT = 2.0**31
+#: Integer positions must lie in [−INT_LIMIT, INT_LIMIT): int32, what the 32-bit path holds.
+INT_LIMIT = 2**31
 
 #: The slowest frequency the 128-bit phase holds to full precision (ω/2π >= 2**-64).
 MIN_OMEGA = 2.0**-60

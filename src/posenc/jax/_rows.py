@@ -15,11 +15,10 @@ import numpy as np
 
 import jax
 
-from ..exact.fixed import FixedLadder, fixed_ladder, scale_words
+from ..exact.fixed import FLOAT_LIMIT, INT_LIMIT, FixedLadder, fixed_ladder, scale_words
 from ..exact.fixed_phase import phase_of_floats, phase_of_integers
 from ..exact.fixed_sincos import Ops, sincos_f32
 from ..exact.ladder import Ladder
-from .inputs import FLOAT_LIMIT, INT_LIMIT
 
 __all__ = ["JAX_OPS", "computed_once", "sincos_rows"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -12,13 +12,16 @@ import jax
 from ..bias import alibi_bias as np_alibi_bias
 from ..bias import t5_bucket_edges
 from ..bias.alibi import AlibiSpec, alibi_convention
-from ..bias.t5 import t5_buckets
+from ..bias.t5 import T5Buckets, T5Settings, t5_buckets
 from ..errors import PosEncError, check_int
+from ..exact.fixed import INT_LIMIT
 from ..exact.fixed_product import times_int_f32
-from ..support.arguments import default
 from ._rows import JAX_OPS
-from .inputs import INT_LIMIT, check_output, check_traced_positions
+from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype, float_array
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["alibi_bias", "t5_bias", "t5_bucket"]
 
@@ -92,9 +95,7 @@ def alibi_bias(
 
 
 def t5_bucket(
-    relative_position: Any, *, bidirectional: bool = default(True), num_buckets: int = default(32),
-    max_distance: int = default(128),
-    spec: Any = None,
+    relative_position: Any, *, spec: T5Buckets | None = None, **settings: Unpack[T5Settings],
 ) -> jax.Array:
     """T5's bucket of each traced offset ``j − i`` (:func:`posenc.t5_bucket`), int32, the same integers.
 
@@ -116,7 +117,7 @@ def t5_bucket(
     >>> t5_bucket(jnp.array([-1, 0, 1, -8, -12, -128])).tolist()
     [1, 0, 17, 8, 9, 15]
     """
-    cfg = t5_buckets(bidirectional, num_buckets, max_distance, spec)  # spec: a posenc.bias.T5Buckets
+    cfg = t5_buckets(spec, "posenc.jax.t5_bucket", **settings)
     rel = check_traced_positions(relative_position, "relative_position")
     if np.dtype(rel.dtype).kind != "i":
         raise PosEncError(f"relative_position must be integers (key − query), got dtype {rel.dtype}")
@@ -145,8 +146,8 @@ def t5_bias(
     offset: int = 0,
     q_positions: Any = None,
     k_positions: Any = None,
-    bidirectional: bool = default(True),
-    max_distance: int = default(128),
+    bidirectional: bool = T5Buckets.bidirectional,
+    max_distance: int = T5Buckets.max_distance,
 ) -> jax.Array:
     """T5's relative attention bias ``[n_heads, q_len, k_len]``: ``weights[bucket(j − i)]``.
 

@@ -11,12 +11,12 @@ import numpy as np
 import jax
 
 from ..errors import PosEncError, check_int, show_value
-from ..exact.fixed import fixed_ladder
+from ..exact.fixed import INT_LIMIT, fixed_ladder
 from ..exact.fixed_dot import MAX_TERMS, phase_of_dot
 from ..exact.fixed_sincos import sincos_f32
 from ..fields.conventions import FieldConvention, FieldPlan, get
 from ._rows import JAX_OPS, sincos_rows
-from .inputs import INT_LIMIT, check_output, check_traced_positions
+from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
 
 __all__ = ["fourier_features", "nerf_encoding"]

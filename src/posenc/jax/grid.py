@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
 
 import jax
 
+from ..sinusoidal.conventions_nd import AnyNdConvention, AxialSettings
 from ..sinusoidal.grid import channel_sources, check_nd_shape, nd_options
-from ..support.arguments import default
 from ._rows import sincos_rows
 from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["encode_nd"]
 
@@ -22,10 +25,10 @@ def encode_nd(
     coords: Any,
     d_model: int,
     *,
-    base: float = default(10000.0),
-    convention: Any = None,
+    convention: AnyNdConvention = None,
     dtype: Any = jnp.float32,
     cls_token: Any = False,
+    **settings: Unpack[AxialSettings],
 ) -> jax.Array:
     """The n-D sinusoidal encoding of (traced) points ``[..., n]``: :func:`posenc.encode_nd`'s float32 bits.
 
@@ -43,7 +46,7 @@ def encode_nd(
             host value must fit int32, or be float32-exact with
             ``|c| < 2**31``; a traced float coordinate at or past 2**31 (or
             NaN) gives NaN channels.
-        d_model, base, convention, cls_token: as :func:`posenc.encode_nd`
+        d_model, convention, cls_token, settings: as :func:`posenc.encode_nd`
             (static, checked when traced).
         dtype: float32, bfloat16 or float16.
 
@@ -71,7 +74,7 @@ def encode_nd(
     >>> encode_nd(jnp.zeros((3, 2)), 8, cls_token=True).shape
     (4, 8)
     """
-    conv, extra = nd_options(convention, base, cls_token)
+    conv, extra = nd_options(convention, cls_token, "posenc.jax.encode_nd", **settings)
     dt = _out_dtype(dtype)
     pts = check_traced_positions(coords, "coords")
     check_nd_shape(pts.shape, extra, coords)

@@ -34,16 +34,12 @@ import numpy as np
 import jax
 
 from ..errors import PosEncError, show_value
+from ..exact.fixed import FLOAT_LIMIT, INT_LIMIT
 from ..support.memory import check_size
 
-__all__ = ["FLOAT_LIMIT", "INT_LIMIT", "as_input", "check_output", "check_traced_positions", "device_memory",
+__all__ = ["as_input", "check_output", "check_traced_positions", "device_memory",
            "is_traced", "positions"]
 
-#: float positions at or beyond this magnitude (or NaN) give NaN rows: the exact range of the 32-bit path.
-FLOAT_LIMIT = 2.0**31
-
-#: integer positions must lie in [−INT_LIMIT, INT_LIMIT): int32, what the 32-bit path holds.
-INT_LIMIT = 2**31
 
 _WIDENED = ("bfloat16", "float16")  # float dtypes every value of which float32 holds exactly
 

@@ -8,7 +8,7 @@ carry. The layout of q and k is Flax's (MaxText, gemma): ``[b, s, n_h, h_d]``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import jax.numpy as jnp
 from flax import nnx
@@ -18,12 +18,16 @@ import jax
 from ..errors import PosEncError
 from ..rope.frequencies import RopeFrequencies
 from ..rope.spec import RopeConfig, as_spec
+from ..sinusoidal.conventions import AnyConvention, SinusoidSettings
 from ..support.arguments import default
-from ..support.vocabulary import ChannelLayout, LadderSharing, RopeLayout, SectionLayout
+from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
 from ._rows import computed_once
 from .inputs import check_traced_positions
 from .rope import cos_sin_rows, float_array, rotate, traced_frequencies
 from .sinusoidal import encode
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["RotaryEmbedding", "SinusoidalEmbedding"]
 
@@ -108,7 +112,7 @@ class SinusoidalEmbedding(nnx.Module):
 
     Args:
         d_model: channels.
-        base, layout, convention: as :func:`posenc.encode`.
+        convention, settings: as :func:`posenc.encode` (``base``, ``layout`` without a convention).
 
     ``__call__(x, positions=None, offset=0)``: x ``[b, s, d]`` or ``[s, d]``;
     positions int32/float32 ``[s]`` or ``[b, s]``, default ``offset … offset+s-1``
@@ -120,11 +124,11 @@ class SinusoidalEmbedding(nnx.Module):
     (2, 5, 16)
     """
 
-    def __init__(self, d_model: int, *, base: float = default(10000.0), layout: ChannelLayout = default("interleaved"),
-                 convention: Any = None) -> None:
+    def __init__(self, d_model: int, *, convention: AnyConvention = None,
+                 **settings: Unpack[SinusoidSettings]) -> None:
         self.d_model = d_model
-        self.settings = (base, layout, convention)
-        encode(jnp.zeros((1,), jnp.int32), d_model, base=base, layout=layout, convention=convention)
+        self.settings = (convention, tuple(settings.items()))  # those passed only: beside a convention, none
+        encode(jnp.zeros((1,), jnp.int32), d_model, convention=convention, **settings)
 
     def __call__(self, x: jax.Array, positions: Any = None, offset: Any = 0) -> jax.Array:
         x = float_array(x, "x")
@@ -132,6 +136,6 @@ class SinusoidalEmbedding(nnx.Module):
             raise PosEncError(f"x must be [b, s, {self.d_model}] or [s, {self.d_model}], got shape {tuple(x.shape)}")
         if positions is None:
             positions = jnp.arange(x.shape[-2], dtype=jnp.int32) + jnp.asarray(offset, jnp.int32)
-        base, layout, convention = self.settings
-        pe = encode(positions, self.d_model, base=base, layout=layout, convention=convention)
+        convention, settings = self.settings
+        pe = encode(positions, self.d_model, convention=convention, **cast("SinusoidSettings", dict(settings)))
         return (x.astype(jnp.float32) + pe).astype(x.dtype)

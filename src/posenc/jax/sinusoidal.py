@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -11,12 +11,14 @@ import numpy as np
 import jax
 
 from ..sinusoidal import table as np_table
-from ..sinusoidal.conventions import resolve
-from ..support.arguments import default
-from ..support.vocabulary import ChannelLayout
+from ..sinusoidal.conventions import AnyConvention, SinusoidSettings, resolve
+from ..support.arguments import settings_of
 from ._rows import sincos_rows
 from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["encode", "table"]
 
@@ -25,16 +27,15 @@ def encode(
     positions: Any,
     d_model: int,
     *,
-    base: float = default(10000.0),
-    layout: ChannelLayout = default("interleaved"),
     dtype: Any = jnp.float32,
-    convention: Any = None,
+    convention: AnyConvention = None,
+    **settings: Unpack[SinusoidSettings],
 ) -> jax.Array:
     """The sinusoidal encoding of each (traced) position, ``[..., d_model]``: :func:`posenc.encode`'s float32 bits.
 
     Args:
         positions: int32 or float32 ``[...]`` (as :func:`posenc.jax.rope_cos_sin`).
-        d_model, base, layout, convention: as :func:`posenc.encode` (static);
+        d_model, convention, settings: as :func:`posenc.encode` (static);
             a convention's origin (fairseq's ``padding_idx + 1``) is added
             exactly, and its padding row is zero.
         dtype: float32, bfloat16 or float16.
@@ -60,7 +61,7 @@ def encode(
     if isinstance(d_model, numbers.Integral) and not isinstance(d_model, (bool, np.bool_)) and d_model > 0:
         # sized before the plan (a wide ladder takes a while to build); an odd width computes one more channel
         check_output((*pos.shape, int(d_model) + int(d_model) % 2), "encoding", dtype=dt)
-    plan = resolve(convention, base=base, layout=layout).plan(d_model)
+    plan = resolve(convention, "posenc.jax.encode", **settings).plan(d_model)
     sin, cos = sincos_rows(pos, plan.ladder, origin=plan.origin)
     n = len(plan.ladder)
     if plan.layout == "interleaved":
@@ -81,16 +82,16 @@ def table(
     d_model: int,
     *,
     start: int = 0,
-    base: float = default(10000.0),
-    layout: ChannelLayout = default("interleaved"),
     dtype: Any = jnp.float32,
-    convention: Any = None,
+    convention: AnyConvention = None,
+    **settings: Unpack[SinusoidSettings],
 ) -> jax.Array:
     """Rows for positions ``start … start+length-1`` (all static): :func:`posenc.table`, as a constant.
 
     >>> table(3, 4, start=1).shape
     (3, 4)
     """
+    settings_of(settings, SinusoidSettings, "posenc.jax.table")
     dt = _out_dtype(dtype)
-    rows = np_table(length, d_model, start=start, base=base, layout=layout, dtype=np.float32, convention=convention)
+    rows = np_table(length, d_model, start=start, dtype=np.float32, convention=convention, **settings)
     return jnp.asarray(rows).astype(dt)

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..bias.alibi import alibi_bias, alibi_convention, alibi_distance, alibi_slopes
-from ..bias.t5 import t5_bucket, t5_bucket_edges, t5_buckets
+from ..bias.t5 import T5Settings, t5_bucket, t5_bucket_edges, t5_buckets
 from ..errors import PosEncError, check_d_model, check_int, check_real, show_value
 from ..rope.xpos import XPos, xpos_decay
-from ..support.arguments import default
 from ._canvas import GREY, RED, canvas, legend_clear_of_data
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from typing_extensions import Unpack
 
 __all__ = ["alibi_curves", "bucket_steps", "plot_alibi", "plot_buckets", "plot_xpos", "xpos_curves"]
 
@@ -104,12 +104,9 @@ def plot_alibi(
     return fig
 
 
-def bucket_steps(
-    *, bidirectional: bool = default(True), num_buckets: int = default(32), max_distance: int = default(128),
-    span: int | None = None,
-) -> dict[str, Any]:
+def bucket_steps(*, span: int | None = None, **settings: Unpack[T5Settings]) -> dict[str, Any]:
     """What :func:`plot_buckets` draws: offsets ``[2S+1]``, their buckets, and the edges."""
-    cfg = t5_buckets(bidirectional, num_buckets, max_distance)
+    cfg = t5_buckets(None, "bucket_steps", **settings)
     s = _span(span if span is not None else (3 * cfg.max_distance) // 2, "span", 100_000)
     rel = np.arange(-s, s + 1)
     b, nb, md = cfg.bidirectional, cfg.num_buckets, cfg.max_distance
@@ -119,19 +116,20 @@ def bucket_steps(
 
 
 def plot_buckets(
-    *, bidirectional: bool = default(True), num_buckets: int = default(32), max_distance: int = default(128),
+    *,
     span: int | None = None,
     ax: Axes | None = None,
+    **settings: Unpack[T5Settings],
 ) -> Figure:
     """T5's bucket of each offset j − i, a staircase: one step per position, then logarithmic ones.
 
     Args:
-        bidirectional, num_buckets, max_distance: as :func:`posenc.t5_bucket`.
         span: offsets −span … span are drawn (default 1.5·max_distance; at most 100000).
         ax: draw into these axes.
+        **settings: ``bidirectional``, ``num_buckets``, ``max_distance``, as :func:`posenc.t5_bucket`.
     """
-    cfg = t5_buckets(bidirectional, num_buckets, max_distance)
-    data = bucket_steps(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance, span=span)
+    cfg = t5_buckets(None, "plot_buckets", **settings)
+    data = bucket_steps(span=span, **settings)
     rel, b, edges = data["offset"], data["bucket"], data["edges"]
     fig, axes = canvas(ax, (9.0, 5.0))
     axes.step(rel, b, where="mid", color="tab:blue", lw=1.6, gid="buckets")

@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import PosEncError, show_value
-from ..sinusoidal.conventions_nd import NAMES, get, resolve
+from ..sinusoidal.conventions_nd import NAMES, Axial, get, resolve
 from ..sinusoidal.grid_analysis import check_sizes, grid_similarity
-from ..support.arguments import default
 from ._canvas import MAX_CELLS, require
 
 if TYPE_CHECKING:
@@ -47,7 +46,7 @@ def plot_grid(
     d_model: int = 256,
     *,
     patch: Sequence[int] | None = None,
-    base: float = default(10000.0),
+    base: float = Axial.base,
     conventions: Sequence[Any] | None = None,
     ax: Axes | None = None,
 ) -> Figure:

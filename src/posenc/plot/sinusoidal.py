@@ -25,16 +25,16 @@ from ..errors import (
     check_positions,
     show_value,
 )
+from ..sinusoidal.conventions import SinusoidSettings, Vaswani, seed_settings
 from ..sinusoidal.encoding import encode, table
 from ..sinusoidal.frequencies import context_report, frequencies, wavelengths
-from ..support.arguments import default
 from ..support.layout import check_channel_layout, sin_cos_views
-from ..support.vocabulary import ChannelLayout
 from ._canvas import BLUE, GREY, MAX_CELLS, ORANGE, RED, canvas, legend_clear_of_data
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from typing_extensions import Unpack
 
 __all__ = ["plot_heatmap", "plot_kernel", "plot_ladder", "plot_rotation", "plot_wave"]
 
@@ -42,7 +42,7 @@ def _pair_views(vec: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     return sin_cos_views(vec, d // 2, "interleaved")
 
 
-def plot_wave(d_model: int = 4, *, base: float = default(10000.0), positions: int = 8,
+def plot_wave(d_model: int = 4, *, base: float = Vaswani.base, positions: int = 8,
               ax: Axes | None = None) -> Figure:
     """Figure s02: the fastest channel, sin(ω_0·pos) with ω_0 = 1, against position.
 
@@ -106,7 +106,7 @@ def plot_rotation(
     by: float = 5,
     *,
     d_model: int = 4,
-    base: float = default(10000.0),
+    base: float = Vaswani.base,
     pair: int | None = None,
     ax: Axes | None = None,
 ) -> Figure:
@@ -237,15 +237,16 @@ def plot_heatmap(
     d_model: int = 64,
     *,
     start: int = 0,
-    base: float = default(10000.0),
-    layout: ChannelLayout = default("interleaved"),
     ax: Axes | None = None,
+    **settings: Unpack[SinusoidSettings],
 ) -> Figure:
     """The table PE(pos, channel) as an image: positions down, channels across.
 
     Fast channels (left, interleaved) alternate quickly down the rows; slow
-    ones (right) barely change: sin near 0, cos near 1.
+    ones (right) barely change: sin near 0, cos near 1. ``settings``
+    (``base``, ``layout``) are those of :func:`posenc.encode`.
     """
+    base, layout = seed_settings(settings, "plot_heatmap")
     n = check_int(length, "length", minimum=1)
     d = check_d_model(d_model)
     lay = check_channel_layout(layout)
@@ -269,7 +270,7 @@ def plot_heatmap(
 def plot_kernel(
     d_model: int = 64,
     *,
-    base: float = default(10000.0),
+    base: float = Vaswani.base,
     max_offset: int = 100,
     refs: Sequence[float] = (0, 250, 1000),
     ax: Axes | None = None,
@@ -312,7 +313,7 @@ def plot_kernel(
 
 
 def plot_ladder(
-    d_model: int = 512, *, base: float = default(10000.0), context: float = 8192, ax: Axes | None = None
+    d_model: int = 512, *, base: float = Vaswani.base, context: float = 8192, ax: Axes | None = None
 ) -> Figure:
     """The wavelength λ_i = 2π/ω_i of every pair on a log axis, and a context length.
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..rope.cos_sin import rope_cos_sin
+from ..sinusoidal.conventions_nd import NdConventionName
 from ..sinusoidal.encoding import encode
 from ..sinusoidal.grid import encode_nd
 from ..sinusoidal.grid_analysis import grid_report
@@ -28,7 +29,7 @@ __all__ = ["GRID_CELLS", "grid_case", "grid_cases"]
 D = 8  # the seed's tiny model on each of two axes: 4 channels, ω = (1, 0.01) per axis
 
 
-def pe(i: float, j: float, convention: str | None = None) -> np.ndarray:
+def pe(i: float, j: float, convention: NdConventionName | None = None) -> np.ndarray:
     """The tiny grid model's encoding of patch (row i, column j), float64."""
     return encode_nd([i, j], D, convention=convention, dtype=np.float64)
 

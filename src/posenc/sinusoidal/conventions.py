@@ -29,7 +29,7 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 
 import numpy as np
 
@@ -49,25 +49,31 @@ from ..errors import (
 )
 from ..exact import Ladder, fill_range, fill_sincos, geometric_ladder, ladder_digits, seed_ladder, two_sum
 from ..registry import Registry, checked_results
-from ..support.arguments import default, passed, set_fields
+from ..support.arguments import given, set_fields, settings_of
 from ..support.compile import outside_compile
 from ..support.layout import check_channel_layout, sin_cos_views
 from ..support.memory import allocate, check_rows, shape_of
 from ..support.vocabulary import ChannelLayout
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's from Python 3.11; only read by the type checker
+
 __all__ = [
     "NAMES",
     "Convention",
+    "ConventionName",
     "Fairseq",
     "HFMarian",
     "Keras",
     "Plan",
     "PositionalEncodings",
+    "SinusoidSettings",
     "Tensor2Tensor",
     "Vaswani",
     "get",
     "register_convention",
     "resolve",
+    "seed_settings",
 ]
 
 
@@ -197,6 +203,19 @@ class Vaswani(Convention):
     def plan(self, d_model: Any) -> Plan:
         d = check_d_model(d_model)
         return Plan(seed_ladder(d, self.base), self.layout, d)
+
+
+class SinusoidSettings(TypedDict, total=False):
+    """The settings of the seed's formula, as keywords: ``encode(p, d, **settings)`` means ``Vaswani(**settings)``.
+
+    Every sinusoid entry point taking them (NumPy, torch, JAX, the plots)
+    takes ``**settings: Unpack[SinusoidSettings]``; their defaults are
+    :class:`Vaswani`'s fields alone. A name outside these two is refused,
+    and beside a ``convention`` (which carries its own) so is either one.
+    """
+
+    base: float  # b in ω_i = b^(-2i/d) (Vaswani.base: 10000.0)
+    layout: ChannelLayout  # "interleaved" (Vaswani.layout) or "split"
 
 
 @functools.lru_cache(maxsize=64)
@@ -369,6 +388,12 @@ _PRESETS = Registry[Convention]("a posenc.conventions preset", Convention,
 #: The built-in preset names (:func:`get` also knows those registered since).
 NAMES = tuple(_PRESETS)
 
+#: The built-in preset names as a type (an editor completes them; :data:`NAMES` is the tuple, checked equal).
+ConventionName = Literal["vaswani", "tensor2tensor", "fairseq", "hf-marian", "keras", "positional-encodings"]
+#: What a ``convention=`` argument takes: None (the seed's formula), a built-in name, a preset (or its class).
+#: A name registered since (:func:`register_convention`) works too; the type names the built-ins.
+AnyConvention = ConventionName | Convention | type[Convention] | None
+
 
 @outside_compile
 def register_convention(name: str, preset: Any) -> None:
@@ -408,25 +433,40 @@ def get(convention: Any) -> Convention:
     return _PRESETS.get(convention, "convention")
 
 
-def resolve(convention: Any = None, *, base: Any = default(10000.0),
-            layout: Any = default("interleaved")) -> Convention:
-    """The convention an entry point with (base, layout, convention) arguments means.
+def seed_settings(settings: SinusoidSettings, where: str) -> tuple[Any, Any]:
+    """``(base, layout)`` of the settings given, :class:`Vaswani`'s defaults for those left out (not yet checked).
 
-    ``convention=None`` is the seed's formula with ``base`` and ``layout``.
-    A preset carries its own base and layout, so passing ``base`` or
-    ``layout`` alongside one (even at the default value) is an error rather
-    than silently ignored.
+    For the entry points of the seed's formula alone (``shift``, ``aliasing``, ...), which check them in turn.
+
+    >>> seed_settings({"layout": "split"}, "shift")
+    (10000.0, 'split')
+    """
+    chosen = settings_of(settings, SinusoidSettings, where)
+    return chosen.get("base", Vaswani.base), chosen.get("layout", Vaswani.layout)
+
+
+def resolve(convention: AnyConvention = None, /, where: str = "resolve",
+            **settings: Unpack[SinusoidSettings]) -> Convention:
+    """The convention an entry point with (convention, ``**settings``) arguments means.
+
+    ``convention=None`` is the seed's formula, :class:`Vaswani` with the
+    settings given (its defaults for those left out). A preset carries its
+    own base and layout, so a setting passed alongside one (even at the
+    default value) is an error rather than silently ignored. ``where`` names
+    the entry point in the message about an unknown keyword.
 
     >>> resolve(None, base=100.0, layout="split")
     Vaswani(base=100.0, layout='split')
+    >>> resolve("keras")
+    Keras(max_wavelength=10000.0)
     """
+    chosen = settings_of(settings, SinusoidSettings, where)
     if convention is None:
-        return Vaswani(base, layout)
+        return Vaswani(**chosen)
     conv = get(convention)
-    given = passed(base=base, layout=layout)
-    if given:
+    if chosen:
         raise PosEncError(
-            f"base and layout are part of the convention {conv!r}; got {given} (pass the convention alone, "
-            "or set them on the preset, e.g. Vaswani(base=..., layout=...))"
+            f"base and layout are part of the convention {conv!r}; got {given(chosen, SinusoidSettings)} (pass the "
+            "convention alone, or set them on the preset, e.g. Vaswani(base=..., layout=...))"
         )
     return conv

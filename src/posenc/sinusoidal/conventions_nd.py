@@ -30,22 +30,27 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 
 from ..errors import PosEncError, check_base, check_channels, check_int, show_value
 from ..exact import Ladder, geometric_ladder
 from ..registry import Registry, checked_results
-from ..support.arguments import default, left_out, set_fields
+from ..support.arguments import set_fields, settings_of
 from ..support.compile import outside_compile
 from ..support.vocabulary import ChannelLayout
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's from Python 3.11; only read by the type checker
 
 __all__ = [
     "MAE",
     "NAMES",
     "Axial",
+    "AxialSettings",
     "BigVision",
     "Block",
     "NdConvention",
+    "NdConventionName",
     "NdPlan",
     "PositionalEncodingsND",
     "Timm",
@@ -172,6 +177,18 @@ class Axial(NdConvention):
         s = d // n
         lad = geometric_ladder(s // 2, self.base, Fraction(s // 2))
         return tuple(Block(k, k * s, lad, "interleaved", s) for k in range(n))
+
+
+class AxialSettings(TypedDict, total=False):
+    """The settings of the default n-D encoding as keywords: ``encode_nd(c, d, **settings)`` is ``Axial(**settings)``.
+
+    Taken as ``**settings: Unpack[AxialSettings]`` by every n-D entry point
+    (``encode_nd``, ``grid_report``, ``grid_similarity``, their JAX and plot
+    forms); the default is :class:`Axial`'s field. Beside a ``convention``
+    (which carries its own base) it is refused.
+    """
+
+    base: float  # b in ω_i = b^(-2i/s) (Axial.base: 10000.0)
 
 
 @dataclass(frozen=True)
@@ -327,6 +344,11 @@ _PRESETS = Registry[NdConvention]("an n-D preset (posenc.sinusoidal.conventions_
 
 #: The n-D preset names :func:`get` knows.
 NAMES = tuple(_PRESETS)
+#: The built-in n-D preset names as a type (an editor completes them; :data:`NAMES` is the tuple, checked equal).
+NdConventionName = Literal["axial", "mae", "big_vision", "positional-encodings", "timm"]
+#: What an n-D ``convention=`` takes: None (:class:`Axial`), a built-in name, a preset (or its class); a name
+#: registered since works too.
+AnyNdConvention = NdConventionName | NdConvention | type[NdConvention] | None
 
 
 @outside_compile
@@ -347,21 +369,25 @@ def register_nd(name: str, preset: Any) -> None:
     _PRESETS.register(name, preset)
 
 
-def resolve(convention: Any = None, *, base: Any = default(10000.0)) -> NdConvention:
-    """The preset an ``encode_nd(..., base=, convention=)`` call means.
+def resolve(convention: AnyNdConvention = None, /, where: str = "resolve",
+            **settings: Unpack[AxialSettings]) -> NdConvention:
+    """The preset an ``encode_nd(..., convention=, **settings)`` call means.
 
-    ``None`` is :class:`Axial` with ``base``; a preset carries its own base,
-    so a ``base`` passed beside one (even 10000.0) is an error, not silently ignored.
+    ``None`` is :class:`Axial` with the settings given; a preset carries its
+    own base, so a ``base`` passed beside one (even 10000.0) is an error, not
+    silently ignored. ``where`` names the entry point in the message about an
+    unknown keyword.
 
     >>> resolve(None, base=100.0)
     Axial(base=100.0)
     """
+    chosen = settings_of(settings, AxialSettings, where)
     if convention is None:
-        return Axial(base)
+        return Axial(**chosen)
     conv = get(convention)
-    if not left_out(base):
+    if chosen:
         raise PosEncError(
-            f"base is part of the convention; got base={show_value(base)} with convention {conv!r} "
+            f"base is part of the convention; got base={show_value(chosen['base'])} with convention {conv!r} "
             "(set it on the preset, e.g. MAE(base=...))"
         )
     return conv

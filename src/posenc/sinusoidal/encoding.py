@@ -9,14 +9,15 @@ float64, for every ``|p| < 2**31``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..support.arguments import default
 from ..support.compile import outside_compile
-from ..support.vocabulary import ChannelLayout
-from .conventions import resolve
+from .conventions import AnyConvention, SinusoidSettings, resolve
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["encode", "table"]
 
@@ -26,10 +27,9 @@ def encode(
     positions: Any,
     d_model: int,
     *,
-    base: float = default(10000.0),
-    layout: ChannelLayout = default("interleaved"),
     dtype: Any = np.float32,
-    convention: Any = None,
+    convention: AnyConvention = None,
+    **settings: Unpack[SinusoidSettings],
 ) -> np.ndarray:
     """The sinusoidal encoding of each position.
 
@@ -37,14 +37,16 @@ def encode(
         positions: a real scalar or array ``[...]``: integers, floats,
             negatives (``|p| < 2**53``; exact for ``|p| < 2**31``).
         d_model: channels, a positive even integer.
-        base: b in ω_i = b**(-2i/d_model); 10000 in the paper.
-        layout: ``"interleaved"`` (sin at 2i, cos at 2i+1; the seed's) or
-            ``"split"`` (all sines, then all cosines).
         dtype: float16, float32 or float64.
         convention: None for the formula above, or a preset of
             :mod:`posenc.conventions` (or its name, e.g. ``"fairseq"``) that
             reproduces another framework's table; it carries its own base and
             layout, so leave those out.
+        **settings: the formula's (:class:`~posenc.sinusoidal.conventions.SinusoidSettings`),
+            for ``convention=None``: ``base``, b in ω_i = b**(-2i/d_model)
+            (10000, the paper's); ``layout``, ``"interleaved"`` (sin at 2i,
+            cos at 2i+1; the seed's) or ``"split"`` (all sines, then all
+            cosines).
 
     Returns:
         ``[..., d_model]`` in ``dtype``.
@@ -61,7 +63,7 @@ def encode(
     >>> encode(0, 5, convention="keras").tolist()
     [0.0, 1.0, 0.0, 1.0, 0.0]
     """
-    return resolve(convention, base=base, layout=layout).encode(positions, d_model, dtype=dtype)
+    return resolve(convention, "encode", **settings).encode(positions, d_model, dtype=dtype)
 
 
 @outside_compile
@@ -70,10 +72,9 @@ def table(
     d_model: int,
     *,
     start: int = 0,
-    base: float = default(10000.0),
-    layout: ChannelLayout = default("interleaved"),
     dtype: Any = np.float32,
-    convention: Any = None,
+    convention: AnyConvention = None,
+    **settings: Unpack[SinusoidSettings],
 ) -> np.ndarray:
     """Rows of the encoding for positions ``start, start+1, …, start+length-1``.
 
@@ -81,7 +82,7 @@ def table(
         length: number of rows, >= 0.
         d_model: channels, a positive even integer.
         start: the first position (an integer; may be negative).
-        base, layout, dtype, convention: as in :func:`encode`.
+        dtype, convention, settings: as in :func:`encode`.
 
     Returns:
         ``[length, d_model]`` in ``dtype``, equal to
@@ -90,4 +91,4 @@ def table(
     >>> table(3, 4, start=1, dtype=np.float64).round(4).tolist()[0]
     [0.8415, 0.5403, 0.01, 1.0]
     """
-    return resolve(convention, base=base, layout=layout).table(length, d_model, start=start, dtype=dtype)
+    return resolve(convention, "table", **settings).table(length, d_model, start=start, dtype=dtype)

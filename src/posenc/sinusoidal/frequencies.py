@@ -16,8 +16,8 @@ import numpy as np
 
 from ..errors import PosEncError, check_base, check_context, check_d_model
 from ..exact import decimal_context, decimal_pi, seed_ladder
-from ..support.arguments import default
 from ..support.compile import outside_compile
+from .conventions import Vaswani
 
 __all__ = [
     "ContextReport",
@@ -30,7 +30,7 @@ __all__ = [
 
 
 @outside_compile
-def frequencies(d_model: int, base: float = default(10000.0)) -> np.ndarray:
+def frequencies(d_model: int, base: float = Vaswani.base) -> np.ndarray:
     """Angular frequency of each channel pair: ω_i = base**(-2i/d_model).
 
     Args:
@@ -54,7 +54,7 @@ def _wavelength_decimal(d: int, b: float, i: int) -> Decimal:
 
 
 @outside_compile
-def wavelengths(d_model: int, base: float = default(10000.0)) -> np.ndarray:
+def wavelengths(d_model: int, base: float = Vaswani.base) -> np.ndarray:
     """Positions per full turn of each channel pair: λ_i = 2π/ω_i = 2π·base**(2i/d).
 
     Returns:
@@ -69,7 +69,7 @@ def wavelengths(d_model: int, base: float = default(10000.0)) -> np.ndarray:
 
 
 @outside_compile
-def max_wavelength(d_model: int, base: float = default(10000.0)) -> float:
+def max_wavelength(d_model: int, base: float = Vaswani.base) -> float:
     """The slowest channel's wavelength, 2π·base**((d-2)/d) (seed, Ex 7).
 
     >>> round(max_wavelength(512, 10000.0))
@@ -145,7 +145,7 @@ class ContextReport:
 
 
 @outside_compile
-def context_report(context: float, d_model: int, base: float = default(10000.0)) -> ContextReport:
+def context_report(context: float, d_model: int, base: float = Vaswani.base) -> ContextReport:
     """Check a (d_model, base) against a context length (seed, Ex 7).
 
     >>> context_report(8192, 512, 10000.0).wraps

@@ -18,7 +18,7 @@ evaluated exactly.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,11 +26,13 @@ from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_pos
 from ..exact import Ladder, fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, assemble
-from ..support.arguments import default
 from ..support.compile import outside_compile
 from ..support.layout import sin_cos_views
 from ..support.memory import allocate, check_size, nbytes, shape_of
-from .conventions_nd import Block, NdConvention, NdPlan, resolve
+from .conventions_nd import AnyNdConvention, AxialSettings, Block, NdConvention, NdPlan, resolve
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["MAX_POINTS", "channel_sources", "check_nd_shape", "diagonal_rows", "encode_nd", "grid", "nd_options",
            "render_nd"]
@@ -85,10 +87,10 @@ def encode_nd(
     coords: Any,
     d_model: int,
     *,
-    base: float = default(10000.0),
-    convention: Any = None,
+    convention: AnyNdConvention = None,
     dtype: Any = np.float32,
     cls_token: Any = False,
+    **settings: Unpack[AxialSettings],
 ) -> np.ndarray:
     """The n-D sinusoidal encoding of each point.
 
@@ -97,19 +99,20 @@ def encode_nd(
             (integers from :func:`grid`, or real values such as diffusers'
             ``arange(h) / (h / base_size)``; ``|c| < 2**53``).
         d_model: channels.
-        base: the ladder's base for the default convention.
         convention: None for :class:`~posenc.sinusoidal.conventions_nd.Axial`
             (each axis d_model/n channels of the seed's interleaved encoding
             on its own ladder, axis 0 first), or an n-D preset or its name:
             ``"mae"``, ``"big_vision"``, ``"positional-encodings"``,
-            ``"timm"``; a preset carries its own base, so leave ``base`` at
-            its default.
+            ``"timm"``; a preset carries its own base, so leave ``base`` out.
         dtype: float16, float32 or float64.
         cls_token: True to prepend a zero row before the points, the slot
             of the class token (MAE's ``get_2d_sincos_pos_embed(...,
             cls_token=True)``); an integer k >= 0 prepends k (diffusers'
             ``cls_token=True, extra_tokens=k``). Needs ``coords
             [..., m, n]``: the rows go before the m points.
+        **settings: the default convention's
+            (:class:`~posenc.sinusoidal.conventions_nd.AxialSettings`):
+            ``base``, the ladder's base (10000).
 
     Returns:
         ``[..., d_model]`` in ``dtype`` (``[..., k + m, d_model]`` with
@@ -132,7 +135,7 @@ def encode_nd(
     >>> encode_nd(grid(1, 2), 4, convention="mae", cls_token=True).shape
     (3, 4)
     """
-    conv, extra = nd_options(convention, base, cls_token)
+    conv, extra = nd_options(convention, cls_token, "encode_nd", **settings)
     shape = shape_of(coords)
     if shape:  # sized before any coordinate is read
         rows = (math.prod(shape[:-1]) + extra * math.prod(shape[:-2]), check_int(d_model, "d_model", minimum=1))
@@ -154,12 +157,13 @@ def encode_nd(
     return full
 
 
-def nd_options(convention: Any, base: Any, cls_token: Any) -> tuple[NdConvention, int]:
-    """The preset and the number of zero rows an ``encode_nd(..., base=, convention=, cls_token=)`` call means.
+def nd_options(convention: AnyNdConvention, cls_token: Any, where: str,
+               **settings: Unpack[AxialSettings]) -> tuple[NdConvention, int]:
+    """The preset and the number of zero rows an ``encode_nd(..., convention=, cls_token=, **settings)`` call means.
 
-    Checked here for :func:`encode_nd` and :func:`posenc.jax.encode_nd` alike.
+    Checked here for :func:`encode_nd` and :func:`posenc.jax.encode_nd` alike (``where`` names the one called).
     """
-    return resolve(convention, base=base), check_cls_token(cls_token)
+    return resolve(convention, where, **settings), check_cls_token(cls_token)
 
 
 def check_nd_shape(shape: tuple[int, ...], extra: int, coords: Any) -> None:

@@ -16,17 +16,20 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import MAX_POSITION, PosEncError, check_int, show_value
 from ..exact import Ladder, decimal_context, decimal_pi
-from ..support.arguments import check_items, default
+from ..support.arguments import check_items, settings_of
 from ..support.compile import outside_compile
 from ..support.layout import sin_cos_views
-from .conventions_nd import Block, NdConvention, resolve
+from .conventions_nd import AnyNdConvention, AxialSettings, Block, NdConvention, resolve
 from .grid import encode_nd, grid
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["AxisLadder", "GridReport", "axis_ladder", "check_sizes", "grid_report", "grid_similarity", "wavelengths_of"]
 
@@ -142,13 +145,13 @@ def _block_pairs(b: Block, where: np.ndarray) -> list[tuple[int, ...]]:
 
 
 @outside_compile
-def grid_report(sizes: Sequence[int], d_model: int, *, base: float = default(10000.0),
-                convention: Any = None) -> GridReport:
+def grid_report(sizes: Sequence[int], d_model: int, *, convention: AnyNdConvention = None,
+                **settings: Unpack[AxialSettings]) -> GridReport:
     """Which channels serve which axis, and whether each axis's slowest pair wraps over the grid.
 
     Args:
         sizes: the grid's size along each axis, e.g. ``(64, 64)``.
-        d_model, base, convention: as :func:`posenc.encode_nd`.
+        d_model, convention, settings: as :func:`posenc.encode_nd`.
 
     >>> r = grid_report((64, 64), 256)
     >>> [(a.axis, a.channels[0], a.channels[-1], a.wraps) for a in r.axes]
@@ -159,7 +162,7 @@ def grid_report(sizes: Sequence[int], d_model: int, *, base: float = default(100
     True
     """
     ns = check_sizes(sizes)
-    conv = resolve(convention, base=base)
+    conv = resolve(convention, "grid_report", **settings)
     plan = conv.plan(d_model, len(ns))
     axes = []
     # the blocks' channel c is output channel where[c] (a plan's order permutes them: timm's)
@@ -177,8 +180,8 @@ def grid_similarity(
     d_model: int,
     patch: Sequence[int],
     *,
-    base: float = default(10000.0),
-    convention: Any = None,
+    convention: AnyNdConvention = None,
+    **settings: Unpack[AxialSettings],
 ) -> np.ndarray:
     """Cosine similarity of one patch's encoding to every patch's, shaped like the grid.
 
@@ -189,7 +192,7 @@ def grid_similarity(
 
     Args:
         sizes: the grid's size along each axis.
-        d_model, base, convention: as :func:`posenc.encode_nd`.
+        d_model, convention, settings: as :func:`posenc.encode_nd`.
         patch: the reference patch's coordinates, one per axis.
 
     Returns:
@@ -199,6 +202,7 @@ def grid_similarity(
     >>> float(s[1, 1]), s.shape
     (1.0, (3, 3))
     """
+    settings_of(settings, AxialSettings, "grid_similarity")
     ns = check_sizes(sizes)
     p = check_items(patch, "patch", "coordinates, one per axis")
     if len(p) != len(ns):
@@ -210,8 +214,8 @@ def grid_similarity(
     if math.prod(ns) * check_int(d_model, "d_model", minimum=1) > _MAX_VALUES:
         raise PosEncError(f"grid {ns} × d_model {show_value(d_model)} is too large for a similarity map "
                           f"(at most 2**27 values)")
-    table = encode_nd(grid(*ns), d_model, base=base, convention=convention, dtype=np.float64)
-    ref = encode_nd(np.array(p), d_model, base=base, convention=convention, dtype=np.float64)
+    table = encode_nd(grid(*ns), d_model, convention=convention, dtype=np.float64, **settings)
+    ref = encode_nd(np.array(p), d_model, convention=convention, dtype=np.float64, **settings)
     norms = np.linalg.norm(table, axis=1) * np.linalg.norm(ref)
     sim = np.divide(table @ ref, norms, out=np.zeros(table.shape[0]), where=norms > 0)
     return sim.reshape(ns)

@@ -11,7 +11,7 @@ depends on k only, never on p; T_{-k} is its transpose and inverse.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,11 +24,13 @@ from ..errors import (
     check_positions,
 )
 from ..exact import seed_ladder, sincos
-from ..support.arguments import default
 from ..support.compile import outside_compile
 from ..support.layout import check_channel_layout, sin_cos_views
 from ..support.memory import allocate
-from ..support.vocabulary import ChannelLayout
+from .conventions import SinusoidSettings, seed_settings
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["shift", "shift_matrix"]
 
@@ -38,17 +40,16 @@ def shift_matrix(
     k: float,
     d_model: int,
     *,
-    base: float = default(10000.0),
-    layout: ChannelLayout = default("interleaved"),
     dtype: Any = np.float64,
+    **settings: Unpack[SinusoidSettings],
 ) -> np.ndarray:
     """The block-diagonal T_k with ``T_k @ encode(p) == encode(p + k)``.
 
     Args:
         k: the offset, any real number (negative: the inverse rotation).
         d_model: channels, a positive even integer.
-        base, layout: as in :func:`posenc.encode`.
         dtype: of the result (float64 by default).
+        **settings: ``base``, ``layout``, as in :func:`posenc.encode`.
 
     Returns:
         ``[d_model, d_model]``; each 2×2 block acting on (sin, cos) of pair i
@@ -59,6 +60,7 @@ def shift_matrix(
     >>> np.round(T[2:, 2:], 6).tolist()
     [[0.99875, 0.049979], [-0.049979, 0.99875]]
     """
+    base, layout = seed_settings(settings, "shift_matrix")
     kk = check_positions(k, "k")
     if kk.ndim:
         raise PosEncError(f"k must be a single number, got an array of shape {kk.shape}")
@@ -82,9 +84,7 @@ def shift_matrix(
 def shift(
     encoding: Any,
     k: Any,
-    *,
-    base: float = default(10000.0),
-    layout: ChannelLayout = default("interleaved"),
+    **settings: Unpack[SinusoidSettings],
 ) -> np.ndarray:
     """Rotate an encoding by offset ``k`` without building T_k.
 
@@ -93,7 +93,7 @@ def shift(
             :func:`posenc.encode` or any vector in that layout).
         k: offset, a real scalar or an array broadcastable to
             ``encoding.shape[:-1]``.
-        base, layout: as in :func:`posenc.encode`.
+        **settings: ``base``, ``layout``, as in :func:`posenc.encode`.
 
     Returns:
         ``[..., d_model]`` in the encoding's float dtype: each pair rotated by
@@ -103,6 +103,7 @@ def shift(
     >>> np.allclose(shift(encode(3, 4, dtype=np.float64), 5), encode(8, 4, dtype=np.float64))
     True
     """
+    base, layout = seed_settings(settings, "shift")
     e = as_array(encoding, "encoding")
     if e.dtype.kind != "f" or e.ndim == 0:
         raise PosEncError(

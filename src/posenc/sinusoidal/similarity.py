@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,10 +29,14 @@ from ..errors import (
     show_value,
 )
 from ..exact import fill_sincos, seed_ladder, sincos
-from ..support.arguments import check_flag, default
+from ..support.arguments import check_flag
 from ..support.compile import outside_compile
 from ..support.layout import check_channel_layout, sin_cos_views
 from ..support.vocabulary import ChannelLayout
+from .conventions import SinusoidSettings, Vaswani, seed_settings
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Aliasing", "Separation", "aliasing", "min_separation", "similarity"]
 
@@ -55,7 +59,7 @@ def _offset(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @outside_compile
 def similarity(
-    p: Any, q: Any, d_model: int, *, base: float = default(10000.0), per_channel: bool = False
+    p: Any, q: Any, d_model: int, *, base: float = Vaswani.base, per_channel: bool = False
 ) -> np.ndarray:
     """PE(p)·PE(q) in closed form, Σ_i cos(ω_i (p - q)) (seed, Ex 8).
 
@@ -130,16 +134,18 @@ def aliasing(
     q: float,
     d_model: int,
     *,
-    base: float = default(10000.0),
-    layout: ChannelLayout = default("interleaved"),
     atol: float = 1e-9,
+    **settings: Unpack[SinusoidSettings],
 ) -> Aliasing:
     """Which dimensions of PE(p) and PE(q) coincide, and how far apart they are.
+
+    ``settings`` (``base``, ``layout``) are those of :func:`posenc.encode`.
 
     >>> a = aliasing(0, 2 * math.pi, 4)
     >>> a.coincide.tolist(), round(a.distance, 5)
     ([True, True, False, False], 0.06282)
     """
+    base, layout = seed_settings(settings, "aliasing")
     pp = check_positions(p, "p")
     qq = check_positions(q, "q")
     if pp.ndim or qq.ndim:
@@ -198,7 +204,7 @@ MAX_SCAN = 2**36
 
 
 @outside_compile
-def min_separation(n: int, d_model: int, *, base: float = default(10000.0)) -> Separation:
+def min_separation(n: int, d_model: int, *, base: float = Vaswani.base) -> Separation:
     """The uniqueness guarantee over a range: how close two encodings come.
 
     Since |PE(p) - PE(q)|² = Σ_i 4 sin²(ω_i (p - q)/2) depends only on the

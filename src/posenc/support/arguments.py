@@ -6,22 +6,28 @@ tensor compares element by element: ``np.array(["q"])`` passes as ``"q"``
 raises NumPy's "truth value is ambiguous" instead of a PosEncError naming it.
 Every entry point checks such arguments here (issue 18).
 
-The settings a spec or a preset holds (base, layout, the section layout,
-T5's bucket settings) have *marked* defaults (:func:`default`), so that
-beside a spec one typed at its default value is refused like any other
-(:func:`left_out`) rather than taken for left out.
+The settings a spec or a preset holds (base, layout, T5's bucket
+settings) are passed as keywords typed by one ``TypedDict`` per family
+(``SinusoidSettings``, ``AxialSettings``, ``T5Settings``, RoPE's
+``RopeSettings``), taken as ``**settings``: :func:`settings_of` refuses a
+name the family does not have, and beside a spec or a preset every setting
+present is refused, even at its default value (:func:`given`): the defaults
+live in the spec's fields alone. :func:`default`, :func:`left_out` and
+:func:`passed`, the *marked* defaults that told a setting left out from one
+typed at the default, are being removed (RoPE's files still use them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from ..errors import PosEncError, show_value
 
-__all__ = ["check_choice", "check_flag", "check_items", "default", "left_out", "passed", "set_fields"]
+__all__ = ["check_choice", "check_flag", "check_items", "default", "given", "left_out", "passed", "set_fields",
+           "settings_of"]
 
 
 def check_choice(value: Any, name: str, allowed: Sequence[str]) -> str:
@@ -37,6 +43,50 @@ def check_choice(value: Any, name: str, allowed: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise PosEncError(f"{name} must be one of {', '.join(repr(x) for x in allowed)}, got {show_value(value)}")
     return str(value)
+
+
+def settings_of(settings: Mapping[str, Any], family: Any, where: str) -> dict[str, Any]:
+    """The settings a caller passed as keywords, checked by name against ``family`` (a ``TypedDict``).
+
+    An entry point taking ``**settings: Unpack[family]`` reads them here, so
+    a name the family lacks (a typo, another family's setting) is refused
+    with a PosEncError naming it and the names allowed, never ignored; the
+    values are checked where the spec is built.
+
+    >>> from typing import TypedDict
+    >>> class Settings(TypedDict, total=False):
+    ...     base: float
+    ...     layout: str
+    >>> settings_of({"base": 100.0}, Settings, "encode")
+    {'base': 100.0}
+    >>> settings_of({"bas": 100.0}, Settings, "encode")
+    Traceback (most recent call last):
+    ...
+    posenc.errors.PosEncError: encode() got an unexpected keyword argument 'bas'; its settings are 'base', 'layout'
+    """
+    allowed = tuple(family.__annotations__)
+    for name in settings:
+        if name not in allowed:
+            raise PosEncError(f"{where}() got an unexpected keyword argument {show_value(name)}; its settings are "
+                              f"{', '.join(repr(a) for a in allowed)}")
+    return dict(settings)
+
+
+def given(settings: Mapping[str, Any], family: Any) -> str:
+    """The settings present, as ``name=value, …`` in ``family``'s order (a ``TypedDict``), for a message.
+
+    Beside a spec or a preset, every setting present was typed by the caller
+    (the defaults live in the spec), so each one is named, even at its
+    default value.
+
+    >>> from typing import TypedDict
+    >>> class Settings(TypedDict, total=False):
+    ...     base: float
+    ...     layout: str
+    >>> given({"layout": "split", "base": 10000.0}, Settings)
+    "base=10000.0, layout='split'"
+    """
+    return ", ".join(f"{k}={show_value(settings[k])}" for k in family.__annotations__ if k in settings)
 
 
 class _LeftOut:
@@ -74,6 +124,9 @@ T = TypeVar("T")
 def default(value: T) -> T:
     """``value`` as a signature's default: equal to it and shown as it, but told apart from a value passed.
 
+    Being removed: RoPE's signatures still use it; every other family takes
+    ``**settings`` typed by a ``TypedDict`` (:func:`settings_of`).
+
     A preset or a spec holds some settings (a convention its base and
     layout, a :class:`~posenc.RopeConfig` its layout); beside it an entry
     point refuses every one of them the caller passes, and needs to know
@@ -102,7 +155,7 @@ def default(value: T) -> T:
 
 
 def left_out(value: Any) -> bool:
-    """Whether an argument was left at its signature's marked default (:func:`default`).
+    """Whether an argument was left at its signature's marked default (:func:`default`; being removed).
 
     Anything the caller passed counts as given, even when equal to the
     default (and None, where the default is not None): an entry point then
@@ -114,7 +167,7 @@ def left_out(value: Any) -> bool:
 
 
 def passed(**settings: Any) -> str:
-    """The settings the caller passed (not left at a marked default), as ``name=value, …``, for a message.
+    """The settings the caller passed (not left at a marked default), as ``name=value, …`` (being removed).
 
     A message about a clash names what the user typed, never a setting left
     at its default: ``encode(3, 8, convention="keras", base=10000.0)`` passed

@@ -31,23 +31,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import PosEncError, show_value
-from ..exact.fixed import FixedLadder, fixed_ladder, scale_words
+from ..errors import PosEncError
+from ..exact.fixed import FLOAT_LIMIT, INT_LIMIT, FixedLadder, fixed_ladder, scale_words
 from ..exact.fixed_phase import phase_of_floats, phase_of_integers
 from ..exact.fixed_sincos import Ops, sincos_f32
 from ..exact.ladder import Ladder
 
-__all__ = ["FLOAT_LIMIT", "HOST_LIMIT", "INT_LIMIT", "NARROW_FLOATS", "TORCH_OPS", "U32", "FixedWords", "check_range",
-           "fixed_sincos", "round_once", "rows_dtype_ok", "words_of"]
+__all__ = ["NARROW_FLOATS", "TORCH_OPS", "U32", "FixedWords", "fixed_sincos", "round_once", "rows_dtype_ok",
+           "words_of"]
 
 M32 = 0xFFFFFFFF
-#: The 32-bit phase holds float positions |t| < 2**31; :func:`fixed_sincos` gives NaN rows past it (or for NaN,
-#: inf), which :func:`posenc.torch._fixed_op.sincos32` never lets happen: it refuses them first.
-FLOAT_LIMIT = 2.0**31
-#: Integer positions must lie in [−INT_LIMIT, INT_LIMIT) (int32); others give NaN rows here (refused by sincos32).
-INT_LIMIT = 2**31
-#: The host's NumPy core holds |p| < 2**53 (what ``posenc::sincos32`` computes with on a CPU tensor).
-HOST_LIMIT = 2.0**53
 
 
 def _raw(x: Any) -> Any:
@@ -327,47 +320,6 @@ def round_once(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     step = torch.where(y.abs().to(torch.float64) > v.abs(), -1, 1).to(torch.int32)  # magnitude down or up
     r = torch.where(fix, b + step, b).view(torch.float32).to(dtype)
     return r + (x - v).to(dtype) if x.requires_grad else r
-
-
-#: integer dtypes whose every value lies inside both paths' ranges: nothing to check
-_NARROW = (torch.int8, torch.int16, torch.int32, torch.uint8, torch.bool)
-
-
-def _values_unknown(p: torch.Tensor) -> bool:
-    """Whether p's values cannot be read now (a trace, a fake or meta tensor): then the check is a device assert."""
-    from torch.fx.experimental.proxy_tensor import get_proxy_mode
-
-    return (torch.compiler.is_compiling() or get_proxy_mode() is not None or p.is_meta
-            or torch._subclasses.fake_tensor.is_fake(p))
-
-
-def check_range(p: torch.Tensor, path: str) -> None:
-    """Refuse positions the path cannot hold, before any work: never NaN rows.
-
-    The 32-bit path (``"torch"``, ``"triton"``) holds integers in
-    [−2**31, 2**31) and floats with |p| < 2**31; the host's NumPy core
-    |p| < 2**53. NaN and ±inf are refused on every path. Eagerly the values
-    are read (on an accelerator that waits for it: one reduction) and a bad one
-    is named in a :class:`~posenc.PosEncError`; under tracing (``torch.compile``,
-    ``make_fx``) the same condition is a ``torch._assert_async`` node, as
-    :func:`posenc.torch.positions_from_cu_seqlens` asserts, which fails the run
-    (a RuntimeError, or a device-side assert on CUDA) instead of giving NaN.
-    """
-    if p.dtype in _NARROW or p.numel() == 0:
-        return
-    host = path == "host"
-    limit = HOST_LIMIT if host else (FLOAT_LIMIT if p.is_floating_point() else INT_LIMIT)
-    ok = (torch.abs(p) < limit) if p.is_floating_point() else (p >= -limit) & (p < limit)
-    span = "|p| < 2**53 (the host's exact core)" if host else (
-        "|p| < 2**31 (the 32-bit exact path)" if p.is_floating_point() else "[-2**31, 2**31) (the 32-bit exact path)")
-    if _values_unknown(p):
-        torch._assert_async(ok.all(), f"posenc: a position is outside {span}, or not finite")
-        return
-    if not bool(ok.all()):
-        bad = p.detach().reshape(-1)[~ok.reshape(-1)][0].item()
-        raise PosEncError(f"position {show_value(bad)} is outside {span} on {p.device}, or not finite: "
-                          "positions must be finite and inside it (an int64 past int32 or a float past 2**31 "
-                          "has no exact 32-bit phase; on the host int64 and float64 reach 2**53)")
 
 
 def fixed_sincos(p: torch.Tensor, words: FixedWords, factor: float = 1.0,

@@ -14,7 +14,8 @@ import torch
 
 from ..exact.angles import fill_sincos
 from ..exact.ladder import Ladder
-from ._fixed import HOST_LIMIT, NARROW_FLOATS, FixedWords, check_range, fixed_sincos, round_once
+from ..triton.positions import HOST_LIMIT, check_range
+from ._fixed import NARROW_FLOATS, FixedWords, fixed_sincos, round_once
 
 __all__ = ["device_path", "register_ladder", "sincos32"]
 

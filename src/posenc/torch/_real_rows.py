@@ -22,10 +22,10 @@ from __future__ import annotations
 import torch
 
 from ..errors import MAX_POSITION, PosEncError
+from ..exact.fixed import FLOAT_LIMIT
 from ..rope.frequencies import RopeFrequencies
 from ._cache import compiling
 from ._exact import LadderBuffers, host_eager, tracing
-from ._fixed import FLOAT_LIMIT
 
 __all__ = ["check_real_positions", "real_rows"]
 
@@ -56,7 +56,7 @@ def _fixed(positions: torch.Tensor, angles: LadderBuffers, dtype: torch.dtype) -
 
     An eager device tensor takes it only where every |p| < 2**31 (the values
     are checked there anyway); traced, a larger one fails the graph's assert
-    (:func:`posenc.torch._fixed.check_range`).
+    (:func:`posenc.triton.positions.check_range`).
     """
     if dtype == torch.float64 or positions.dtype == torch.float64 or not angles.has_fixed or host_eager(positions):
         return False

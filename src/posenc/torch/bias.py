@@ -21,19 +21,21 @@ from the NumPy core, so they equal :func:`posenc.alibi_bias` and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import nn
 
 from ..bias.alibi import alibi_convention, alibi_rows_at, alibi_slopes, alibi_table, check_placement
-from ..bias.t5 import T5Buckets, t5_bucket, t5_buckets
+from ..bias.t5 import T5Buckets, T5Settings, t5_bucket, t5_buckets
 from ..errors import MAX_D_MODEL, MAX_POSITION, PosEncError, check_int, show_value
 from ..registry import guarded
-from ..support.arguments import default
 from ._cache import DEFAULT_ROWS, TableCache, compiling
 from ._memory import check_device_size
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["AlibiBias", "T5RelativeBias"]
 
@@ -257,8 +259,9 @@ class T5RelativeBias(nn.Module):
 
     Args:
         n_heads: heads, >= 1.
-        bidirectional: True for T5's encoder, False for its decoder.
-        num_buckets, max_distance: as :func:`posenc.t5_bucket` (T5: 32, 128).
+        **settings: :class:`posenc.bias.T5Settings`, as :func:`posenc.t5_bucket`: ``bidirectional``,
+            True for T5's encoder (the default), False for its decoder; ``num_buckets``,
+            ``max_distance`` (T5: 32, 128).
 
     >>> m = T5RelativeBias(2, bidirectional=False)
     >>> m(4, 4).shape
@@ -269,12 +272,9 @@ class T5RelativeBias(nn.Module):
     [0, 0, 1, 17, 31]
     """
 
-    def __init__(
-        self, n_heads: int, *, bidirectional: bool = default(True), num_buckets: int = default(32),
-        max_distance: int = default(128)
-    ) -> None:
+    def __init__(self, n_heads: int, **settings: Unpack[T5Settings]) -> None:
         super().__init__()
-        self.config = t5_buckets(bidirectional, num_buckets, max_distance)
+        self.config = t5_buckets(None, "T5RelativeBias", **settings)
         self.n_heads = check_int(n_heads, "n_heads", minimum=1, maximum=MAX_D_MODEL)  # columns of the embedding
         self.relative_attention_bias = nn.Embedding(self.config.num_buckets, self.n_heads)
         md = self.config.max_distance

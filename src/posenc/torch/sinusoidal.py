@@ -8,17 +8,18 @@ whatever the model's dtype, device, autocast or default-dtype settings.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import nn
 
 from ..errors import PosEncError, check_int, check_real
-from ..sinusoidal.conventions import Convention, resolve
-from ..support.arguments import default
-from ..support.vocabulary import ChannelLayout
+from ..sinusoidal.conventions import AnyConvention, Convention, SinusoidSettings, resolve
 from ._cache import DEFAULT_ROWS, TableCache, drop_keys
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["SinusoidalPositionalEncoding", "encode"]
 
@@ -59,8 +60,6 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     Args:
         d_model: channels ``d``.
-        base: b in ω_i = b^(-2i/d) (without a convention).
-        layout: ``"interleaved"`` or ``"split"`` (without a convention).
         convention: a preset of :mod:`posenc.conventions` or its name
             (``"fairseq"``, ``"tensor2tensor"``, ``"hf-marian"``, ``"keras"``,
             ``"positional-encodings"``, ``"vaswani"``) to reproduce a
@@ -71,6 +70,8 @@ class SinusoidalPositionalEncoding(nn.Module):
             More are computed on demand, also under ``torch.compile`` when
             it may break the graph; under ``fullgraph=True`` positions must
             lie in the rows held (``max_len`` or :meth:`reserve`).
+        **settings: without a convention (:class:`~posenc.sinusoidal.conventions.SinusoidSettings`):
+            ``base``, b in ω_i = b^(-2i/d) (10000); ``layout``, ``"interleaved"`` or ``"split"``.
 
     The table is float32, exact to 1 ulp, stored as a non-persistent
     buffer: it is not in ``state_dict``, follows ``.to(device)`` but is
@@ -92,14 +93,13 @@ class SinusoidalPositionalEncoding(nn.Module):
         self,
         d_model: int,
         *,
-        base: float = default(10000.0),
-        layout: ChannelLayout = default("interleaved"),
-        convention: Any = None,
+        convention: AnyConvention = None,
         dropout: float = 0.0,
         max_len: int = DEFAULT_ROWS,
+        **settings: Unpack[SinusoidSettings],
     ) -> None:
         super().__init__()
-        conv = resolve(convention, base=base, layout=layout)
+        conv = resolve(convention, "SinusoidalPositionalEncoding", **settings)
         self.d_model = conv.plan(d_model).d_model
         self.convention = conv
         p = check_real(dropout, "dropout")
@@ -211,10 +211,9 @@ def encode(
     positions: Any,
     d_model: int,
     *,
-    base: float = default(10000.0),
-    layout: ChannelLayout = default("interleaved"),
-    convention: Any = None,
+    convention: AnyConvention = None,
     dtype: torch.dtype = torch.float32,
+    **settings: Unpack[SinusoidSettings],
 ) -> torch.Tensor:
     """The encoding of each position, on the positions' device: ``[..., d_model]``.
 
@@ -223,13 +222,13 @@ def encode(
 
     Args:
         positions: a tensor (any real dtype, any device) or array-like ``[...]``.
-        d_model, base, layout, convention: as in :func:`posenc.encode`.
+        d_model, convention, settings: as in :func:`posenc.encode`.
         dtype: torch.float16, bfloat16, float32 or float64.
 
     >>> encode(torch.tensor([0, 1000]), 4, dtype=torch.float64)[1].round(decimals=5).tolist()
     [0.82688, 0.56238, -0.54402, -0.83907]
     """
-    conv = resolve(convention, base=base, layout=layout)
+    conv = resolve(convention, "posenc.torch.encode", **settings)
     if not isinstance(dtype, torch.dtype) or dtype not in _TORCH_TO_NUMPY:  # a list or array is not hashed
         raise PosEncError(f"dtype must be torch.float16, bfloat16, float32 or float64, got {dtype!r}")
     device = None

@@ -74,7 +74,7 @@ class Timesteps(nn.Module):
     takes the 32-bit exact path (:mod:`posenc.torch._fixed`: integers only,
     no float64, so MPS too; Triton's kernel on CUDA when installed), where
     an integer t outside int32 or a float |t| >= 2**31 (or not finite) is
-    refused (:func:`posenc.torch._fixed.check_range`: a
+    refused (:func:`posenc.triton.positions.check_range`: a
     :class:`~posenc.PosEncError` naming it eagerly, which reads t, so an
     accelerator waits for it; a device assert in a traced graph; never NaN
     channels); a float64 t keeps the float64 path. Output

@@ -25,6 +25,7 @@ import torch
 from ..errors import PosEncError
 from ..exact.fixed import fixed_ladder
 from ..exact.ladder import Ladder
+from .positions import check_range
 
 __all__ = ["apply_rope", "available", "rows_unchecked", "sincos_rows", "timestep_embedding", "use_triton"]
 
@@ -60,7 +61,7 @@ def _words(ladder: Ladder, device: torch.device) -> torch.Tensor:
 
 
 def _positions32(p: torch.Tensor) -> torch.Tensor:
-    """int32 or float32 positions (already inside the 32-bit range: :func:`~posenc.torch._fixed.check_range`)."""
+    """int32 or float32 positions (already inside the 32-bit range: :func:`~posenc.triton.positions.check_range`)."""
     if p.is_floating_point():
         if p.dtype == torch.float64:
             raise PosEncError("float64 positions are not held by the 32-bit kernel: pass float32 or integers")
@@ -83,8 +84,6 @@ def sincos_rows(positions: torch.Tensor, ladder: Ladder, factor: float = 1.0,
         PosEncError: for a position outside that range, NaN or ±inf (read
             before the kernel runs: never NaN rows), or float64 positions.
     """
-    from ..torch._fixed import check_range
-
     if positions.dtype == torch.float64:
         raise PosEncError("float64 positions are not held by the 32-bit kernel: pass float32 or integers")
     check_range(positions, "triton")
