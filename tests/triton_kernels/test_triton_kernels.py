@@ -150,3 +150,18 @@ def test_timestep_embedding_refuses_a_rounded_flux_product():
 
     with pytest.raises(posenc.PosEncError, match=r"posenc\.torch\.Timesteps"):
         timestep_embedding(torch.tensor([0.5]), 8, convention=Flux(1000.0, 10000, "float32"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_rows_rounded_to_odd_cast_to_the_exact_value_rounded_once(dtype):
+    """posenc::sincos32's Triton branch for float16/bfloat16 rows: float32 rounded to odd, then a cast."""
+    from posenc.timesteps.conventions import round_to
+    from posenc.triton import rows_unchecked
+
+    name = "float16" if dtype == torch.float16 else "bfloat16"
+    p = np.random.default_rng(9).random(400).astype(np.float32) * 1000
+    s, c = rows_unchecked(torch.from_numpy(p), LADDER, odd=True)
+    s64, c64 = np.empty((p.size, len(LADDER))), np.empty((p.size, len(LADDER)))
+    posenc.exact.fill_sincos(p.astype(np.float64), LADDER, s64, c64)
+    assert np.array_equal(s.to(dtype).double().numpy(), round_to(s64, name))
+    assert np.array_equal(c.to(dtype).double().numpy(), round_to(c64, name))

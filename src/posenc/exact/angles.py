@@ -119,6 +119,8 @@ def _reach(positions: np.ndarray, positions_lo: np.ndarray | None) -> float:
     if positions_lo is None:
         return top
     return top + max(abs(float(np.max(positions_lo))), abs(float(np.min(positions_lo))))
+
+
 _JIT_MIN = 1 << 16  # elements: below this the NumPy engine answers in about a millisecond
 
 

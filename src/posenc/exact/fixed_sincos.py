@@ -200,10 +200,23 @@ def shift_up(o: Ops, m: Pair) -> tuple[Pair, Any]:
     return (xp.where(big, lo, hi), xp.where(big, 0, lo)), s
 
 
-def round_f32(o: Ops, m: Pair, e: Any) -> Any:
-    """The float32 bits nearest (ties to even) to (h·2**32 + l)·2**(e − 64); 0 for m = 0 (normal range only)."""
+def round_f32(o: Ops, m: Pair, e: Any, odd: bool = False) -> Any:
+    """The float32 bits nearest (ties to even) to (h·2**32 + l)·2**(e − 64); 0 for m = 0 (normal range only).
+
+    ``odd=True`` rounds to odd instead: the 24 leading bits, the last one set
+    when any bit below is. That value, rounded to nearest-even into a format
+    of at most 22 bits (float16, bfloat16: a plain cast), is the 64-bit value
+    rounded once into it (Boldo and Melquiond, "Emulation of FMA and correctly
+    rounded sums: proved algorithms using rounding to odd", IEEE Trans.
+    Computers 57 (2008)), where a float32 rounded to nearest first could land
+    on the format's midpoint and round a second time the wrong way.
+    """
     xp = o.xp
     (h, l), s = shift_up(o, m)
+    if odd:
+        top = (h >> 8) | o.u32(((h & 0xFF) | l) != 0)
+        bits = ((e + 126 - s) << 23) | (top & 0x7FFFFF)
+        return xp.where((m[0] | m[1]) == 0, 0, bits)
     top = h >> 8
     rb = (h >> 7) & 1
     sticky = o.u32(((h & 0x7F) | l) != 0)
@@ -216,7 +229,8 @@ def round_f32(o: Ops, m: Pair, e: Any) -> Any:
     return xp.where((m[0] | m[1]) == 0, 0, bits)
 
 
-def sincos_f32(o: Ops, phase: tuple[Any, Any, Any, Any], factor: tuple[int, int, int] | None = None) -> tuple[Any, Any]:
+def sincos_f32(o: Ops, phase: tuple[Any, Any, Any, Any], factor: tuple[int, int, int] | None = None,
+               odd: bool = False) -> tuple[Any, Any]:
     """sin and cos of 2π·phase (times ``factor``) in float32, correctly rounded (see :data:`~.fixed.ERROR_BOUND`).
 
     Args:
@@ -224,13 +238,15 @@ def sincos_f32(o: Ops, phase: tuple[Any, Any, Any, Any], factor: tuple[int, int,
         phase: four uint32 words ``[..., n]`` (:mod:`posenc.exact.fixed_phase`).
         factor: a static multiplier (an attention factor,
             :func:`~posenc.exact.fixed.scale_words`), or None.
+        odd: float32 rounded to odd (:func:`round_f32`), for a cast to
+            float16 or bfloat16 that then rounds the value once.
 
     Returns:
         (sin, cos), float32 ``[..., n]`` each.
     """
     sin_m, sin_e, cos_m, cos_e, q, swap = sincos_bits(o, phase)
-    sb = round_f32(o, *scale(sin_m, sin_e, factor, o))
-    cb = round_f32(o, *scale(cos_m, cos_e, factor, o))
+    sb = round_f32(o, *scale(sin_m, sin_e, factor, o), odd)
+    cb = round_f32(o, *scale(cos_m, cos_e, factor, o), odd)
     sw = swap == 1
     s_mag, c_mag = o.xp.where(sw, cb, sb), o.xp.where(sw, sb, cb)
     # an exact zero (sin kπ, cos of an odd multiple of π/2: dyadic bands) is +0, whatever the quadrant

@@ -39,7 +39,7 @@ from torch import nn
 
 from ..errors import PosEncError, show_value
 from ..exact import Ladder, core, fill_sincos
-from ._fixed import FixedWords, fixed_sincos, words_of
+from ._fixed import NARROW_FLOATS, FixedWords, fixed_sincos, words_of
 from ._fixed_op import register_ladder, sincos32
 
 __all__ = ["LadderBuffers", "check_input", "exact_sincos", "exact_sincos32", "host_eager", "host_values",
@@ -203,7 +203,7 @@ class LadderBuffers(nn.Module):
         ``inline=True`` spells the 32-bit operations out instead.
         """
         if inline:
-            s, c = fixed_sincos(p, self.fixed_words(), factor, pair_axes)
+            s, c = fixed_sincos(p, self.fixed_words(), factor, pair_axes, odd=dtype in NARROW_FLOATS)
             return s.to(dtype), c.to(dtype)
         s, c = sincos32(p, self.fixed_words(), self.key, factor, dtype, self.host_core)
         if pair_axes is not None:  # [..., n_axes, n]: pair i from the row of its axis

@@ -37,7 +37,8 @@ from ..exact.fixed_phase import phase_of_floats, phase_of_integers
 from ..exact.fixed_sincos import Ops, sincos_f32
 from ..exact.ladder import Ladder
 
-__all__ = ["TORCH_OPS", "U32", "FixedWords", "fixed_sincos", "rows_dtype_ok", "words_of"]
+__all__ = ["NARROW_FLOATS", "TORCH_OPS", "U32", "FixedWords", "fixed_sincos", "round_once", "rows_dtype_ok",
+           "words_of"]
 
 M32 = 0xFFFFFFFF
 
@@ -292,10 +293,37 @@ def rows_dtype_ok(dtype: torch.dtype) -> bool:
         torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8))
 
 
+#: The formats whose rows are rounded once from a wider value through a float32 rounded to odd.
+NARROW_FLOATS = (torch.float16, torch.bfloat16)
+
+
+def round_once(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """float64 ``x`` in ``dtype``, rounded once (nearest-even); differentiable as ``x.to(dtype)``.
+
+    torch's cast of float64 to float16 or bfloat16 goes through float32 (on
+    CPU, torch 2.13: ``float64(1 + 2**-8 + 2**-30)`` becomes bfloat16 1.0, the
+    value rounded once is 1 + 2**-7), rounding twice. Here the float32 is
+    rounded to odd instead (the nearest float32 moved one unit towards x
+    where it is inexact and even), whose cast rounds x once
+    (:func:`posenc.exact.fixed_sincos.round_f32`). Other dtypes: a plain cast.
+
+    >>> x = torch.tensor([1 + 2**-8 + 2**-30], dtype=torch.float64)
+    >>> x.to(torch.bfloat16).item(), round_once(x, torch.bfloat16).item()
+    (1.0, 1.0078125)
+    """
+    if dtype not in NARROW_FLOATS or x.dtype != torch.float64:
+        return x.to(dtype)
+    v = x.detach()
+    y = v.to(torch.float32)
+    b = y.view(torch.int32)
+    fix = (y.to(torch.float64) != v) & ((b & 1) == 0)
+    step = torch.where(y.abs().to(torch.float64) > v.abs(), -1, 1).to(torch.int32)  # magnitude down or up
+    r = torch.where(fix, b + step, b).view(torch.float32).to(dtype)
+    return r + (x - v).to(dtype) if x.requires_grad else r
 
 
 def fixed_sincos(p: torch.Tensor, words: FixedWords, factor: float = 1.0,
-                 pair_axes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                 pair_axes: torch.Tensor | None = None, odd: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """sin and cos of ``p[..., None]·ω_i`` (times ``factor``), float32 ``[..., n]`` each, exact, integers only.
 
     Args:
@@ -306,6 +334,8 @@ def fixed_sincos(p: torch.Tensor, words: FixedWords, factor: float = 1.0,
         factor: a static multiplier (RoPE's attention factor), rounded in once.
         pair_axes: int64 ``[n]``: ``p`` is ``[..., n_axes]`` and ω_i turns
             with the position of axis ``pair_axes[i]`` (multi-axis RoPE), or None.
+        odd: float32 rounded to odd (for a cast to float16 or bfloat16 that
+            then rounds the exact value once).
 
     Returns:
         (sin, cos), float32 ``[..., n]``: the correctly rounded values
@@ -325,7 +355,7 @@ def fixed_sincos(p: torch.Tensor, words: FixedWords, factor: float = 1.0,
         if p.dtype == torch.int64:
             bad = (q < -INT_LIMIT) | (q >= INT_LIMIT)
         phase = phase_of_integers(TORCH_OPS, q, words)  # type: ignore[arg-type]
-    s, c = sincos_f32(TORCH_OPS, phase, None if factor == 1.0 else scale_words(factor))
+    s, c = sincos_f32(TORCH_OPS, phase, None if factor == 1.0 else scale_words(factor), odd)
     if bad is not None:
         nan = torch.full_like(s[..., :1], float("nan"))
         s, c = torch.where(bad, nan, s), torch.where(bad, nan, c)

@@ -15,7 +15,7 @@ import torch
 from ..exact.angles import fill_sincos
 from ..exact.ladder import Ladder
 from ..triton.positions import HOST_LIMIT, check_range
-from ._fixed import FixedWords, fixed_sincos
+from ._fixed import NARROW_FLOATS, FixedWords, fixed_sincos, round_once
 
 __all__ = ["device_path", "register_ladder", "sincos32"]
 
@@ -34,7 +34,8 @@ def register_ladder(ladder: Ladder) -> int:
 
 
 def _host_rows(p: torch.Tensor, key: int, factor: float, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """The NumPy core's rows of a CPU ``p`` (numba when installed), each float64 value rounded once to ``dtype``.
+    """The NumPy core's rows of a CPU ``p`` (numba when installed), each float64 value rounded once to ``dtype``
+    (:func:`~posenc.torch._fixed.round_once`: torch's own cast to float16 or bfloat16 would round twice).
 
     What the CPU computes eagerly too.
     """
@@ -54,7 +55,8 @@ def _host_rows(p: torch.Tensor, key: int, factor: float, dtype: torch.dtype) -> 
     s64[bad] = np.nan
     c64[bad] = np.nan
     shape = (*p.shape, n)
-    return torch.from_numpy(s64).to(dtype).reshape(shape), torch.from_numpy(c64).to(dtype).reshape(shape)
+    s, c = round_once(torch.from_numpy(s64), dtype), round_once(torch.from_numpy(c64), dtype)
+    return s.reshape(shape), c.reshape(shape)
 
 
 def device_path(device: torch.device, host: bool) -> str:
@@ -77,12 +79,13 @@ def _sincos32_op(p: torch.Tensor, frac: torch.Tensor, unwrap: torch.Tensor, whol
     path = device_path(p.device, host)
     if path == "host":
         return _host_rows(p, key, factor, dtype)
+    odd = dtype in NARROW_FLOATS  # float32 rounded to odd: its cast rounds the 64-bit value once
     if path == "triton":
         from ..triton import rows_unchecked
 
-        s, c = rows_unchecked(p, _LADDERS[key], factor)  # checked by sincos32, before the node
+        s, c = rows_unchecked(p, _LADDERS[key], factor, odd)  # checked by sincos32, before the node
     else:
-        s, c = fixed_sincos(p, FixedWords(frac, unwrap, whole), factor)
+        s, c = fixed_sincos(p, FixedWords(frac, unwrap, whole), factor, odd=odd)
     return s.to(dtype), c.to(dtype)
 
 
@@ -97,9 +100,14 @@ def sincos32(p: torch.Tensor, words: FixedWords, key: int, factor: float = 1.0,
              dtype: torch.dtype = torch.float32, host: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """sin/cos of ``p[..., None]·ω`` in ``dtype`` ``[..., n]``, one opaque graph node (``posenc::sincos32``).
 
-    ``dtype`` float32, float16 or bfloat16: on the host each value is rounded
-    once from the core's float64; on a device the float32 value is rounded
-    once more (as :mod:`posenc.jax` does).
+    ``dtype`` float32, float16 or bfloat16, each value rounded once into it:
+    on the host from the core's float64, on a device from the 32-bit path's
+    64-bit fixed-point value (through a float32 rounded to odd). Both are the
+    exact value rounded once but within ~2**-53 of a midpoint, so they agree
+    over the golden batteries, and with the NumPy functions
+    (:func:`posenc.nerf_encoding` in float16). Before, the float32 value was
+    cast (and torch's float64 cast goes through float32 too): rounded twice,
+    one unit off on ~2**-13 of float16 and ~2**-16 of bfloat16 values.
 
     Traced (``torch.compile``, ``make_fx``) it is one custom operator with
     float32 outputs, so a graph holds no float64 and Inductor compiles in

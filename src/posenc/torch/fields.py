@@ -26,7 +26,7 @@ from ..exact.fixed_sincos import sincos_f32
 from ..fields.conventions import get
 from ..fields.encoding import Bands, _matrix, arrange, check_matrix, two_pi
 from ._exact import LadderBuffers, check_input, exact_sincos, exact_sincos32, host_eager, host_values, turns_core
-from ._fixed import TORCH_OPS, rows_dtype_ok
+from ._fixed import NARROW_FLOATS, TORCH_OPS, round_once, rows_dtype_ok
 
 __all__ = ["FourierFeatures", "NeRFEncoding"]
 
@@ -144,8 +144,9 @@ class NeRFEncoding(nn.Module):
         m, d, n = x.shape[:-1].numel(), x.shape[-1], self.bands.n
         if not host_eager(x) and rows_dtype_ok(x.dtype) and self.rows32.has_fixed and n:
             s, c = exact_sincos32(x.reshape(-1), self.rows32, dtype=dt)
-        else:
+        else:  # float64 sin/cos, rounded once to dt (torch's cast to float16/bfloat16 would round twice)
             s, c = self.bands.sincos(x.reshape(-1).to(torch.float64))
+            s, c = round_once(s, dt), round_once(c, dt)
         enc = arrange(self.plan, s.reshape(m, d, n), c.reshape(m, d, n), dt)
         if self.include_input:
             raw = x.reshape(m, d).to(dt)
@@ -179,9 +180,9 @@ def _fourier32(v: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> tuple[to
     """
     if v.device.type == "cpu":
         c, s = _host_features(v, b)
-        return c.to(dtype), s.to(dtype)
+        return round_once(c, dtype), round_once(s, dtype)
     phase, finite = phase_of_dot(TORCH_OPS, v, b)
-    s, c = sincos_f32(TORCH_OPS, phase)
+    s, c = sincos_f32(TORCH_OPS, phase, None, dtype in NARROW_FLOATS)  # rounded to odd: the cast rounds once
     nan = torch.full_like(s[..., :1], float("nan"))
     return torch.where(finite.unsqueeze(-1), c, nan).to(dtype), torch.where(finite.unsqueeze(-1), s, nan).to(dtype)
 
@@ -284,4 +285,4 @@ class FourierFeatures(nn.Module):
         q, f, g = turns_core(hi.reshape(-1), lo.reshape(-1))  # its quarter turns and the rest, exactly
         s, c = exact_sincos(plain.reshape(-1), self.angles, f, g, quarter=q)
         out = torch.cat([c.reshape(-1, m), s.reshape(-1, m)], dim=-1) + 0.0  # an exact zero is +0
-        return out.to(_out_dtype(x)).reshape(*x.shape[:-1], 2 * m)
+        return round_once(out, _out_dtype(x)).reshape(*x.shape[:-1], 2 * m)

@@ -90,9 +90,12 @@ def sincos_rows(positions: torch.Tensor, ladder: Ladder, factor: float = 1.0,
     return rows_unchecked(positions, ladder, factor)
 
 
-def rows_unchecked(positions: torch.Tensor, ladder: Ladder, factor: float = 1.0,
+def rows_unchecked(positions: torch.Tensor, ladder: Ladder, factor: float = 1.0, odd: bool = False,
                    ) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`sincos_rows` for positions already checked (``posenc::sincos32`` checks them before its node)."""
+    """:func:`sincos_rows` for positions already checked (``posenc::sincos32`` checks them before its node).
+
+    ``odd``: float32 rounded to odd, so a cast to float16 or bfloat16 rounds the exact value once.
+    """
     from .kernels import kernel_module
 
     p = _positions32(positions.detach())
@@ -102,7 +105,7 @@ def rows_unchecked(positions: torch.Tensor, ladder: Ladder, factor: float = 1.0,
     s = torch.empty((m, n), dtype=torch.float32, device=p.device)
     c = torch.empty_like(s)
     if m and n:
-        mod = kernel_module("float" if p.is_floating_point() else "int", float(factor))
+        mod = kernel_module("float" if p.is_floating_point() else "int", float(factor), odd)
         bn = max(16, 1 << (n - 1).bit_length())
         bm = max(1, min(64, 4096 // bn))
         mod.rows_kernel[((m + bm - 1) // bm,)](flat, _words(ladder, p.device), s, c, m, n, BM=bm, BN=bn)

@@ -177,9 +177,10 @@ class _Words:
     int_words: Sym
 
 
-def body(kind: str, factor: float = 1.0, indent: str = "    ") -> str:
+def body(kind: str, factor: float = 1.0, indent: str = "    ", odd: bool = False) -> str:
     """The generated lines: from ``p`` (int32 or float32, ``kind`` ``"int"``/``"float"``) and the words
-    ``fw0…fw3``, ``uw0…uw3``, ``iw`` (uint32) to float32 ``sin_out`` and ``cos_out``.
+    ``fw0…fw3``, ``uw0…uw3``, ``iw`` (uint32) to float32 ``sin_out`` and ``cos_out`` (rounded to odd with
+    ``odd``: for a cast to float16 or bfloat16, :func:`posenc.exact.fixed_sincos.round_f32`).
 
     >>> body("int").splitlines()[-1].strip()[:9]
     'cos_out ='
@@ -190,7 +191,7 @@ def body(kind: str, factor: float = 1.0, indent: str = "    ") -> str:
     words = _Words([Sym(e, f"fw{j}", "u") for j in range(4)], [Sym(e, f"uw{j}", "u") for j in range(4)],
                    Sym(e, "iw", "u"))
     phase = (phase_of_integers if kind == "int" else phase_of_floats)(o, p, words)  # type: ignore[arg-type]
-    s, c = sincos_f32(o, phase, None if factor == 1.0 else scale_words(factor))
+    s, c = sincos_f32(o, phase, None if factor == 1.0 else scale_words(factor), odd)
     e.lines.append(f"sin_out = {s.name}")
     e.lines.append(f"cos_out = {c.name}")
     return "\n".join(indent + line for line in e.lines)

@@ -99,12 +99,16 @@ _FLOAT_POST = ("    sin_out = tl.where(ok, sin_out, float('nan'))\n"
                "    cos_out = tl.where(ok, cos_out, float('nan'))")
 
 
-def source(kind: str, factor: float) -> str:
-    """The kernels' Python source for positions of ``kind`` (``"int"``, ``"float"``) and an attention factor."""
-    code = body(kind, factor)
+def source(kind: str, factor: float, odd: bool = False) -> str:
+    """The kernels' Python source for positions of ``kind`` (``"int"``, ``"float"``) and an attention factor.
+
+    ``odd``: the rows kernel's float32 rounded to odd, for a cast to float16 or bfloat16 (the RoPE kernel
+    keeps float32 rows).
+    """
+    code = body(kind, factor, odd=odd)
     pre, post = (_FLOAT_PRE, _FLOAT_POST) if kind == "float" else ("", "")
     rows = _ROWS.replace("{LOADS}", _LOADS).replace("{PRE}", pre).replace("{BODY}", code).replace("{POST}", post)
-    rope = _ROPE.replace("{LOADS}", _LOADS).replace("{BODY}", code) if kind == "int" else ""
+    rope = _ROPE.replace("{LOADS}", _LOADS).replace("{BODY}", code) if kind == "int" and not odd else ""
     return _HEADER + rows + rope
 
 
@@ -116,9 +120,9 @@ def _cache_dir() -> Path:
 
 
 @functools.lru_cache(maxsize=32)
-def kernel_module(kind: str, factor: float = 1.0) -> ModuleType:
-    """The imported module holding ``rows_kernel`` (and ``rope_kernel`` for int positions)."""
-    text = source(kind, factor)
+def kernel_module(kind: str, factor: float = 1.0, odd: bool = False) -> ModuleType:
+    """The imported module holding ``rows_kernel`` (and ``rope_kernel`` for int positions, ``odd`` False)."""
+    text = source(kind, factor, odd)
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     path = _cache_dir() / f"posenc_rows_{kind}_{digest}.py"
     if not path.exists() or path.read_text() != text:
