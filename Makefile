@@ -16,7 +16,7 @@ VLLM_VENV := .venv-vllm
 VLLM_PY := $(VLLM_VENV)/bin/python
 VLLM_STAMP := $(VLLM_VENV)/.installed
 # posenc.sglang's tests against the real SGLang 0.5.23 (torch 2.14.1, a CUDA 13 build; 206 pins): 10.5 GB and
-# about 10 minutes the first time, then cached; `make test-sglang`, not part of `make test`
+# about 10 minutes the first time, then cached; `make test` runs it (`make test-sglang` alone)
 SGLANG_VENV := .venv-sglang
 SGLANG_PY := $(SGLANG_VENV)/bin/python
 SGLANG_STAMP := $(SGLANG_VENV)/.installed
@@ -50,7 +50,7 @@ $(VLLM_STAMP): pyproject.toml requirements-vllm.txt
 tour: $(STAMP)
 	$(PY) -m posenc tour
 
-test: $(STAMP) lint $(HF_ENVS) test-vllm
+test: $(STAMP) lint $(HF_ENVS) test-vllm test-sglang
 	@command -v chromium >/dev/null 2>&1 || test -x "$$POSENC_CHROMIUM" || { echo "make test: the page's browser \
 	tests need Chromium: run 'apt-get update && apt-get install -y chromium' as root"; exit 1; }
 	@command -v node >/dev/null 2>&1 || test -x "$$POSENC_NODE" || { echo "make test: the golden fingerprint runs \

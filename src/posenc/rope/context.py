@@ -21,7 +21,7 @@ from ..sinusoidal.grid_analysis import GridReport, axis_ladder, check_sizes
 from ..support.compile import outside_compile
 from ..support.layout import check_pair_layout
 from .frequencies import rope_frequencies, spec_frequencies
-from .spec import FREQUENCY_SETTINGS, RopeConfig, RopeFrequencySettings, RopeSettings, spec_in
+from .spec import LADDER_SETTINGS, RopeConfig, RopeLadderSettings, RopeSettings, spec_in
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -70,15 +70,16 @@ def rope_context_report(
     head_dim: int | RopeConfig,
     *,
     seq_len: int | None = None,
-    **settings: Unpack[RopeFrequencySettings],
+    **settings: Unpack[RopeLadderSettings],
 ) -> RopeContextReport:
     """Turns of every rotary pair over ``context`` positions, after ``scaling``.
 
     Args:
         context: context length (> 0).
         head_dim: a :class:`~posenc.RopeConfig`, or channels per head with
-            the settings as keywords (``base``, ``scaling``, ``rotary_dim``, …),
-            as :func:`posenc.rope_frequencies`.
+            the settings as keywords (``base``, ``scaling``, ``rotary_dim``:
+            :class:`~posenc.rope.spec.RopeLadderSettings`), as
+            :func:`posenc.rope_frequencies`.
         seq_len: the length that picks DynamicNTK's base / LongRoPE's factors;
             default ``ceil(context)``.
 
@@ -88,7 +89,7 @@ def rope_context_report(
     (False, 39, 20473564)
     """
     c = check_context(context)
-    spec = spec_in(head_dim, settings, FREQUENCY_SETTINGS)
+    spec = spec_in(head_dim, settings, LADDER_SETTINGS)
     scaling = spec.scaling
     n = seq_len
     if n is None and scaling is not None and scaling.cache_key(None) is not None:  # its frequencies follow the length

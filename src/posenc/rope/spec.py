@@ -35,9 +35,11 @@ from .sections import Sections, check_sections
 
 __all__ = [
     "FREQUENCY_SETTINGS",
+    "LADDER_SETTINGS",
     "ROPE_SETTINGS",
     "RopeConfig",
     "RopeFrequencySettings",
+    "RopeLadderSettings",
     "RopeSettings",
     "check_dims",
     "check_multi_axis",
@@ -92,7 +94,15 @@ def check_multi_axis(sections: Sections | None, rotary_dim: int, scaling: Any) -
         )
 
 
-class RopeFrequencySettings(TypedDict, total=False):
+class RopeLadderSettings(TypedDict, total=False):
+    """The settings of a 1-D ladder: base, scaling, rotary_dim (:func:`posenc.rope_context_report`'s)."""
+
+    base: float  #: θ, ``rope_theta``
+    scaling: Any  #: a :mod:`posenc.rope.scaling` variant, a registered one, or None
+    rotary_dim: int | None  #: channels rotated (None: head_dim)
+
+
+class RopeFrequencySettings(RopeLadderSettings, total=False):
     """The settings of a rotation's frequencies, as keywords (``**settings: Unpack[RopeFrequencySettings]``).
 
     One shared declaration for every RoPE signature that takes them; a key
@@ -101,9 +111,6 @@ class RopeFrequencySettings(TypedDict, total=False):
     mypy catch a typo; at run time :func:`settings_spec` refuses an unknown key.
     """
 
-    base: float  #: θ, ``rope_theta``
-    scaling: Any  #: a :mod:`posenc.rope.scaling` variant, a registered one, or None
-    rotary_dim: int | None  #: channels rotated (None: head_dim)
     sections: Any  #: pairs per position axis, a :class:`~posenc.rope.sections.Sections`, or None
     section_layout: SectionLayout
     ladder: LadderSharing
@@ -116,6 +123,7 @@ class RopeSettings(RopeFrequencySettings, total=False):
 
 
 #: the keys each settings form takes (what :func:`settings_spec` checks a call's keywords against)
+LADDER_SETTINGS = frozenset(RopeLadderSettings.__optional_keys__)
 FREQUENCY_SETTINGS = frozenset(RopeFrequencySettings.__optional_keys__)
 ROPE_SETTINGS = frozenset(RopeSettings.__optional_keys__)
 
