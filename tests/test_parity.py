@@ -90,3 +90,22 @@ def test_every_implementation_is_listed_measured_or_unavailable():
     rep = parity(YARN, positions=[0, 7])
     assert set(rep.errors) | set(rep.unavailable) == set(IMPLEMENTATIONS)
     assert all(len(v) == 2 and all(math.isfinite(e) for e in v) for v in rep.errors.values())
+
+
+def test_a_partial_rotary_checkpoint_is_measured_on_its_own_rotary_dims():
+    """transformers' partial models compute over dim = int(head_dim * partial_rotary_factor); Llama's class reads no
+    factor, so the stand-in is given head_dim = rotary_dim (before: every pair off by up to 1.99, a wrong table)."""
+    cfg = {"hidden_size": 512, "num_attention_heads": 8, "max_position_embeddings": 4096, "rope_theta": 10000.0,
+           "partial_rotary_factor": 0.5}
+    pos = [1, 100, 4095]
+    rep = parity(cfg, positions=pos, implementations=("transformers float32",))
+    r = 32  # head 64, half of it turns
+    # transformers' default inverse frequencies over dim = r, in float32 (modeling_rope_utils), then the float32 angle
+    inv = (1.0 / (np.float32(10000.0) ** (np.arange(0, r, 2, dtype=np.float32) / np.float32(r)))).astype(np.float32)
+    for p, err in zip(pos, rep.errors["transformers float32"], strict=True):
+        ang = (np.float32(p) * inv).astype(np.float32).astype(np.float64)
+        got = max(max(abs(math.cos(a) - float(mpmath.cos(mpmath.mpf(p) * omega(r, 10000.0, i)))),
+                      abs(math.sin(a) - float(mpmath.sin(mpmath.mpf(p) * omega(r, 10000.0, i)))))
+                  for i, a in enumerate(ang))
+        assert err < 1e-3 and abs(err - got) <= 0.05 * got + 1e-7  # torch's float32 pow may differ by an ulp
+    assert rep.disagreements == []

@@ -95,13 +95,21 @@ def _hf_rows(cfg: Mapping[str, Any], spec: RopeConfig, pos: np.ndarray, bf16: bo
     keep = ("head_dim", "hidden_size", "num_attention_heads", "max_position_embeddings", "rope_parameters",
             "rope_scaling", "rope_theta", "partial_rotary_factor", "original_max_position_embeddings")
     config = LlamaConfig(**{k: cfg[k] for k in keep if k in cfg})
-    if getattr(config, "head_dim", None) != spec.head_dim:
-        config.head_dim = spec.head_dim
+    r = int(spec.rotary_dim or spec.head_dim)
+    # LlamaRotaryEmbedding reads no partial_rotary_factor (inv_freq over the whole head); the partial models'
+    # own classes (Phi, GPT-NeoX, StableLM) compute over dim = int(head_dim * partial_rotary_factor): the same
+    # rows as this stand-in given head_dim = rotary_dim and no factor
+    config.head_dim = r
+    if r != spec.head_dim:
+        if hasattr(config, "partial_rotary_factor"):
+            config.partial_rotary_factor = 1.0
+        params = getattr(config, "rope_parameters", None)
+        if isinstance(params, dict):
+            params.pop("partial_rotary_factor", None)
     rotary = LlamaRotaryEmbedding(config)
     x = torch.zeros(1, dtype=torch.bfloat16 if bf16 else torch.float32)
     cos, sin = rotary(x, torch.as_tensor(pos, dtype=torch.long)[None])
-    n = int(spec.rotary_dim or spec.head_dim) // 2
-    return torch.cat([cos[0, :, :n], sin[0, :, :n]], dim=-1).double().numpy()
+    return torch.cat([cos[0, :, :r // 2], sin[0, :, :r // 2]], dim=-1).double().numpy()
 
 
 def _vllm_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
