@@ -161,16 +161,10 @@ def t5_bias(
     Raises:
         PosEncError: for weights that are not ``[num_buckets, n_heads]``
             floats, bad lengths or settings, q/k positions not of their
-            lengths, a positions array of another framework (a torch tensor),
-            a float64 JAX array (``jax_enable_x64`` on), concrete positions
-            (NumPy, Python, a JAX array outside a trace) outside int32, NaN,
-            infinite, at or past 2**31 or not float32 values, or an output
-            larger than the device's memory, before any work.
-            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
-            int32 by keeping its low 32 bits (2**31 + 5 arrives as
-            −2**31 + 5), and a float64 one to float32, silently, before posenc
-            sees it: pass :func:`posenc.jax.positions` of it instead, which
-            checks it.
+            lengths, positions :mod:`posenc.jax.inputs` refuses, or an output larger
+            than the device's memory, before any work (under ``jax.jit``,
+            which narrows int64 and float64 arguments itself, pass
+            :func:`posenc.jax.positions`).
 
     >>> t5_bias(jnp.arange(64.0).reshape(32, 2), 1, 3)[0].tolist()
     [[0.0, 34.0, 36.0]]

@@ -42,16 +42,10 @@ def encode(
 
     Raises:
         PosEncError: for static arguments the NumPy function refuses, a bad
-            dtype, a positions array of another framework (a torch tensor), a
-            float64 JAX array (``jax_enable_x64`` on), concrete positions
-            (NumPy, Python, a JAX array outside a trace) outside int32, NaN,
-            infinite, at or past 2**31 or not float32 values, or an output
-            larger than the device's memory, before any work.
-            Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
-            int32 by keeping its low 32 bits (2**31 + 5 arrives as
-            −2**31 + 5), and a float64 one to float32, silently, before posenc
-            sees it: pass :func:`posenc.jax.positions` of it instead, which
-            checks it.
+            dtype, positions :mod:`posenc.jax.inputs` refuses, or an output larger
+            than the device's memory, before any work (under ``jax.jit``,
+            which narrows int64 and float64 arguments itself, pass
+            :func:`posenc.jax.positions`).
 
     >>> np.asarray(encode(jnp.array([0, 1000]), 4), np.float64).round(5).tolist()
     [[0.0, 1.0, 0.0, 1.0], [0.82688, 0.56238, -0.54402, -0.83907]]
