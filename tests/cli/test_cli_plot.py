@@ -52,17 +52,19 @@ def test_plot_without_matplotlib(capsys, monkeypatch, tmp_path):
 def test_plot_help_states_the_functions_defaults():
     import inspect
     import re
-    from dataclasses import fields
+    from dataclasses import MISSING, fields
 
     def dataclass_fields(cls):
-        return [f.name for f in fields(cls)]
+        return [f.name for f in fields(cls) if f.default is not MISSING]
 
     from posenc.bias import T5Buckets
     from posenc.cli.plotting import PLOT_KINDS
+    from posenc.rope.spec import RopeConfig
     from posenc.sinusoidal.conventions import Vaswani
 
     # a setting taken as **settings (a family's TypedDict) has its default in the family's spec alone
-    spec = {"Unpack[SinusoidSettings]": Vaswani, "Unpack[T5Settings]": T5Buckets}
+    spec = {"Unpack[SinusoidSettings]": Vaswani, "Unpack[T5Settings]": T5Buckets, "Unpack[RopeSettings]": RopeConfig,
+            "Unpack[RopeFrequencySettings]": RopeConfig, "Unpack[RopeLadderSettings]": RopeConfig}
     for kind in PLOT_KINDS.values():
         params = dict(inspect.signature(kind.draw).parameters)
         for p in list(params.values()):

@@ -190,8 +190,9 @@ def _check_rotary_module(m: Any, kw: dict[str, Any]) -> None:
 
 def _check_sinusoidal_module(m: Any, kw: dict[str, Any]) -> None:
     x = jnp.zeros((2, m.d_model), jnp.float32)
-    base, layout, convention = m.settings
-    want = pj.encode(jnp.arange(2), m.d_model, base=base, layout=layout, convention=convention)
+    convention, settings = m.settings  # the convention and the settings passed (beside a convention: none)
+    assert {k for k, _ in settings} <= {"base", "layout"} and (convention is None or not settings)
+    want = pj.encode(jnp.arange(2), m.d_model, convention=convention, **dict(settings))
     assert np.array_equal(np.asarray(m(x)), np.asarray(x + want))
 
 
