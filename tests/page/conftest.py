@@ -28,6 +28,12 @@ def page_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def site(page_path: Path) -> Path:
+    """The site's folder: index.html and a page per family."""
+    return page_path.parent
+
+
 @pytest.fixture(scope="session")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where screenshots go: $POSENC_PAGE_SHOTS, else a temporary folder (named in the summary)."""

@@ -61,3 +61,13 @@ def open_page(browser: Any, path: Path, width: int, height: int = 900) -> Opened
     page.on("pageerror", lambda e: opened.errors.append(str(e)))
     page.goto(opened.url, wait_until="load")
     return opened
+
+
+#: a slider move updates its numbers within this (issue 35's budget), in headless Chromium
+SLIDER_BUDGET_MS = 50.0
+
+
+def set_control(page: Any, ident: str, value: Any) -> None:
+    """Set a control's value and fire its input event, as a user's move does."""
+    page.evaluate("([id, v]) => { const e = document.getElementById(id); e.value = String(v);"
+                  " e.dispatchEvent(new Event('input', { bubbles: true })); }", [ident, value])

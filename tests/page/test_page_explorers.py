@@ -11,11 +11,9 @@ same settings, bit for bit. The moves' update times are collected for the
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 
 import numpy as np
-import pytest
-from page_browser import MEASURED, open_page
+from page_browser import MEASURED, SLIDER_BUDGET_MS, open_page, set_control
 
 from posenc import (
     PosEncError,
@@ -40,18 +38,6 @@ from posenc.page.family_data import (
     XPOS_SEQ_LENS,
 )
 
-SLIDER_BUDGET_MS = 50.0
-
-
-@pytest.fixture(scope="module")
-def site(page_path: Path) -> Path:
-    return page_path.parent
-
-
-def _set(page, ident: str, value) -> None:
-    page.evaluate("([id, v]) => { const e = document.getElementById(id); e.value = String(v);"
-                  " e.dispatchEvent(new Event('input', { bubbles: true })); }", [ident, value])
-
 
 def _val(page, ident: str) -> float:
     return float(page.get_attribute(f"#{ident}", "data-value"))
@@ -74,7 +60,7 @@ def _explore(browser, site, name, moves, check, key_ids):
 
         seen = {shown()}
         for ident, value in moves:
-            _set(page, ident, value)
+            set_control(page, ident, value)
             check(page)
             seen.add(shown())
         ts = page.evaluate("Array.from(window.posencFamily.timings)")
@@ -315,9 +301,9 @@ def test_nerf_quarter_turns_are_exact_zeros_and_ones_in_the_page(browser, site):
     o = open_page(browser, site / "nerf.html", 1280)
     try:
         page = o.page
-        _set(page, "n-conv", "tcnn")
-        _set(page, "n-bands", 4)
-        _set(page, "n-x", 512)  # x = 1/2: π·2^k·x is a multiple of π/2
+        set_control(page, "n-conv", "tcnn")
+        set_control(page, "n-bands", 4)
+        set_control(page, "n-x", 512)  # x = 1/2: π·2^k·x is a multiple of π/2
         cells = page.evaluate("""() => [...document.querySelectorAll('#n-body td[data-band]')]
             .filter(td => td.dataset.kind !== 'sin32').map(td => td.dataset.value)""")
     finally:
@@ -381,13 +367,13 @@ def test_rope_and_scalings_precision_views_hold_posenc_paritys_table(browser, si
         page = o.page
         for moves in ([], [("r-head", 4), ("r-base", 4)], [("r-head", 1), ("r-base", 0)]):
             for ident, value in moves:
-                _set(page, ident, value)
+                set_control(page, ident, value)
             s = _values(page, ["r-head", "r-base"])
             h, b = HEAD_DIMS[int(s["r-head"])], ROPE_BASES[int(s["r-base"])]
             got = _parity_cells(page, "r")
             assert got == _parity_of(hf_config(h, b)) and "transformers float32" in got, (h, b)
             assert got["transformers float32"][-1] > 100 * got["posenc float32"][-1]  # the float32 angle drifts
-        _set(page, "r-frac", 1)  # partial rotary: no table, said so
+        set_control(page, "r-frac", 1)  # partial rotary: no table, said so
         assert page.locator("#r-parity-table").count() == 0 and "full rotary" in page.inner_text("#r-parity-none")
         assert o.problems() == []
     finally:
@@ -399,7 +385,7 @@ def test_rope_and_scalings_precision_views_hold_posenc_paritys_table(browser, si
         for moves in ([], [("s-beta", 2)], [("s-kind", 1), ("s-factor", 4)], [("s-kind", 3), ("s-base", 0)],
                       [("s-kind", 5)], [("s-kind", 6), ("s-factor", 0)], [("s-kind", 0)], [("s-kind", 2)]):
             for ident, value in moves:
-                _set(page, ident, value)
+                set_control(page, ident, value)
             s = _values(page, ["s-kind", "s-base", "s-factor", "s-beta"])
             kind = KINDS[int(s["s-kind"])][0]
             cfg = hf_config(64, SCALING_BASES[int(s["s-base"])], kind, FACTORS[int(s["s-factor"])],

@@ -10,12 +10,11 @@ torch's bfloat16 cast.
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 
 import mpmath
 import numpy as np
 import pytest
-from page_browser import MEASURED, WIDTHS, open_page
+from page_browser import MEASURED, SLIDER_BUDGET_MS, WIDTHS, open_page, set_control
 
 from posenc import apply_rope, rope_cos_sin, rope_frequencies, timestep_embedding
 from posenc.cli._base import fixed
@@ -36,17 +35,6 @@ from posenc.parity.precision import rope_precision
 
 FAMILY_PAGES = [f"{f.slug}.html" for f in FAMILIES]
 SITE_BUDGET = 3 * 1024 * 1024
-SLIDER_BUDGET_MS = 50.0
-
-
-@pytest.fixture(scope="module")
-def site(page_path: Path) -> Path:
-    return page_path.parent
-
-
-def _set(page, ident: str, value) -> None:
-    page.evaluate("([id, v]) => { const e = document.getElementById(id); e.value = String(v);"
-                  " e.dispatchEvent(new Event('input', { bubbles: true })); }", [ident, value])
 
 
 def _text(page, ident: str) -> str:
@@ -137,7 +125,7 @@ def test_rope_explorer_every_control_gives_posencs_numbers(rope_page):
              ("r-base", 0)]
     seen = {before}
     for ident, value in moves:
-        _set(page, ident, value)
+        set_control(page, ident, value)
         _check_rope(page)
         seen.add(_text(page, "r-cos") + _text(page, "r-score") + _text(page, "r-o1"))
     assert len(seen) >= len(moves)  # every move changed what is shown
@@ -202,7 +190,7 @@ def test_rope_precision_view_equals_numpy(rope_page):
     page = rope_page
     for moves in ([], [("r-head", 4), ("r-base", 4)], [("r-head", 2), ("r-base", 0), ("r-frac", 1)]):
         for ident, value in moves:
-            _set(page, ident, value)
+            set_control(page, ident, value)
         s = _rope_settings(page)
         h = HEAD_DIMS[s["h"]]
         r = int(h * ROTARY_FRACTIONS[s["fr"]])
@@ -249,7 +237,7 @@ def test_scalings_explorer_every_control_gives_posencs_numbers(scaling_page):
              ("s-kind", 3), ("s-seq", 5), ("s-seq", 1), ("s-kind", 6), ("s-seq", 6), ("s-kind", 5), ("s-factor", 4),
              ("s-kind", 2), ("s-kind", 1), ("s-kind", 7), ("s-kind", 0), ("s-base", 2)]
     for ident, value in moves:
-        _set(page, ident, value)
+        set_control(page, ident, value)
         _check_scaling(page)
         seen.add(page.inner_text("#s-facts") + page.inner_text("#s-pair-facts"))
     assert len(seen) >= len(moves) - 2  # a knob that does not apply to the variant changes nothing (disabled)
@@ -259,7 +247,7 @@ def test_scalings_precision_view_equals_numpy(scaling_page):
     page = scaling_page
     for moves in ([], [("s-kind", 1), ("s-factor", 4)], [("s-kind", 7)]):
         for ident, value in moves:
-            _set(page, ident, value)
+            set_control(page, ident, value)
         *_, f = _scaling_now(page)
         _compare_precision(_precision_cells(page, "s"), f)
 
@@ -292,7 +280,7 @@ def test_timesteps_precision_table_equals_numpy(browser, site):
 def _timed(page, moves) -> list[float]:
     page.evaluate("window.posencFamily.timings.length = 0")
     for ident, value in moves:
-        _set(page, ident, value)
+        set_control(page, ident, value)
     return page.evaluate("Array.from(window.posencFamily.timings)")
 
 
@@ -341,7 +329,7 @@ def test_timesteps_explorer_gives_posencs_embedding_and_numpys_precision(browser
                  ("t-flip", "1"), ("t-dim", 3), ("t-pos", 0)]
         for ident, value in moves:
             if ident:
-                _set(page, ident, value)
+                set_control(page, ident, value)
             s = page.evaluate("""() => Object.fromEntries(['t-pos-num', 't-dim', 't-shift', 't-flip'].map(id =>
                 [id, Number(document.getElementById(id).value)]))""")
             dim, shift, flip = TIME_DIMS[s["t-dim"]], s["t-shift"], bool(s["t-flip"])
