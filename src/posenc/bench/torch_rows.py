@@ -165,7 +165,7 @@ def _rope_real(model: str, side: int, heads: int, head_dim: int = 64) -> Callabl
         }
         with torch.no_grad():
             ms = time_side_by_side(fns, repeats)
-            want = apply_rope(q.double().numpy(), exact, layout=cfg.layout, **cfg.kwargs())
+            want = apply_rope(q.double().numpy(), exact, spec=cfg)
             errs = {m: float(np.max(np.abs(fn()[0].double().numpy() - want))) for m, fn in fns.items()
                     if not m.startswith("floor")}
         op = f"RoPE q,k [1,{heads},{s},{head_dim}] f32 {model} real positions"

@@ -46,10 +46,10 @@ def _select(module: Any, distinct: set[Any]) -> set[Any]:
         return distinct
     inv = held.detach().double().cpu().numpy()
     if held.dtype in (torch.float32, torch.float64):
-        return {r for r in distinct if (mine := rope_frequencies(r.head_dim, **r.kwargs()).inv_freq).shape
+        return {r for r in distinct if (mine := rope_frequencies(r).inv_freq).shape
                 == inv.shape and bool(np.allclose(mine, inv, rtol=2e-6, atol=0))}
     # model.to(bfloat16) rounded the buffer: posenc's frequencies rounded the same way, then compared exactly
-    return {r for r in distinct if (mine := rope_frequencies(r.head_dim, **r.kwargs()).inv_freq).shape == inv.shape
+    return {r for r in distinct if (mine := rope_frequencies(r).inv_freq).shape == inv.shape
             and torch.equal(torch.tensor(mine, dtype=torch.float32).to(held.dtype), held.detach().cpu())}
 
 

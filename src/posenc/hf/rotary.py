@@ -91,7 +91,7 @@ def multi_axis_rows(rows: torch.Tensor, rope: Any) -> torch.Tensor:
     """
     from ..rope.frequencies import rope_frequencies
 
-    pair_axes = rope_frequencies(rope.head_dim, **rope.kwargs()).pair_axes
+    pair_axes = rope_frequencies(rope).pair_axes
     n = len(rope.sections)
     per_axis = rows.reshape(n, -1, *rows.shape[1:])  # [n, b, s, 2, r/2]
     index = torch.as_tensor(pair_axes, device=rows.device).reshape(1, 1, 1, 1, -1)

@@ -1,7 +1,7 @@
 """Vision and video RoPE presets: each model's axes, ladders and pair layout as a :class:`RopeConfig`.
 
 Each preset is the multi-axis RoPE a model family builds, read from its
-source; use it as ``apply_rope(x, coords, layout=cfg.layout, **cfg.kwargs())``
+source; use it as ``apply_rope(x, coords, spec=cfg)``
 (``coords [..., s, n_axes]``, fractional coordinates welcome) or with
 :class:`posenc.torch.RotaryEmbedding`'s functional twin. The coordinates are
 the model's own (grid indices, or the scaled ones EVA-02 and CogVideoX use);
