@@ -17,6 +17,7 @@ from torch import nn
 from ..errors import PosEncError, check_angle, check_channels, check_positions
 from ..exact.angles import fill_sincos, prefer_compiled
 from ..timesteps.conventions import Diffusers, Flux, TimestepConvention, get, reference_times, round_to
+from ..triton.positions import check_values
 from ._exact import (
     LadderBuffers,
     check_input,
@@ -143,12 +144,18 @@ class Timesteps(nn.Module):
         NumPy function (which checks t and names an overflow), elsewhere
         from its twin of integer and exact float64 operations
         (:func:`~posenc.torch._exact.round_twin`), which a compiler cannot
-        fold away. Without it, t itself, checked on a CPU tensor.
+        fold away. Without it, t itself. Checked first: on a CPU tensor in
+        eager mode by the NumPy functions' checks, elsewhere (a device, or a
+        trace: ``make_fx`` too, whose tensors cannot be read) finite with
+        |t| < 2**53 (:func:`~posenc.triton.positions.check_values`; before,
+        a NaN t gave NaN channels there, and ``make_fx`` failed reading t).
         """
         t64 = t.to(torch.float64)
-        eager_cpu = t.device.type == "cpu" and not torch.compiler.is_compiling()
+        eager_cpu = host_eager(t)
         if eager_cpu:
             arr = check_positions(host_values(t), "t")
+        else:
+            check_values(t, "t")
         if self._round is None:
             value = t64.detach()
             grad = t64
