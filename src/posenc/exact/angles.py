@@ -88,7 +88,7 @@ def fill_sincos(
             near = _reach(positions, positions_lo) * ladder.fastest < NEAR_ANGLE * (1 - 2.0**-20)
             if near:
                 kern = compiled("exact.fill_near", _build_near)  # no far branch: every angle below 2**40
-            pair = _halves(sin_out, cos_out, n)
+            pair = _halves(sin_out, cos_out, n) if m * n >= _PAIRED_MIN else None
             if pair is not None:  # sines and cosines side by side in one array: its rows stored contiguously
                 kern = compiled("exact.fill_near_paired" if near else "exact.fill_paired",
                                 _build_near_paired if near else _build_paired)
@@ -122,6 +122,10 @@ def _build_paired() -> Any:
 
 def _build_near_paired() -> Any:
     return build_fill(near=True, paired=True)
+
+
+#: values from which the paired kernel is looked for: below, finding the halves costs more than it saves
+_PAIRED_MIN = 1 << 15
 
 
 def _halves(sin_out: np.ndarray, cos_out: np.ndarray, n: int) -> tuple[np.ndarray, int, int] | None:
