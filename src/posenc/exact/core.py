@@ -260,6 +260,34 @@ def build_fill(near: bool = False, paired: bool = False) -> Any:
     """
     from numba import njit
 
+    one_row = _row_kernel(near, njit)
+    # Each row is computed into two float64 buffers of its own, then stored: LLVM vectorises the arithmetic
+    # loop only where it can prove its stores do not overlap, which two halves of one output (sin and cos
+    # side by side, a strided view) defeat. Measured on 4096 x 128 float32, one thread: 10.7 ms into the two
+    # halves of one [4096, 256] array, 2.1 ms with the buffers (1.9 ms into two separate arrays either way).
+    # The buffer holds the float64 value; the store rounds it once, as the direct store did: the same bits.
+    if paired:
+        return _paired_fill(one_row, njit)
+
+    @njit(cache=True, nogil=True)
+    def fill(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, cos_out, first, last):  # pragma: no cover
+        n = w0.shape[0]
+        row_s = np.empty(n)
+        row_c = np.empty(n)
+        for r in range(first, last):
+            one_row(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, r, row_s, row_c)
+            s_dst = sin_out[r]
+            c_dst = cos_out[r]
+            for i in range(n):
+                s_dst[i] = row_s[i]
+            for i in range(n):
+                c_dst[i] = row_c[i]
+
+    return fill
+
+
+def _row_kernel(near: bool, njit: Any) -> Any:
+    """:func:`build_fill`'s arithmetic for one row: ``one_row(..., r, row_s, row_c)`` fills the two buffers."""
     env: dict[str, Any] = {}
     for f in (split, two_prod, two_sum, horner, reduce_core, refold, sincos_core):
         env[f.__name__] = _numba_twin(f, env, njit)
@@ -284,41 +312,25 @@ def build_fill(near: bool = False, paired: bool = False) -> Any:
             row_s[i] = -sv if q >= 2 else sv
             row_c[i] = -cv if (q == 1 or q == 2) else cv
 
-    # Each row is computed into two float64 buffers of its own, then stored: LLVM vectorises the arithmetic
-    # loop only where it can prove its stores do not overlap, which two halves of one output (sin and cos
-    # side by side, a strided view) defeat. Measured on 4096 x 128 float32, one thread: 10.7 ms into the two
-    # halves of one [4096, 256] array, 2.1 ms with the buffers (1.9 ms into two separate arrays either way).
-    # The buffer holds the float64 value; the store rounds it once, as the direct store did: the same bits.
-    if paired:
-        @njit(cache=True, nogil=True)
-        def fill_paired(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, out, s_col, c_col, first,
-                        last):  # pragma: no cover
-            n = w0.shape[0]
-            row_s = np.empty(n)
-            row_c = np.empty(n)
-            for r in range(first, last):
-                one_row(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, r, row_s, row_c)
-                s_dst = out[r, s_col:s_col + n]  # a slice of a C row: contiguous, so the copy vectorises
-                c_dst = out[r, c_col:c_col + n]
-                for i in range(n):
-                    s_dst[i] = row_s[i]
-                for i in range(n):
-                    c_dst[i] = row_c[i]
+    return one_row
 
-        return fill_paired
+
+def _paired_fill(one_row: Any, njit: Any) -> Any:
+    """:func:`build_fill`'s ``paired`` kernel: the rows stored as contiguous slices of one C array."""
 
     @njit(cache=True, nogil=True)
-    def fill(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, cos_out, first, last):  # pragma: no cover
+    def fill_paired(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, out, s_col, c_col, first,
+                    last):  # pragma: no cover
         n = w0.shape[0]
         row_s = np.empty(n)
         row_c = np.empty(n)
         for r in range(first, last):
             one_row(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, r, row_s, row_c)
-            s_dst = sin_out[r]
-            c_dst = cos_out[r]
+            s_dst = out[r, s_col:s_col + n]  # a slice of a C row: contiguous, so the copy vectorises
+            c_dst = out[r, c_col:c_col + n]
             for i in range(n):
                 s_dst[i] = row_s[i]
             for i in range(n):
                 c_dst[i] = row_c[i]
 
-    return fill
+    return fill_paired
