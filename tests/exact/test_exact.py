@@ -170,6 +170,33 @@ def test_numba_into_the_halves_of_one_output_gives_the_numpy_bits(dtype, cos_fir
     assert np.all(out[:, 64] == 7.0)  # nothing written past the halves
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("with_lo", [False, True])
+def test_the_paired_kernels_give_the_numpy_bits_near_and_far(dtype, with_lo):
+    # halves of one C-contiguous array take build_fill(paired=True) (contiguous row stores), near and far
+    # kernels both; anything else (a strided view, two arrays) keeps the views' kernel: the same bits
+    from posenc.exact import angles, fill_sincos, seed_ladder
+
+    rng = np.random.default_rng(11)
+    lad = seed_ladder(40, 10000.0)
+    lo_p = rng.uniform(-1e5, 1e5, 300)
+    far_p = np.concatenate([lo_p, [3e15, -(2.0**52) - 3], rng.uniform(-1e14, 1e14, 40)])
+    for p in (lo_p, far_p):
+        lo = rng.uniform(-1e-9, 1e-9, p.size) if with_lo else None
+        s_ref, c_ref = np.empty((p.size, 20), dtype), np.empty((p.size, 20), dtype)
+        fill_sincos(p, lad, s_ref, c_ref, lo, engine="numpy")
+        out = np.full((p.size, 43), 7.0, dtype)
+        s, c = out[:, 21:41], out[:, 1:21]
+        assert angles._halves(s, c, 20) == (out, 21, 1)
+        fill_sincos(p, lad, s, c, lo, engine="numba")
+        assert np.array_equal(s, s_ref) and np.array_equal(c, c_ref)
+        assert np.all(out[:, [0, 41, 42]] == 7.0)  # nothing written outside the halves
+        rows = np.full((2 * p.size, 40), 7.0, dtype)[::2]  # every other row: not one C array, the views' kernel
+        assert angles._halves(rows[:, :20], rows[:, 20:], 20) is None
+        fill_sincos(p, lad, rows[:, :20], rows[:, 20:], lo, engine="numba")
+        assert np.array_equal(rows[:, :20], s_ref) and np.array_equal(rows[:, 20:], c_ref)
+
+
 def test_the_near_kernel_never_needs_the_far_branch():
     # build_fill(near=True) drops refold below NEAR_ANGLE: there the reduction's x must stay under 0.8,
     # here with ω just under 1, 1000 and 1e6 and |θ| up to the bound (the worst case sits at the top)

@@ -72,8 +72,10 @@ def test_a_traced_device_graph_asserts_instead_of_giving_nan():
         gm(torch.tensor([1, 2**33], dtype=torch.int64))  # was NaN rows
     nerf = NeRFEncoding(4)
     gn = make_fx(nerf)(torch.zeros(2, 3))
-    with pytest.raises(RuntimeError, match="outside"):
+    with pytest.raises(RuntimeError, match="x must be finite"):  # the field's own check, before the rows'
         gn(torch.full((2, 3), float("nan")))
+    with pytest.raises(RuntimeError, match=r"outside \|p\| < 2\*\*31"):  # finite, past the 32-bit range
+        gn(torch.full((2, 3), 3e9))
 
 
 def test_timesteps_under_torch_compile_fullgraph_refuses_a_position_past_the_host_range():
@@ -83,3 +85,23 @@ def test_timesteps_under_torch_compile_fullgraph_refuses_a_position_past_the_hos
     assert torch.equal(fn(t), m(t))
     with pytest.raises(RuntimeError, match="outside"):
         fn(torch.tensor([2**60, 4], dtype=torch.int64))
+
+
+def test_the_host_range_holds_int64_up_to_2_53_exactly():
+    # an int64 tensor compared with the float 2**53 is compared in float32, where 2**53 − 1 rounds to 2**53:
+    # the edge was refused (and every int64 within 2**28 of it) though the host's core holds it
+    check_range(torch.tensor([2**53 - 1, -(2**53) + 1, 2**53 - 2**28], dtype=torch.int64), "host")
+    with pytest.raises(PosEncError, match=r"position 9007199254740992 is outside \|p\| < 2\*\*53"):
+        check_range(torch.tensor([5, 2**53], dtype=torch.int64), "host")
+
+
+@pytest.mark.parametrize("preset", ["diffusers", "flux"])
+def test_float64_timesteps_under_make_fx_give_the_eager_bits_and_assert_on_nan(preset):
+    # the float64 path traced: make_fx read t on the host before (an error), and nothing refused a NaN t
+    m = Timesteps(16, True, 0) if preset == "diffusers" else Timesteps.from_convention(16, "flux")
+    t = torch.tensor([0.25, 3.5, 999.0], dtype=torch.float64)
+    gm = make_fx(m)(t)
+    assert torch.equal(gm(t), m(t))
+    for value in (float("nan"), float("inf"), float("-inf")):
+        with pytest.raises(RuntimeError, match=r"posenc: t must be finite with \|t\| < 2\*\*53"):
+            gm(torch.tensor([0.25, value, 1.0], dtype=torch.float64))

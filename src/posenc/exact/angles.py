@@ -85,9 +85,16 @@ def fill_sincos(
     if wanted and sin_out.dtype in _JIT_DTYPES and cos_out.dtype in _JIT_DTYPES:
         kern = compiled("exact.fill", build_fill)
         if kern is not None:
-            if _reach(positions, positions_lo) * ladder.fastest < NEAR_ANGLE * (1 - 2.0**-20):
+            near = _reach(positions, positions_lo) * ladder.fastest < NEAR_ANGLE * (1 - 2.0**-20)
+            if near:
                 kern = compiled("exact.fill_near", _build_near)  # no far branch: every angle below 2**40
-            _fill_jit(kern, positions, ladder, sin_out, cos_out, positions_lo)
+            pair = _halves(sin_out, cos_out, n) if m * n >= _PAIRED_MIN else None
+            if pair is not None:  # sines and cosines side by side in one array: its rows stored contiguously
+                kern = compiled("exact.fill_near_paired" if near else "exact.fill_paired",
+                                _build_near_paired if near else _build_paired)
+                _fill_jit(kern, positions, ladder, pair, positions_lo)
+                return
+            _fill_jit(kern, positions, ladder, (sin_out, cos_out), positions_lo)
             return
     if engine == "numba":
         raise ValueError("engine='numba' needs numba and float32/float64 outputs: pip install 'posenc[fast]'")
@@ -107,6 +114,39 @@ _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _build_near() -> Any:
     return build_fill(near=True)
+
+
+def _build_paired() -> Any:
+    return build_fill(paired=True)
+
+
+def _build_near_paired() -> Any:
+    return build_fill(near=True, paired=True)
+
+
+#: values from which the paired kernel is looked for: below, finding the halves costs more than it saves
+_PAIRED_MIN = 1 << 15
+
+
+def _halves(sin_out: np.ndarray, cos_out: np.ndarray, n: int) -> tuple[np.ndarray, int, int] | None:
+    """``(out, s_col, c_col)`` when the two outputs are column blocks ``[m, n]`` of one C-contiguous array.
+
+    (:func:`~posenc.exact.core.build_fill`'s ``paired`` kernel stores them as
+    contiguous row slices.) None otherwise: the views are written as given.
+    """
+    out = sin_out.base
+    if (out is None or cos_out.base is not out or not isinstance(out, np.ndarray) or out.ndim != 2
+            or not out.flags.c_contiguous or out.dtype != sin_out.dtype or out.dtype != cos_out.dtype
+            or out.shape[0] != sin_out.shape[0] or sin_out.strides != out.strides or cos_out.strides != out.strides):
+        return None
+    size = out.itemsize
+    cols = []
+    for view in (sin_out, cos_out):
+        off = view.__array_interface__["data"][0] - out.__array_interface__["data"][0]
+        if off % size or not 0 <= off // size <= out.shape[1] - n:
+            return None
+        cols.append(off // size)
+    return out, cols[0], cols[1]
 
 
 def _reach(positions: np.ndarray, positions_lo: np.ndarray | None) -> float:
@@ -137,9 +177,9 @@ def prefer_compiled(values: int) -> bool:
 
 
 def _fill_jit(
-    kern: Any, positions: np.ndarray, ladder: Ladder, sin_out: np.ndarray, cos_out: np.ndarray,
-    positions_lo: np.ndarray | None,
+    kern: Any, positions: np.ndarray, ladder: Ladder, outs: tuple[Any, ...], positions_lo: np.ndarray | None,
 ) -> None:
+    """Run ``kern`` over spans of rows; ``outs``: ``(sin_out, cos_out)``, or ``(out, s_col, c_col)`` (paired)."""
     p = np.ascontiguousarray(positions, dtype=np.float64)
     lo = p if positions_lo is None else np.ascontiguousarray(positions_lo, dtype=np.float64)
     w0h, w0l, w1h, w1l = ladder.splits
@@ -148,7 +188,7 @@ def _fill_jit(
 
     def work(a: int, z: int) -> None:
         args = (p, lo, positions_lo is not None, ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l,
-                sin_out, cos_out, a, z)
+                *outs, a, z)
         try:
             kern(*args)
         except OSError:

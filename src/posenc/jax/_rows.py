@@ -8,6 +8,7 @@ on, on CPU, GPU or TPU, inside ``jit``, ``vmap``, ``grad`` and ``shard_map``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax.numpy as jnp
@@ -19,8 +20,9 @@ from ..exact.fixed import FLOAT_LIMIT, INT_LIMIT, FixedLadder, fixed_ladder, sca
 from ..exact.fixed_phase import phase_of_floats, phase_of_integers
 from ..exact.fixed_sincos import Ops, sincos_f32
 from ..exact.ladder import Ladder
+from ..timesteps.conventions import round_to
 
-__all__ = ["JAX_OPS", "computed_once", "sincos_rows"]
+__all__ = ["JAX_OPS", "computed_once", "host_rows", "rounds_to_odd", "sincos_rows"]
 
 JAX_OPS = Ops(
     jnp,
@@ -29,8 +31,47 @@ JAX_OPS = Ops(
     lambda t: jax.lax.bitcast_convert_type(t.astype(jnp.float32), jnp.uint32),
 )
 
+#: The output formats whose rows are built as float32 rounded to odd, then cast: each value rounded once.
+NARROW = ("bfloat16", "float16")
+
+
+def rounds_to_odd(dtype: Any) -> bool:
+    """Whether rows meant for ``dtype`` are built rounded to odd (``odd=True`` below): float16 and bfloat16.
+
+    Their cast from a float32 rounded to odd rounds the exact value once
+    (:func:`posenc.exact.fixed_sincos.round_f32`, as posenc.torch's rows);
+    from the nearest float32 it rounded twice, one unit off where that
+    float32 lands on the format's midpoint (~2**-16 of bfloat16 values,
+    ~2**-13 of float16's).
+
+    >>> rounds_to_odd(jnp.bfloat16), rounds_to_odd(jnp.float32)
+    (True, False)
+    """
+    return jnp.dtype(dtype).name in NARROW
+
+
+def host_rows(build: Callable[[Any], np.ndarray], dtype: Any) -> jax.Array:
+    """Static rows built on the host by the NumPy API, ``build(np_dtype)``, as a JAX array of ``dtype``.
+
+    For float16 and bfloat16 the float64 rows are rounded once into the
+    format (:func:`posenc.timesteps.conventions.round_to`, exact in
+    float32, so the cast after it moves no bit): the float32 rows cast
+    would round twice (NumPy has no bfloat16, and JAX with x64 off reads a
+    float64 array as float32 first). Other dtypes: the float32 rows, cast.
+
+    >>> host_rows(lambda dt: np.array([1 + 2**-8 + 2**-30], dt), jnp.bfloat16).tolist()
+    [1.0078125]
+    """
+    name = jnp.dtype(dtype).name
+    if name not in NARROW:
+        return jnp.asarray(build(np.float32)).astype(dtype)
+    once = round_to(np.asarray(build(np.float64), np.float64), name, what="a row").astype(np.float32)
+    return jnp.asarray(once).astype(dtype)
+
+
 def sincos_rows(
-    positions: jax.Array, ladder: Ladder, factor: float = 1.0, *, origin: int = 0, pair_axes: Any = None
+    positions: jax.Array, ladder: Ladder, factor: float = 1.0, *, origin: int = 0, pair_axes: Any = None,
+    odd: bool = False,
 ) -> tuple[jax.Array, jax.Array]:
     """sin and cos of (p + origin)·ω_i times ``factor``, float32 ``[..., n]`` each, exact.
 
@@ -43,37 +84,40 @@ def sincos_rows(
         factor: a static multiplier (RoPE's attention factor), rounded in once.
         origin: a static integer added to every position, exactly.
         pair_axes: int ``[n]``, the position axis of each pair (multi-axis RoPE), or None.
+        odd: float32 rounded to odd, for rows cast to float16 or bfloat16
+            (:func:`rounds_to_odd`); only that cast may read them.
     """
     fixed_ladder(ladder)  # the frequency range checked here, outside any trace
     axes = None if pair_axes is None else tuple(int(a) for a in np.asarray(pair_axes).tolist())
     if np.dtype(positions.dtype).kind == "f":  # differentiable in a real position: the bit path has no derivative
-        return _real_rows(positions, ladder, float(factor), int(origin), axes)
-    return _rows(positions, ladder, float(factor), int(origin), axes)
+        return _real_rows(positions, ladder, float(factor), int(origin), axes, bool(odd))
+    return _rows(positions, ladder, float(factor), int(origin), axes, bool(odd))
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4, 5))
 def _real_rows(
-    positions: jax.Array, ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None
+    positions: jax.Array, ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None, odd: bool
 ) -> tuple[jax.Array, jax.Array]:
-    return _rows(positions, ladder, factor, origin, axes)
+    return _rows(positions, ladder, factor, origin, axes, odd)
 
 
 @_real_rows.defjvp
 def _real_rows_jvp(
-    ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None, primals: Any, tangents: Any
+    ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None, odd: bool, primals: Any,
+    tangents: Any,
 ) -> tuple[Any, Any]:
     # d/dp factor·(sin, cos)(ω p) = ω·(cos, −sin) rows: the exact rows times ω rounded to float32 (the
     # integer bit path itself has no derivative; jax would give 0 silently)
     (p,), (dp,) = primals, tangents
-    sin, cos = _rows(p, ladder, factor, origin, axes)
+    sin, cos = _rows(p, ladder, factor, origin, axes, odd)
     w = jnp.asarray(np.asarray(ladder.w0, dtype=np.float32))
     dp = dp[..., None] if axes is None else jnp.take(dp, jnp.asarray(np.asarray(axes, dtype=np.int32)), axis=-1)
     return (sin, cos), (cos * (w * dp), -sin * (w * dp))
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
+@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4, 5))
 def _rows(
-    positions: jax.Array, ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None
+    positions: jax.Array, ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None, odd: bool
 ) -> tuple[jax.Array, jax.Array]:
     # one compiled program per (ladder, factor, origin, axes, shape): called eagerly, the builder's
     # thousand-odd operations would otherwise each be dispatched (and compiled) on their own
@@ -92,7 +136,7 @@ def _rows(
         phase = phase_of_integers(JAX_OPS, p, fixed, origin)
     else:
         phase = phase_of_floats(JAX_OPS, p, fixed, origin)
-    sin, cos = sincos_f32(JAX_OPS, phase, None if factor == 1.0 else scale_words(factor))
+    sin, cos = sincos_f32(JAX_OPS, phase, None if factor == 1.0 else scale_words(factor), odd)
     if bad is not None:
         sin = jnp.where(bad, jnp.nan, sin)
         cos = jnp.where(bad, jnp.nan, cos)

@@ -4,7 +4,7 @@ What :func:`posenc.jax.apply_rope` and :func:`posenc.jax.rope_cos_sin` run on
 (:data:`JAX`). Its own rules: positions int32/float32, traced or not
 (:func:`posenc.jax.inputs.check_traced_positions`); a length-following
 scaling needs a static ``seq_len`` (max(positions) + 1 would be a traced
-value); the rows are float32 (bfloat16/float16 rounded once more); no xPos
+value); the rows are float32 (bfloat16/float16: the exact value rounded once); no xPos
 yet. Imported by :mod:`posenc.jax` only.
 """
 
@@ -24,7 +24,7 @@ from ..rope.functions import check_broadcast
 from ..rope.spec import RopeConfig
 from ..rope.xpos import XPos
 from ..support.vocabulary import RopeLayout
-from ._rows import computed_once, sincos_rows
+from ._rows import computed_once, rounds_to_odd, sincos_rows
 from .inputs import as_input, check_output, check_traced_positions
 
 __all__ = ["JAX", "JaxBackend", "float32_rows", "float_array", "rotated", "traced_frequencies"]
@@ -91,7 +91,8 @@ class JaxBackend:
 
     def cos_sin(self, pos: jax.Array, freqs: RopeFrequencies, dtype: Any) -> tuple[jax.Array, jax.Array]:
         # the rows once per position, not once per head (XLA would fuse the builder into the rotation)
-        cos, sin = computed_once(lambda p: float32_rows(p, freqs), pos)
+        odd = rounds_to_odd(dtype)  # bfloat16, float16: each value rounded once
+        cos, sin = computed_once(lambda p: float32_rows(p, freqs, odd), pos)
         return cos.astype(dtype), sin.astype(dtype)
 
     def rotation_dtype(self, x: jax.Array) -> Any:
@@ -107,9 +108,12 @@ class JaxBackend:
         return rotated(x, cos, sin, layout, rotary_dim)
 
 
-def float32_rows(pos: jax.Array, freqs: RopeFrequencies) -> tuple[jax.Array, jax.Array]:
-    """float32 (cos, sin) ``[..., r/2]`` of checked positions (``[..., n_axes]`` with sections)."""
-    sin, cos = sincos_rows(pos, freqs.ladder, freqs.attention_factor, pair_axes=freqs.pair_axes)
+def float32_rows(pos: jax.Array, freqs: RopeFrequencies, odd: bool = False) -> tuple[jax.Array, jax.Array]:
+    """float32 (cos, sin) ``[..., r/2]`` of checked positions (``[..., n_axes]`` with sections).
+
+    ``odd``: rounded to odd, for a cast to bfloat16 or float16 (:func:`~posenc.jax._rows.rounds_to_odd`).
+    """
+    sin, cos = sincos_rows(pos, freqs.ladder, freqs.attention_factor, pair_axes=freqs.pair_axes, odd=odd)
     return cos, sin
 
 

@@ -27,7 +27,7 @@ from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import Keras, Tensor2Tensor
 from ..sinusoidal.conventions_nd import BigVision
 from ..support.vocabulary import PairLayout, RopeLayout
-from ._rows import computed_once, sincos_rows
+from ._rows import computed_once, host_rows, sincos_rows
 from .inputs import as_input, check_traced_positions
 from .rope import apply_rope, frequencies, rotate
 from .sinusoidal import encode
@@ -178,8 +178,8 @@ def big_vision_posemb_sincos_2d(h: int, w: int, width: int, temperature: float =
     Source: google-research/big_vision ``big_vision/models/vit.py`` (the
     :class:`posenc.sinusoidal.conventions_nd.BigVision` preset).
     """
-    rows = encode_nd(grid(h, w), width, convention=BigVision(float(temperature)), dtype=np.float32)
-    return jnp.asarray(rows[None]).astype(dtype)
+    conv = BigVision(float(temperature))
+    return host_rows(lambda np_dt: encode_nd(grid(h, w), width, convention=conv, dtype=np_dt)[None], dtype)
 
 
 def flax_sinusoidal_init(max_len: int = 2048, min_scale: float = 1.0, max_scale: float = 10000.0) -> Any:
@@ -194,8 +194,7 @@ def flax_sinusoidal_init(max_len: int = 2048, min_scale: float = 1.0, max_scale:
 
     def init(key: Any, shape: Any, dtype: Any = jnp.float32) -> jax.Array:
         del key
-        rows = np_table(max_len, int(shape[-1]), convention=conv, dtype=np.float32)
-        return jnp.asarray(rows[None]).astype(dtype)
+        return host_rows(lambda np_dt: np_table(max_len, int(shape[-1]), convention=conv, dtype=np_dt)[None], dtype)
 
     return init
 

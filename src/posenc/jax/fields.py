@@ -15,7 +15,7 @@ from ..exact.fixed import INT_LIMIT, fixed_ladder
 from ..exact.fixed_dot import MAX_TERMS, phase_of_dot
 from ..exact.fixed_sincos import sincos_f32
 from ..fields.conventions import FieldConvention, FieldPlan, get
-from ._rows import JAX_OPS, sincos_rows
+from ._rows import JAX_OPS, rounds_to_odd, sincos_rows
 from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
 
@@ -73,7 +73,7 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
     check_output((*lead, 2 * n * d + (d if keep else 0)), "NeRF encoding", dtype=dt)
     m = int(np.prod(lead))
     if n:
-        s, c = sincos_rows(pts, plan.ladder)  # [..., d, n]
+        s, c = sincos_rows(pts, plan.ladder, odd=rounds_to_odd(dt))  # [..., d, n]
         enc = arrange(plan, s.reshape(m, d, n), c.reshape(m, d, n))
     else:
         enc = jnp.zeros((m, 0), jnp.float32)
@@ -189,21 +189,21 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
     features = int(np.prod(pts.shape[:-1], dtype=object)) * mat.shape[0]
     check_output((*pts.shape[:-1], 2 * mat.shape[0]), "Fourier features", dtype=dt,
                  work=features * (80 + (66 * d if d > 32 else 0)))
-    cos, sin = _features(pts, mat)
+    cos, sin = _features(pts, mat, rounds_to_odd(dt))
     return jnp.concatenate([cos, sin], axis=-1).astype(dt)
 
 
-@jax.custom_jvp
-def _features(v: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-    return _exact_features(v, b)
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _features(v: jax.Array, b: jax.Array, odd: bool) -> tuple[jax.Array, jax.Array]:
+    return _exact_features(v, b, odd)
 
 
 @_features.defjvp
-def _features_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+def _features_jvp(odd: bool, primals: Any, tangents: Any) -> tuple[Any, Any]:
     # d/dv (cos, sin)(2π B v) = 2π·(−sin, cos)·(B dv + dB v), in float32 (the integer bit path has no
     # derivative: jax would give 0 silently); an int32 operand's tangent is float0 (no derivative)
     (v, b), (dv, db) = primals, tangents
-    cos, sin = _exact_features(v, b)
+    cos, sin = _exact_features(v, b, odd)
     u = jnp.zeros(cos.shape, jnp.float32)
     if dv.dtype != jax.dtypes.float0:
         u = u + (b.astype(jnp.float32) * dv[..., None, :]).sum(-1)
@@ -213,8 +213,8 @@ def _features_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
     return (cos, sin), (-sin * w, cos * w)
 
 
-@jax.jit
-def _exact_features(v: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+@functools.partial(jax.jit, static_argnums=(2,))
+def _exact_features(v: jax.Array, b: jax.Array, odd: bool) -> tuple[jax.Array, jax.Array]:
     # one compiled program per shape and dtype (called eagerly, the few hundred integer operations per value
     # would each be dispatched on their own)
     bad = None
@@ -224,16 +224,16 @@ def _exact_features(v: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
             out = out[..., None] if name == "v" else out
             bad = out if bad is None else bad | out
             v, b = (arr.astype(jnp.int32), b) if name == "v" else (v, arr.astype(jnp.int32))
-    cos, sin = _dot_features(v, b)
+    cos, sin = _dot_features(v, b, odd)
     if bad is not None:
         cos, sin = jnp.where(bad, jnp.nan, cos), jnp.where(bad, jnp.nan, sin)
     return cos, sin
 
 
-def _dot_features(v: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _dot_features(v: jax.Array, b: jax.Array, odd: bool) -> tuple[jax.Array, jax.Array]:
     if v.dtype == jnp.int32 and b.dtype == jnp.int32:  # B·v an integer: cos 1, sin 0 (XLA's simplifier would
         ones = jnp.ones((*v.shape[:-1], b.shape[0]), jnp.float32)  # loop on the kernel of a constant phase)
         return ones, 0 * ones
     phase, finite = phase_of_dot(JAX_OPS, v, b)
-    sin, cos = sincos_f32(JAX_OPS, phase)
+    sin, cos = sincos_f32(JAX_OPS, phase, None, odd)  # odd: for a cast to bfloat16/float16, rounding once
     return jnp.where(finite, cos, jnp.nan), jnp.where(finite, sin, jnp.nan)

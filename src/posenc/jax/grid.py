@@ -11,7 +11,7 @@ import jax
 
 from ..sinusoidal.conventions_nd import AnyNdConvention, AxialSettings
 from ..sinusoidal.grid import channel_sources, check_nd_shape, nd_options
-from ._rows import sincos_rows
+from ._rows import rounds_to_odd, sincos_rows
 from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
 
@@ -86,7 +86,7 @@ def encode_nd(
     parts = []
     for ladder in dict.fromkeys(lad for _, lad in groups):  # one row build per ladder, for all its axes
         axes = [a for a, lad in groups if lad is ladder]
-        sin, cos = sincos_rows(pts[..., np.array(axes)], ladder)  # [..., len(axes), n]
+        sin, cos = sincos_rows(pts[..., np.array(axes)], ladder, odd=rounds_to_odd(dt))  # [..., len(axes), n]
         parts.append((ladder, axes, sin, cos))
     pieces = []
     for axis, ladder in groups:  # the groups' order: [sin | cos] of each

@@ -91,7 +91,7 @@ def rope_cos_sin(
             head with the settings as keywords, as :func:`posenc.rope_cos_sin` (static).
         seq_len: static; required for DynamicNTK and LongRoPE.
         dtype: float32 (the NumPy core's float32 bits), bfloat16 or float16
-            (those bits rounded once more: within 1 ulp).
+            (the exact value rounded once into them, not those bits rounded again).
         **settings: without a spec, its frequency fields, as
             :func:`posenc.rope_cos_sin` (static).
 

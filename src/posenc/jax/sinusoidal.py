@@ -13,7 +13,7 @@ import jax
 from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import AnyConvention, SinusoidSettings, resolve
 from ..support.arguments import settings_of
-from ._rows import sincos_rows
+from ._rows import host_rows, rounds_to_odd, sincos_rows
 from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
 
@@ -56,7 +56,7 @@ def encode(
         # sized before the plan (a wide ladder takes a while to build); an odd width computes one more channel
         check_output((*pos.shape, int(d_model) + int(d_model) % 2), "encoding", dtype=dt)
     plan = resolve(convention, "posenc.jax.encode", **settings).plan(d_model)
-    sin, cos = sincos_rows(pos, plan.ladder, origin=plan.origin)
+    sin, cos = sincos_rows(pos, plan.ladder, origin=plan.origin, odd=rounds_to_odd(dt))
     n = len(plan.ladder)
     if plan.layout == "interleaved":
         out = jnp.stack([sin, cos], axis=-1).reshape((*pos.shape, 2 * n))
@@ -87,5 +87,5 @@ def table(
     """
     settings_of(settings, SinusoidSettings, "posenc.jax.table")
     dt = _out_dtype(dtype)
-    rows = np_table(length, d_model, start=start, dtype=np.float32, convention=convention, **settings)
-    return jnp.asarray(rows).astype(dt)
+    return host_rows(lambda np_dt: np_table(length, d_model, start=start, dtype=np_dt, convention=convention,
+                                            **settings), dt)

@@ -18,7 +18,7 @@ import jax
 from ..errors import PosEncError, check_channels, check_int
 from ..exact.fixed import fixed_ladder
 from ..timesteps.conventions import Flux, TimestepConvention, TimestepPlan, get
-from ._rows import sincos_rows
+from ._rows import rounds_to_odd, sincos_rows
 from .inputs import as_input, check_output, check_traced_positions
 from .rope import _out_dtype
 
@@ -54,7 +54,8 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
         the formula evaluated exactly except where the exact value lies within
         2**-56 (relative) of a float32 rounding boundary, so always within 1
         float32 ulp (tests/jax/test_jax_timesteps.py measures it against
-        mpmath). bfloat16 and float16 are the float32 values rounded once more.
+        mpmath). bfloat16 and float16: that exact value rounded once into
+        them (not the float32 rounded again, one unit off at a midpoint).
 
     Raises:
         PosEncError: before any work, for a dim that is not an integer >= 1,
@@ -85,7 +86,7 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
     plan, rounding = _plan(preset, dim, given)
     if rounding is not None:
         times = _rounded_product(times, *rounding)
-    return render(plan, times).astype(dt)
+    return render(plan, times, rounds_to_odd(dt)).astype(dt)
 
 
 def _given_dtype(t: Any) -> str:
@@ -175,13 +176,16 @@ def _rounded_product(t: jax.Array, name: str, factor: float) -> jax.Array:
     return round_float(tr * jnp.float32(factor), name)  # one float32 multiply (one rounding), then the dtype's
 
 
-def render(plan: TimestepPlan, times: jax.Array) -> jax.Array:
-    """``[..., plan.dim]`` float32: sin/cos of ``times·ω`` placed as the plan says (int32 or float32 ``times``)."""
+def render(plan: TimestepPlan, times: jax.Array, odd: bool = False) -> jax.Array:
+    """``[..., plan.dim]`` float32: sin/cos of ``times·ω`` placed as the plan says (int32 or float32 ``times``).
+
+    ``odd``: rounded to odd, for a cast to bfloat16 or float16 (:func:`~posenc.jax._rows.rounds_to_odd`).
+    """
     n = len(plan.ladder)
     shape = times.shape
     parts = []
     if n:
-        sin, cos = sincos_rows(times, plan.ladder)
+        sin, cos = sincos_rows(times, plan.ladder, odd=odd)
         parts = [cos, sin] if plan.cos_first else [sin, cos]
     if plan.dim > 2 * n:
         parts.append(jnp.zeros((*shape, plan.dim - 2 * n), jnp.float32))

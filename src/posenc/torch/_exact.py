@@ -214,12 +214,13 @@ class LadderBuffers(nn.Module):
     def sincos(self, p: torch.Tensor, lo: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """sin/cos of ``(p + lo)[..., None] · ω``, float64 ``[..., n]``, for float64 ``p [...]`` (and ``lo``).
 
-        On a CPU tensor in eager mode the NumPy core computes it in place
-        (the same bits; cache-sized blocks, numba when installed: ~50× faster
-        than torch's float64 operations one by one); elsewhere the torch twin.
+        On a CPU tensor in eager mode (:func:`host_eager`) the NumPy core
+        computes it in place (the same bits; cache-sized blocks, numba when
+        installed: ~50× faster than torch's float64 operations one by one);
+        elsewhere the torch twin.
         """
         shape = (*p.shape, self.size)
-        if p.device.type == "cpu" and not torch.compiler.is_compiling():
+        if host_eager(p):  # not under make_fx either: its tensors cannot be read (it gave zeros, a constant)
             s = torch.empty(shape, dtype=torch.float64)
             c = torch.empty(shape, dtype=torch.float64)
             hi = p.detach().reshape(-1).numpy()

@@ -25,15 +25,24 @@ from ..exact.fixed_dot import phase_of_dot
 from ..exact.fixed_sincos import sincos_f32
 from ..fields.conventions import get
 from ..fields.encoding import Bands, _matrix, arrange, check_matrix, two_pi
+from ..triton.positions import check_values
 from ._exact import LadderBuffers, check_input, exact_sincos, exact_sincos32, host_eager, host_values, turns_core
 from ._fixed import NARROW_FLOATS, TORCH_OPS, round_once, rows_dtype_ok
 
 __all__ = ["FourierFeatures", "NeRFEncoding"]
 
 
-def _check_cpu(x: torch.Tensor, fastest: float, what: str) -> None:
-    """The NumPy API's checks on a CPU tensor in eager mode (on a device they would wait for it)."""
+def _check_x(x: torch.Tensor, fastest: float, what: str) -> None:
+    """The NumPy API's checks on x, before any work: never NaN features, on any path.
+
+    On a CPU tensor in eager mode all of them (finite, |x| < 2**53, the
+    angle); elsewhere (a device tensor, or traced) the first two on x's
+    device (:func:`~posenc.triton.positions.check_values`: named eagerly, a
+    device assert when traced). Unchecked, NaN and ±inf gave NaN features
+    there (the 32-bit path, the float64 twin), or finite ones of no meaning.
+    """
     if not host_eager(x):  # a device tensor, or traced (torch.compile, make_fx)
+        check_values(x, what)
         return
     arr = check_positions(host_values(x), what)
     if arr.size and fastest:
@@ -139,7 +148,7 @@ class NeRFEncoding(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = check_input(x, "x", self.bands.turn.home, "posenc.nerf_encoding")
         x = x.reshape(1) if x.ndim == 0 else x  # a scalar: one point of one coordinate, as the NumPy function
-        _check_cpu(x, self._fastest, "x")
+        _check_x(x, self._fastest, "x")
         dt = _out_dtype(x)
         m, d, n = x.shape[:-1].numel(), x.shape[-1], self.bands.n
         if not host_eager(x) and rows_dtype_ok(x.dtype) and self.rows32.has_fixed and n:
@@ -276,7 +285,7 @@ class FourierFeatures(nn.Module):
             raise PosEncError(f"x's last axis must hold B's d = {d} coordinates, got shape {tuple(x.shape)}")
         if host_eager(self.B):
             check_matrix(self.B.detach().numpy())  # B as it is now (a buffer can be written in place)
-        _check_cpu(x, 0.0, "x")
+        _check_x(x, 0.0, "x")
         if not host_eager(x) and self._b_is_f32 and x.dtype in _EXACT_IN_F32:
             return self._features32(x, m, d)
         x64 = x.reshape(-1, 1, d).to(torch.float64)

@@ -17,6 +17,7 @@ from torch import nn
 from ..errors import PosEncError, check_angle, check_channels, check_positions
 from ..exact.angles import fill_sincos, prefer_compiled
 from ..timesteps.conventions import Diffusers, Flux, TimestepConvention, get, reference_times, round_to
+from ..triton.positions import check_values
 from ._exact import (
     LadderBuffers,
     check_input,
@@ -143,12 +144,18 @@ class Timesteps(nn.Module):
         NumPy function (which checks t and names an overflow), elsewhere
         from its twin of integer and exact float64 operations
         (:func:`~posenc.torch._exact.round_twin`), which a compiler cannot
-        fold away. Without it, t itself, checked on a CPU tensor.
+        fold away. Without it, t itself. Checked first: on a CPU tensor in
+        eager mode by the NumPy functions' checks, elsewhere (a device, or a
+        trace: ``make_fx`` too, whose tensors cannot be read) finite with
+        |t| < 2**53 (:func:`~posenc.triton.positions.check_values`; before,
+        a NaN t gave NaN channels there, and ``make_fx`` failed reading t).
         """
         t64 = t.to(torch.float64)
-        eager_cpu = t.device.type == "cpu" and not torch.compiler.is_compiling()
+        eager_cpu = host_eager(t)
         if eager_cpu:
             arr = check_positions(host_values(t), "t")
+        else:
+            check_values(t, "t")
         if self._round is None:
             value = t64.detach()
             grad = t64
@@ -185,7 +192,20 @@ class Timesteps(nn.Module):
         grad = value + self._factor * (t32 - t32.detach()) if t32.requires_grad else value
         return value, grad
 
-    def _host(self, value: torch.Tensor) -> torch.Tensor:
+    def _host_times(self, t: torch.Tensor) -> np.ndarray:
+        """:meth:`_times`' value on a CPU tensor in eager mode, checked, as a float64 array shaped as t.
+
+        The same checks and values, read once through NumPy (on a [64] t the
+        torch conversions and reductions were a fifth of the call).
+        """
+        arr = check_positions(host_values(t), "t")
+        if self._round is not None:
+            arr = reference_times(arr.reshape(-1), self._format(t), self._factor).reshape(arr.shape)
+        if arr.size:
+            check_angle(float(np.max(np.abs(arr))), self._fastest, "t")
+        return arr
+
+    def _host(self, value: np.ndarray) -> torch.Tensor:
         """The embedding of checked float64 times on the host: the NumPy core writes float32 sin/cos directly.
 
         Each channel is rounded once from the float64 value, as ``.float()``
@@ -197,7 +217,7 @@ class Timesteps(nn.Module):
         angles themselves).
         """
         n, dim = self.angles.size, self.num_channels
-        m = value.numel()
+        m = value.size
         out = torch.empty((m, dim), dtype=torch.float32)
         if self._jit is None:
             self._jit = prefer_compiled(1 << 62)
@@ -206,7 +226,7 @@ class Timesteps(nn.Module):
         if not self.cos_first:
             s, c = c, s
         if n and m:
-            fill_sincos(value.detach().reshape(-1).numpy(), self.angles.ladder, s, c,
+            fill_sincos(value.reshape(-1), self.angles.ladder, s, c,
                         engine="numba" if self._jit else "auto")
         if dim > 2 * n:
             arr[:, 2 * n:] = 0.0
@@ -214,8 +234,8 @@ class Timesteps(nn.Module):
 
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
         t = check_input(timesteps, "t", self.angles.home, "posenc.timestep_embedding")
-        if host_eager(t) and not t.requires_grad:
-            return self._host(self._times(t)[0])
+        if not t.requires_grad and host_eager(t):
+            return self._host(self._host_times(t))
         if self._fixed(t):
             value, grad = self._times32(t)
             s, c = exact_sincos32(grad, self.angles, value)
