@@ -26,6 +26,7 @@ from hypothesis.extra import numpy as hnp
 __all__ = [
     "HUGE_INTS",
     "JUNK",
+    "Unread",
     "bases",
     "d_models",
     "dtypes",
@@ -42,6 +43,24 @@ __all__ = [
 ]
 
 HUGE_INTS = [10**400, -(10**400), 2**53, -(2**53), 2**63, -(2**63), 2**64, 2**1000, 10**15]
+
+
+class Unread:
+    """An array of ``shape`` that fails the test if any value of it is read (``__array__``).
+
+    What "refused before it is read" means, shown without a clock: an entry
+    point sizes its output from ``shape`` alone, so a refusal on size must
+    come before NumPy is asked for a single value.
+    """
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any = np.float64) -> None:
+        self.shape, self.dtype, self.ndim = tuple(shape), np.dtype(dtype), len(shape)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise AssertionError(f"an array of shape {self.shape} was read before its size was refused")
 
 
 class _Opaque:

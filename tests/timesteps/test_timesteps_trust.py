@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import dataclasses
-import time
 import tracemalloc
 from typing import Any
 
@@ -24,6 +23,7 @@ import pytest
 import torch
 
 import posenc.support.memory as memory
+from hostile import Unread
 from posenc import PosEncError, timestep_embedding
 from posenc.timesteps import Diffusers, Flux, GuidedDiffusion
 
@@ -81,15 +81,17 @@ def test_what_numpy_cannot_read_is_refused_by_name(value, named):
 
 
 def test_a_huge_view_is_refused_before_it_is_read():
+    # was 4.0 s and 3.5 GB of reading a broadcast view before the refusal
+    with pytest.raises(PosEncError, match=r"timestep embedding of shape \(200000000, 65536\) in float32 needs"):
+        timestep_embedding(Unread((2 * 10**8,), np.int64), 65536)
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         with pytest.raises(PosEncError, match=r"timestep embedding of shape \(200000000, 65536\) in float32 needs"):
             timestep_embedding(np.broadcast_to(np.int64(1), (2 * 10**8,)), 65536)
-        took, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
+        peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert took < 0.1 and peak < 2**20  # was 4.0 s and 3.5 GB
+    assert peak < 2**20
 
 
 N = 400_000
