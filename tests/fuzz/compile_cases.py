@@ -91,6 +91,7 @@ def _torch_cases() -> dict[str, Call]:
         "TableCache": Call(lambda i: cache.lookup(3, positions=i), lambda: (torch.tensor([4, 0, 15]),)),
         "apply_rope": Call(lambda x, t: pt.apply_rope(x, t, base=100.0), lambda: (*_x(), _pos()[0])),
         "encode": Call(lambda t: pt.encode(t, 8, dtype=torch.float64), _pos),
+        "table": Call(lambda: pt.table(5, 9, start=-2, convention="fairseq"), tuple),
         "positions_from_cu_seqlens": Call(pt.positions_from_cu_seqlens, lambda: (torch.tensor([0, 3, 5]),)),
         "Timesteps": Call(lambda t: steps(t), lambda: (torch.tensor([0.0, 0.5, 999.0, 12.25]),)),
         "NeRFEncoding": Call(lambda x: nerf(x), lambda: (torch.tensor([[0.1, -0.7, 0.3], [1.0, 0.0, -1.0]]),)),

@@ -124,6 +124,14 @@ def _check_encode(out: Any, kw: dict[str, Any]) -> None:
     np.testing.assert_array_equal(out.to(torch.float64).numpy(), want.astype(str(dt).removeprefix("torch.")))
 
 
+def _check_table(out: Any, kw: dict[str, Any]) -> None:
+    want = posenc.table(kw["length"], kw["d_model"], start=kw.get("start", 0), dtype=np.float64,
+                        **{k: kw[k] for k in ("base", "layout", "convention") if k in kw})
+    dt = kw.get("dtype", torch.float32)
+    assert out.dtype == dt and out.device.type == "cpu" and tuple(out.shape) == want.shape
+    np.testing.assert_array_equal(out.to(torch.float64).numpy(), want.astype(str(dt).removeprefix("torch.")))
+
+
 def _check_apply(out: Any, kw: dict[str, Any]) -> None:
     x = kw["x"]
     assert out.shape == x.shape and out.dtype == x.dtype and torch.isfinite(out).all()
@@ -191,6 +199,10 @@ TORCH_CASES: dict[str, Case] = {
     "torch.encode": Case(pt.encode, _kw(POSITIONS=_TORCH_POS, D_MODEL=d_models(), base=bases(),
                                         layout=layouts(("interleaved", "split")), convention=_CONVENTION,
                                         dtype=_TORCH_DTYPE), _check_encode),
+    "torch.table": Case(pt.table, _kw(LENGTH=_MAX_LEN, D_MODEL=d_models(),
+                                      start=st.one_of(small_ints(-9, 9), lengths()), base=bases(),
+                                      layout=layouts(("interleaved", "split")),
+                                      convention=_CONVENTION, dtype=_TORCH_DTYPE), _check_table),
     "torch.apply_rope": Case(pt.apply_rope, _kw(X=st.one_of(_TORCH_X, junk), POSITIONS=_TORCH_POS, scaling=_scalings(),
                                                 layout=layouts(("half", "interleaved")),
                                                 sequence_dim=st.one_of(st.sampled_from([-2, -3]), reals, junk),
@@ -248,6 +260,7 @@ WORKING = {"SinusoidalPositionalEncoding": {"d_model": 8}, "RotaryEmbedding": {"
            "AlibiBias": {"n_heads": 4}, "T5RelativeBias": {"n_heads": 4},
            "TableCache": {"build": _Rows(), "row_shape": (2,)},
            "torch.encode": {"positions": torch.tensor([0, 3]), "d_model": 8},
+           "torch.table": {"length": 3, "d_model": 8},
            "torch.apply_rope": {"x": torch.ones(2, 4, 8), "positions": torch.tensor([0, 1, 2, 3])},
            "torch.positions_from_cu_seqlens": {"cu_seqlens": torch.tensor([0, 2, 5])},
            "Timesteps": {"num_channels": 8, "flip_sin_to_cos": True, "downscale_freq_shift": 0},

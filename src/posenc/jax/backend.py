@@ -23,8 +23,10 @@ from ..rope.frequencies import RopeFrequencies, spec_frequencies
 from ..rope.functions import check_broadcast
 from ..rope.spec import RopeConfig
 from ..rope.xpos import XPos
+from ..sinusoidal.numpy_backend import NUMPY_ENCODING
+from ..sinusoidal.plan import Plan
 from ..support.vocabulary import RopeLayout
-from ._rows import computed_once, rounds_to_odd, sincos_rows
+from ._rows import computed_once, host_rows, rounds_to_odd, sincos_rows
 from .inputs import as_input, check_output, check_traced_positions
 
 __all__ = ["JAX", "JaxBackend", "float32_rows", "float_array", "rotated", "traced_frequencies"]
@@ -47,7 +49,8 @@ def _lead(shape: tuple[int, ...], spec: RopeConfig) -> tuple[int, ...]:
 
 
 class JaxBackend:
-    """:class:`~posenc.rope.backend.Backend` over JAX arrays, traced or not (float32 rows and math)."""
+    """:class:`~posenc.rope.backend.Backend` and :class:`~posenc.sinusoidal.backend.EncodingBackend` over JAX
+    arrays, traced or not (float32 rows and math)."""
 
     name = "jax"
 
@@ -106,6 +109,37 @@ class JaxBackend:
     def rotate(self, x: jax.Array, cos: jax.Array, sin: jax.Array, layout: RopeLayout, rotary_dim: int,
                sequence_dim: int) -> jax.Array:
         return rotated(x, cos, sin, layout, rotary_dim)
+
+    # the sinusoid's primitives (posenc.sinusoidal.backend.EncodingBackend)
+
+    def encoding_dtype(self, dtype: Any) -> Any:
+        return self.table_dtype(dtype)
+
+    def check_encoding(self, shape: tuple[int, ...], computed: int, d_model: int, origin: int, dtype: Any) -> None:
+        check_output((*shape, max(computed, d_model)), "encoding", dtype=dtype)
+
+    def encoding_positions(self, value: Any) -> jax.Array:
+        return check_traced_positions(value)
+
+    def encoding_rows(self, positions: jax.Array, plan: Plan, dtype: Any) -> jax.Array:
+        sin, cos = sincos_rows(positions, plan.ladder, origin=plan.origin, odd=rounds_to_odd(dtype))
+        n = len(plan.ladder)
+        shape = positions.shape
+        if plan.layout == "interleaved":
+            out = jnp.stack([sin, cos], axis=-1).reshape((*shape, 2 * n))
+        else:
+            out = jnp.concatenate([sin, cos], axis=-1)
+        if plan.d_model > 2 * n:
+            out = jnp.concatenate([out, jnp.zeros((*shape, plan.d_model - 2 * n), out.dtype)], axis=-1)
+        out = out[..., : plan.d_model]
+        if plan.zero_at is not None:
+            pad = (positions == plan.zero_at - plan.origin)[..., None]  # θ = zero_at: fairseq's padding row
+            out = jnp.where(pad, 0.0, out)
+        return out.astype(dtype)
+
+    def table_rows(self, first: int, length: int, plan: Plan, dtype: Any) -> jax.Array:
+        # static positions: the NumPy table as a constant (rounded once into bfloat16 / float16)
+        return host_rows(lambda np_dt: NUMPY_ENCODING.table_rows(first, length, plan, np.dtype(np_dt)), dtype)
 
 
 def float32_rows(pos: jax.Array, freqs: RopeFrequencies, odd: bool = False) -> tuple[jax.Array, jax.Array]:

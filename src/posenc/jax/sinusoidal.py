@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
-import numpy as np
 
 import jax
 
-from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import AnyConvention, SinusoidSettings, resolve
-from ..support.arguments import settings_of
-from ._rows import host_rows, rounds_to_odd, sincos_rows
-from .inputs import check_output, check_traced_positions
-from .rope import _out_dtype
+from ..sinusoidal.functions import encode_with, table_with
+from .backend import JAX
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -47,28 +42,11 @@ def encode(
             which narrows int64 and float64 arguments itself, pass
             :func:`posenc.jax.positions`).
 
+    >>> import numpy as np
     >>> np.asarray(encode(jnp.array([0, 1000]), 4), np.float64).round(5).tolist()
     [[0.0, 1.0, 0.0, 1.0], [0.82688, 0.56238, -0.54402, -0.83907]]
     """
-    dt = _out_dtype(dtype)
-    pos = check_traced_positions(positions)
-    if isinstance(d_model, numbers.Integral) and not isinstance(d_model, (bool, np.bool_)) and d_model > 0:
-        # sized before the plan (a wide ladder takes a while to build); an odd width computes one more channel
-        check_output((*pos.shape, int(d_model) + int(d_model) % 2), "encoding", dtype=dt)
-    plan = resolve(convention, "posenc.jax.encode", **settings).plan(d_model)
-    sin, cos = sincos_rows(pos, plan.ladder, origin=plan.origin, odd=rounds_to_odd(dt))
-    n = len(plan.ladder)
-    if plan.layout == "interleaved":
-        out = jnp.stack([sin, cos], axis=-1).reshape((*pos.shape, 2 * n))
-    else:
-        out = jnp.concatenate([sin, cos], axis=-1)
-    if plan.d_model > 2 * n:
-        out = jnp.concatenate([out, jnp.zeros((*pos.shape, plan.d_model - 2 * n), out.dtype)], axis=-1)
-    out = out[..., : plan.d_model]
-    if plan.zero_at is not None:
-        pad = (pos == plan.zero_at - plan.origin)[..., None]  # θ = zero_at: fairseq's padding row
-        out = jnp.where(pad, 0.0, out)
-    return out.astype(dt)
+    return encode_with(JAX, resolve(convention, "posenc.jax.encode", **settings), positions, d_model, dtype)
 
 
 def table(
@@ -85,7 +63,5 @@ def table(
     >>> table(3, 4, start=1).shape
     (3, 4)
     """
-    settings_of(settings, SinusoidSettings, "posenc.jax.table")
-    dt = _out_dtype(dtype)
-    return host_rows(lambda np_dt: np_table(length, d_model, start=start, dtype=np_dt, convention=convention,
-                                            **settings), dt)
+    conv = resolve(convention, "posenc.jax.table", **settings)
+    return table_with(JAX, conv, length, d_model, start, dtype)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import PosEncError, as_array, check_dtype, check_positions
+from ..sinusoidal.numpy_backend import NumpyEncoding
 from ..support.layout import sin_cos_views
 from ..support.memory import check_size, nbytes
 from ..support.vocabulary import PAIR_CHANNELS, PairLayout, RopeLayout
@@ -44,8 +45,12 @@ def _rotary(spec: RopeConfig) -> int:
     return int(spec.rotary_dim or spec.head_dim)
 
 
-class NumpyBackend:
-    """:class:`~posenc.rope.backend.Backend` over NumPy arrays: float16/32/64 x, float64 positions."""
+class NumpyBackend(NumpyEncoding):
+    """:class:`~posenc.rope.backend.Backend` over NumPy arrays: float16/32/64 x, float64 positions.
+
+    With the sinusoid's primitives (:class:`~posenc.sinusoidal.numpy_backend.NumpyEncoding`): one object
+    serves both protocols.
+    """
 
     name = "numpy"
 

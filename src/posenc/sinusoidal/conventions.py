@@ -41,19 +41,18 @@ from ..errors import (
     check_base,
     check_channels,
     check_d_model,
-    check_dtype,
     check_int,
-    check_positions,
     check_real,
-    check_span,
 )
-from ..exact import Ladder, fill_range, fill_sincos, geometric_ladder, ladder_digits, seed_ladder, two_sum
+from ..exact import Ladder, geometric_ladder, ladder_digits, seed_ladder
 from ..registry import Registry, checked_results
 from ..support.arguments import given, set_fields, settings_of
 from ..support.compile import outside_compile
-from ..support.layout import check_channel_layout, sin_cos_views
-from ..support.memory import allocate, check_rows, shape_of
+from ..support.layout import check_channel_layout
 from ..support.vocabulary import ChannelLayout
+from .functions import encode_with, table_with
+from .numpy_backend import NUMPY_ENCODING
+from .plan import Plan
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing's from Python 3.11; only read by the type checker
@@ -77,31 +76,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, eq=False)
-class Plan:
-    """What a convention resolves to for one ``d_model``.
-
-    Rendering: ``len(ladder)`` frequencies ω_k; sin(θ ω_k) and cos(θ ω_k)
-    placed by ``layout`` into ``max(2·len(ladder), d_model)`` channels
-    (unused channels zero), then cut to the first ``d_model`` channels (an
-    odd ``d_model`` thus drops the last cosine), where θ = position + origin.
-    The row whose θ equals ``zero_at`` is all zeros.
-
-    Attributes:
-        ladder: the frequencies.
-        layout: ``"interleaved"`` or ``"split"``.
-        d_model: output channels.
-        origin: θ of token position 0.
-        zero_at: the θ whose row is zero (fairseq's padding row), or None.
-    """
-
-    ladder: Ladder
-    layout: ChannelLayout
-    d_model: int
-    origin: int = 0
-    zero_at: int | None = None
-
-
 @checked_results(plan=Plan)  # a user's plan() returning junk: a PosEncError naming the preset, at the call
 class Convention:
     """Base of the presets: turns a :class:`Plan` into values (subclasses: frozen dataclasses with :meth:`plan`)."""
@@ -120,20 +94,7 @@ class Convention:
             PosEncError: for bad positions, a ``d_model`` the convention cannot
                 take, or a bad dtype, before any work.
         """
-        shape = shape_of(positions)
-        plan = self.plan(d_model)
-        dt = check_dtype(dtype)
-        if shape is not None:  # before the positions are read (a 10**10 view at once): float64 copies, hi and lo
-            check_rows(shape, (2 * len(plan.ladder), plan.d_model), dt, "encoding", (6 if plan.origin else 2) * 8)
-        p = check_positions(positions)
-        hi, lo = _shift(p.reshape(-1), plan.origin)
-        out = _render(plan, dt, hi.shape[0], lambda t, s, c: fill_sincos(hi, plan.ladder, s, c, lo))
-        if plan.zero_at is not None:
-            zero = hi == plan.zero_at
-            if lo is not None:
-                zero &= lo == 0
-            out[zero] = 0
-        return out.reshape((*p.shape, plan.d_model))
+        return encode_with(NUMPY_ENCODING, self, positions, d_model, dtype)
 
     @outside_compile
     def table(self, length: Any, d_model: Any, *, start: Any = 0, dtype: Any = np.float32) -> np.ndarray:
@@ -141,41 +102,7 @@ class Convention:
 
         Equal to ``encode(np.arange(start, start + length), d_model)``.
         """
-        s0, n = check_span(start, length)
-        plan = self.plan(d_model)
-        dt = check_dtype(dtype)
-        check_rows((n,), (2 * len(plan.ladder), plan.d_model), dt, "encoding", 2 * 8)
-        a0 = s0 + plan.origin
-        check_positions(np.array([a0, a0 + max(n - 1, 0)], dtype=object), f"positions + origin ({plan.origin})")
-        out = _render(plan, dt, n, lambda t, s, c: fill_range(a0, n, plan.ladder, t, plan.layout))
-        if plan.zero_at is not None and a0 <= plan.zero_at < a0 + n:
-            out[plan.zero_at - a0] = 0
-        return out
-
-
-def _shift(p: np.ndarray, origin: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """θ = p + origin as an exact unevaluated sum ``hi + lo`` (lo None when zero)."""
-    if origin == 0:
-        return p, None
-    hi, lo = two_sum(p, np.full_like(p, float(origin)))
-    big = np.abs(hi) >= MAX_POSITION
-    if big.any():
-        raise PosEncError(
-            f"positions + origin ({origin}) must satisfy |p| < 2**53, got {hi[big].flat[0]!r}"
-        )
-    return hi, (lo if lo.any() else None)
-
-
-def _render(plan: Plan, dtype: np.dtype, rows: int, fill: Any) -> np.ndarray:
-    n = len(plan.ladder)
-    width = max(2 * n, plan.d_model)
-    out = allocate((rows, width), dtype, "encoding", zeros=width > 2 * n)
-    s, c = sin_cos_views(out, n, plan.layout)
-    fill(out, s, c)
-    if width > plan.d_model:
-        # odd d_model in keras / positional-encodings / Marian: the last cosine is cut
-        out = np.ascontiguousarray(out[:, : plan.d_model])
-    return out
+        return table_with(NUMPY_ENCODING, self, length, d_model, start, dtype)
 
 
 @dataclass(frozen=True)

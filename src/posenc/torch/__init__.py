@@ -22,7 +22,7 @@ from .bias import AlibiBias, T5RelativeBias
 from .fields import FourierFeatures, NeRFEncoding
 from .rope import RotaryEmbedding
 from .rope_functional import apply_rope, positions_from_cu_seqlens
-from .sinusoidal import SinusoidalPositionalEncoding, encode
+from .sinusoidal import SinusoidalPositionalEncoding, encode, table
 from .timesteps import Timesteps
 
 # torch._dynamo is loaded by now (the modules use torch.compiler.disable): the NumPy core's wrappers are
@@ -41,4 +41,5 @@ __all__ = [
     "apply_rope",
     "encode",
     "positions_from_cu_seqlens",
+    "table",
 ]

@@ -8,7 +8,7 @@ Imported by :mod:`posenc.torch` only.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -19,16 +19,18 @@ from ..rope.numpy_backend import NUMPY
 from ..rope.spec import RopeConfig
 from ..rope.tables import cos_sin_tables
 from ..rope.xpos import XPos, xpos_cos_sin
+from ..sinusoidal.plan import Plan
 from ..support.memory import nbytes
 from ..support.vocabulary import RopeLayout
 from ._memory import check_device_size
 from ._rotation import FLOATS, broadcast_rows, check_sequence_dim, rotate_pairs
 
-__all__ = ["TORCH", "TorchBackend"]
+__all__ = ["TORCH", "HostPositions", "TorchBackend"]
 
 
 class TorchBackend:
-    """:class:`~posenc.rope.backend.Backend` over torch tensors (any device; the rows from the host)."""
+    """:class:`~posenc.rope.backend.Backend` and :class:`~posenc.sinusoidal.backend.EncodingBackend` over torch
+    tensors (any device; the rows from the host)."""
 
     name = "torch"
 
@@ -100,6 +102,58 @@ class TorchBackend:
         c = broadcast_rows(cos.to(x.device), x, sequence_dim, batched)
         s = broadcast_rows(sin.to(x.device), x, sequence_dim, batched)
         return rotate_pairs(x, c, s, layout, rotary_dim)
+
+
+    # the sinusoid's primitives (posenc.sinusoidal.backend.EncodingBackend): NumPy's rows, built on the host
+
+    def encoding_dtype(self, dtype: Any) -> torch.dtype:
+        if not isinstance(dtype, torch.dtype) or dtype not in _HOST_DTYPES:  # a list or array is not hashed
+            raise PosEncError(f"dtype must be torch.float16, bfloat16, float32 or float64, got {dtype!r}")
+        return dtype
+
+    def check_encoding(self, shape: tuple[int, ...], computed: int, d_model: int, origin: int, dtype: Any) -> None:
+        NUMPY.check_encoding(shape, computed, d_model, origin, _HOST_DTYPES[dtype])
+
+    def encoding_positions(self, value: Any) -> HostPositions:
+        if not isinstance(value, torch.Tensor):
+            return HostPositions(NUMPY.encoding_positions(value), None, ())
+        if value.is_meta:
+            return HostPositions(None, value.device, tuple(value.shape))
+        p = value.detach().cpu()
+        if p.dtype in (torch.float16, torch.bfloat16):
+            p = p.to(torch.float32)  # exact
+        return HostPositions(NUMPY.encoding_positions(p.numpy()), value.device, tuple(value.shape))
+
+    def encoding_rows(self, positions: HostPositions, plan: Plan, dtype: Any) -> torch.Tensor:
+        if positions.host is None:  # a meta tensor's: the shape alone
+            return torch.empty((*positions.shape, plan.d_model), dtype=dtype, device="meta")
+        out = _cast(torch.from_numpy(NUMPY.encoding_rows(positions.host, plan, _HOST_DTYPES[dtype])), dtype)
+        device = positions.device
+        return out if device is None or device.type == "cpu" else out.to(device)
+
+    def table_rows(self, first: int, length: int, plan: Plan, dtype: Any) -> torch.Tensor:
+        return _cast(torch.from_numpy(NUMPY.table_rows(first, length, plan, _HOST_DTYPES[dtype])), dtype)
+
+
+class HostPositions(NamedTuple):
+    """Positions read to the host (``host``, checked; None for a meta tensor's), and the device they came from."""
+
+    host: np.ndarray | None
+    device: torch.device | None
+    shape: tuple[int, ...]
+
+
+#: the host dtype rows are computed in, for each output dtype: bfloat16 from float64, rounded once by torch
+_HOST_DTYPES = {
+    torch.float16: np.dtype(np.float16),
+    torch.float32: np.dtype(np.float32),
+    torch.float64: np.dtype(np.float64),
+    torch.bfloat16: np.dtype(np.float64),
+}
+
+
+def _cast(rows: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return rows if rows.dtype == dtype else rows.to(dtype)
 
 
 def _tensor(table: np.ndarray) -> torch.Tensor:

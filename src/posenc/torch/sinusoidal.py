@@ -16,12 +16,14 @@ from torch import nn
 
 from ..errors import PosEncError, check_int, check_real
 from ..sinusoidal.conventions import AnyConvention, Convention, SinusoidSettings, resolve
+from ..sinusoidal.functions import encode_with, table_with
 from ._cache import DEFAULT_ROWS, TableCache, drop_keys
+from .backend import TORCH
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["SinusoidalPositionalEncoding", "encode"]
+__all__ = ["SinusoidalPositionalEncoding", "encode", "table"]
 
 # buffers that the modules this one replaces kept in their checkpoints: the
 # PyTorch tutorial's `pe`, fairseq's `_float_tensor` / `weights`, HF Marian's
@@ -194,15 +196,6 @@ class SinusoidalPositionalEncoding(nn.Module):
         return f"d_model={self.d_model}, convention={self.convention!r}, dropout={self.dropout}"
 
 
-_TORCH_TO_NUMPY = {
-    torch.float16: np.float16,
-    torch.float32: np.float32,
-    torch.float64: np.float64,
-    torch.bfloat16: np.float64,  # computed in float64, rounded once by torch
-}
-
-
-
 @torch.compiler.disable(reason=(
     "posenc.torch.encode computes in NumPy on the host at every call, which torch.compile cannot trace: "
     "inside a compiled model use posenc.torch.SinusoidalPositionalEncoding (cached rows, one graph), "
@@ -228,20 +221,30 @@ def encode(
     >>> encode(torch.tensor([0, 1000]), 4, dtype=torch.float64)[1].round(decimals=5).tolist()
     [0.82688, 0.56238, -0.54402, -0.83907]
     """
-    conv = resolve(convention, "posenc.torch.encode", **settings)
-    if not isinstance(dtype, torch.dtype) or dtype not in _TORCH_TO_NUMPY:  # a list or array is not hashed
-        raise PosEncError(f"dtype must be torch.float16, bfloat16, float32 or float64, got {dtype!r}")
-    device = None
-    if isinstance(positions, torch.Tensor):
-        device = positions.device
-        if positions.is_meta:
-            d = conv.plan(d_model).d_model
-            return torch.empty((*positions.shape, d), dtype=dtype, device="meta")
-        p = positions.detach().cpu()
-        if p.dtype in (torch.float16, torch.bfloat16):
-            p = p.to(torch.float32)  # exact
-        positions = p.numpy()
-    out = torch.from_numpy(conv.encode(positions, d_model, dtype=_TORCH_TO_NUMPY[dtype]))
-    if out.dtype != dtype:
-        out = out.to(dtype)
-    return out if device is None or device.type == "cpu" else out.to(device)
+    return encode_with(TORCH, resolve(convention, "posenc.torch.encode", **settings), positions, d_model, dtype)
+
+
+@torch.compiler.disable(reason=(
+    "posenc.torch.table computes in NumPy on the host, which torch.compile cannot trace: call it before the "
+    "compiled region, use posenc.torch.SinusoidalPositionalEncoding (cached rows, one graph), "
+    "or compile with fullgraph=False"))
+def table(
+    length: int,
+    d_model: int,
+    *,
+    start: int = 0,
+    dtype: torch.dtype = torch.float32,
+    convention: AnyConvention = None,
+    **settings: Unpack[SinusoidSettings],
+) -> torch.Tensor:
+    """Rows for positions ``start … start+length-1``, ``[length, d_model]``, a CPU tensor: :func:`posenc.table`'s bits.
+
+    Args:
+        length, d_model, start, convention, settings: as in :func:`posenc.table`.
+        dtype: torch.float16, bfloat16, float32 or float64.
+
+    >>> table(2, 4, start=1000, dtype=torch.float64)[0].round(decimals=5).tolist()
+    [0.82688, 0.56238, -0.54402, -0.83907]
+    """
+    conv = resolve(convention, "posenc.torch.table", **settings)
+    return table_with(TORCH, conv, length, d_model, start, dtype)
