@@ -79,17 +79,21 @@ def test_odd_d_model_message_says_why():
 
 
 def test_rejected_before_any_work(monkeypatch):
-    # fill_sincos is where work happens; validation must fail before reaching it
-    import posenc.sinusoidal.conventions as mod
+    # the NumPy backend's fills are where work happens; validation must fail before reaching them
+    import posenc.sinusoidal.numpy_backend as mod
 
     def boom(*a, **k):
         raise AssertionError("work started before validation")
 
     monkeypatch.setattr(mod, "fill_sincos", boom)
+    monkeypatch.setattr(mod, "fill_range", boom)
     with pytest.raises(PosEncError):
         posenc.encode([1, 2, math.nan], 4)
     with pytest.raises(PosEncError):
         posenc.table(10, 4, dtype="int8")
+    for valid in (lambda: posenc.encode([1, 2], 4), lambda: posenc.table(10, 4)):  # the patched places are live
+        with pytest.raises(AssertionError, match="work started"):
+            valid()
 
 
 # ---------------------------------------------------------------- integers judged exactly, shown as given
