@@ -73,6 +73,7 @@ from .sinusoidal import (
     table,
     wavelengths,
 )
+from .support.compile import guard_public as _guard_public
 from .support.version import __version__
 from .support.vocabulary import CHANNEL_LAYOUTS
 from .timesteps import timestep_embedding
@@ -149,3 +150,11 @@ __all__ = [
     "xpos_decay",
     "xpos_scale",
 ]
+
+# last: every public callable above, and each namespace's, is kept out of torch.compile's tracing here, once
+# (posenc.support.compile: Dynamo's NumPy emulation would change the bits)
+_guard_public(
+    _sys.modules[__name__],
+    namespaces=("conventions", "conventions_nd", "bias", "rope", "timesteps", "fields"),
+    methods=("conventions.Convention.encode", "conventions.Convention.table", "VisionGrid.from_processor"),
+)

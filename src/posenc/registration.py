@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 from .errors import PosEncError, show_value
-from .support.compile import outside_compile
 
 __all__ = ["KINDS", "Kind", "register"]
 
@@ -32,7 +31,6 @@ Kind = Literal["sinusoid", "alibi", "scaling", "timesteps", "field"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 
 
-@outside_compile
 def register(kind: Kind, name: str, obj: Any, *, replace: bool = False) -> None:
     """Make ``convention=name`` (or ``rope_type: name`` in a config, for scalings) mean ``obj``.
 

@@ -1,11 +1,13 @@
-"""outside_compile: each decorated callable named as users reach it, from its own ``__qualname__``.
+"""The compile guard, applied once at the boundary (:func:`posenc.support.compile.guard_public`).
 
-The name is the one a ``fullgraph=True`` compile's error shows (``posenc.conventions.get computes in NumPy
-...``); these tests need no torch: they read the registry the decorator fills.
+Every public callable is guarded, under the path users call it by: the name a ``fullgraph=True`` compile's
+error shows (``posenc.conventions.get computes in NumPy ...``). These tests need no torch: they read the
+registry the guard fills.
 """
 
 from __future__ import annotations
 
+import pathlib
 import re
 
 import pytest
@@ -22,38 +24,70 @@ def _reach(name: str):
     return obj.__post_init__ if isinstance(obj, type) else obj
 
 
-def test_every_name_outside_rope_is_the_path_users_call():
-    # RoPE's files (posenc.rope.*) still name themselves by hand, until they move to the bare form
-    names = {n: fn for n, fn in pc._REGISTRY.items() if not fn.__module__.startswith("posenc.rope.")}
-    assert len(names) >= 40, sorted(names)
-    wrong = [n for n, fn in names.items() if getattr(_reach(n), "__wrapped__", None) is not fn]
+def test_every_guarded_name_is_the_path_users_call():
+    assert len(pc._REGISTRY) >= 80, sorted(pc._REGISTRY)
+    wrong = [n for n, fn in pc._REGISTRY.items()
+             if not n.startswith("test_compile.") and getattr(_reach(n), "__wrapped__", None) is not fn]
     assert wrong == [], wrong
 
 
-def test_the_name_comes_from_the_qualname_and_the_module():
+def _public_callables() -> dict[str, object]:
+    """Every function and field-checking class users reach: ``posenc.__all__`` and the namespaces' ``__all__``."""
+    found: dict[str, object] = {}
+    for prefix, module in [("", posenc)] + [(f"{n}.", getattr(posenc, n)) for n in _NAMESPACES]:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if callable(obj) and getattr(obj, "__module__", "").startswith("posenc") and \
+                    (not isinstance(obj, type) or "__post_init__" in vars(obj)):
+                found.setdefault(prefix + name, obj)
+    return found
+
+
+_NAMESPACES = ("conventions", "conventions_nd", "bias", "rope", "timesteps", "fields")
+
+
+def test_every_public_callable_is_guarded_and_no_module_decorates_its_own():
+    """A new public function is guarded by being exported: the guard is the boundary's, not each module's."""
+    unguarded = [n for n, obj in _public_callables().items()
+                 if not hasattr(obj.__post_init__ if isinstance(obj, type) else obj, "__wrapped__")]
+    assert unguarded == [], unguarded
+    src = pathlib.Path(posenc.__file__).parent
+    decorated = [str(f.relative_to(src)) for f in src.rglob("*.py")
+                 if "@outside_compile" in f.read_text() and f.name != "compile.py"]
+    assert decorated == [], decorated
+
+
+def test_a_function_called_inside_the_package_meets_the_same_guard():
+    """The guard replaces the module globals too, as a decorator would: posenc's own calls go through it."""
+    from posenc.sinusoidal import encoding
+
+    assert encoding.encode is posenc.encode and posenc.sinusoidal.encode is posenc.encode
+    assert conventions.get is posenc.conventions.get and hasattr(conventions.get, "__wrapped__")
+
+
+def test_the_name_comes_from_the_path_users_call():
     expected = {
         posenc.encode: "encode",
         conventions.get: "conventions.get",
         conventions.Convention.encode: "conventions.Convention.encode",
         conventions.Fairseq.__post_init__: "conventions.Fairseq",
         conventions_nd.get: "conventions_nd.get",
-        posenc.bias.Mpt.__post_init__: "bias.alibi.Mpt",
+        posenc.bias.Mpt.__post_init__: "bias.Mpt",
         posenc.bias.register_alibi: "bias.register_alibi",
         posenc.alibi_bias: "alibi_bias",
-        posenc.bias.T5Buckets.__post_init__: "bias.t5.T5Buckets",
+        posenc.bias.T5Buckets.__post_init__: "bias.T5Buckets",
         posenc.register: "register",
         posenc.from_hf_config: "from_hf_config",
+        posenc.VisionGrid.from_processor.__func__: "VisionGrid.from_processor",
     }
-    got = {fn: pc.public_name(fn.__wrapped__) for fn in expected}
-    assert got == expected
     assert all(pc._REGISTRY[name] is fn.__wrapped__ for fn, name in expected.items())
 
 
 def test_the_reason_names_the_public_path():
-    assert pc.reason(pc.public_name(conventions.get.__wrapped__)).startswith("posenc.conventions.get computes in")
+    assert pc.reason("conventions.get").startswith("posenc.conventions.get computes in")
 
 
-def test_the_named_form_still_names_by_hand():
+def test_the_decorator_names_by_hand():
     @pc.outside_compile("test_compile.by_hand")
     def by_hand(x):
         return x + 1
@@ -69,5 +103,5 @@ def test_two_callables_under_one_name_are_refused():
 
     encode.__module__, encode.__qualname__ = "posenc.sinusoidal.somewhere_else", "encode"
     with pytest.raises(RuntimeError, match=re.escape("'encode' names posenc.sinusoidal.encoding.encode already")):
-        pc.outside_compile(encode)
+        pc.outside_compile("encode")(encode)
     assert pc._REGISTRY["encode"] is posenc.encode.__wrapped__

@@ -54,7 +54,6 @@ import numpy as np
 from ..errors import PosEncError, check_dtype, check_int, check_positions, check_real, check_span, show_value
 from ..registry import guarded
 from ..support.arguments import set_fields
-from ..support.compile import outside_compile
 from ..support.memory import allocate, check_size
 from .alibi_variants import (
     ALIBI_CONVENTIONS,
@@ -110,7 +109,6 @@ class AlibiSpec:
     causal: bool = True  # a decoder's mask
     slopes: np.ndarray = field(default=None, init=False, repr=False, compare=False)  # type: ignore[arg-type]
 
-    @outside_compile
     def __post_init__(self) -> None:
         q = check_int(self.q_len, "q_len", minimum=1)
         k = check_int(self.k_len, "k_len", minimum=1)
@@ -127,7 +125,6 @@ class AlibiSpec:
         check_placement(self.q_len, self.k_len, self.offset, self.causal, positions)
 
 
-@outside_compile
 def alibi_slopes(n_heads: int, *, convention: Any = "press") -> np.ndarray:
     """The per-head slopes m_h of ALiBi, float64 ``[n_heads]``, correctly rounded.
 
@@ -239,7 +236,6 @@ def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
         return False
 
 
-@outside_compile
 def alibi_bias(
     q_len: int,
     k_len: int,

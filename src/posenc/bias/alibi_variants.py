@@ -30,7 +30,6 @@ from ..errors import MAX_D_MODEL, PosEncError, check_int, check_real, show_value
 from ..exact import decimal_context
 from ..registry import Registry, guarded
 from ..support.arguments import set_fields
-from ..support.compile import outside_compile
 
 __all__ = [
     "ALIBI_CONVENTIONS",
@@ -164,7 +163,6 @@ class Mpt:
     name: ClassVar[str] = "mpt"
     alibi_bias_max: float = 8.0  # the largest exponent: the last slope of a power-of-two head count is 2**-this
 
-    @outside_compile
     def __post_init__(self) -> None:
         b = check_real(self.alibi_bias_max, "alibi_bias_max")
         if not 0 < b <= 1000:
@@ -265,7 +263,6 @@ for _v in (Press(), Bloom(), Mpt()):
 ALIBI_CONVENTIONS: Mapping[str, AlibiConvention] = MappingProxyType({n: ALIBI_VARIANTS.get(n) for n in ALIBI_VARIANTS})
 
 
-@outside_compile
 def register_alibi(name: str, variant: Any) -> None:
     """Make ``alibi_bias(..., convention=name)`` (and every ALiBi entry point) use ``variant``.
 

@@ -54,7 +54,6 @@ import numpy as np
 from ..errors import PosEncError, as_array, check_int, show_value
 from ..exact.power import log_float32, nearest_log
 from ..support.arguments import check_flag, given, set_fields, settings_of
-from ..support.compile import outside_compile
 from ..support.memory import allocate, check_size, shape_of
 
 if TYPE_CHECKING:
@@ -80,7 +79,6 @@ class T5Buckets:
     num_buckets: int = 32  # T5's default
     max_distance: int = 128  # T5's default
 
-    @outside_compile
     def __post_init__(self) -> None:
         bd = check_flag(self.bidirectional, "bidirectional")
         nb = check_int(self.num_buckets, "num_buckets", minimum=2, maximum=2**16)  # rows of a bias table (T5: 32)
@@ -207,7 +205,6 @@ def _offsets(relative_position: Any) -> np.ndarray:
     return arr
 
 
-@outside_compile
 def t5_bucket(
     relative_position: Any, *, spec: T5Buckets | None = None, **settings: Unpack[T5Settings],
 ) -> np.ndarray:
@@ -261,7 +258,6 @@ def _buckets_of(cfg: T5Buckets, rel: np.ndarray) -> np.ndarray:
     return cfg.distance_bucket(-np.minimum(rel, 0))
 
 
-@outside_compile
 def t5_bucket_edges(**settings: Unpack[T5Settings]) -> np.ndarray:
     """Where each bucket starts: the smallest distance |j − i| in each bucket of one direction.
 

@@ -12,14 +12,12 @@ from ..exact import Ladder, fill_sincos
 from ..exact.core import quadrant, turns_core
 from ..exact.dot import dot2_turns
 from ..exact.ladder import decimal_pi
-from ..support.compile import outside_compile
 from ..support.memory import allocate, check_size, shape_of
 from .conventions import FieldPlan, get
 
 __all__ = ["Bands", "arrange", "check_matrix", "check_raw", "fourier_features", "nerf_encoding", "turn_sincos"]
 
 
-@outside_compile
 def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_input: Any = None,
                   dtype: Any = np.float32) -> np.ndarray:
     """The frequency encoding of coordinates ``x [..., d]``, as a neural field's framework builds it.
@@ -211,7 +209,6 @@ def two_pi() -> Ladder:
     return _TWO_PI
 
 
-@outside_compile
 def fourier_features(x: Any, b: Any, *, dtype: Any = np.float32) -> np.ndarray:
     """Tancik et al.'s random Fourier features ``[cos(2π B v) | sin(2π B v)]``.
 

@@ -28,7 +28,6 @@ from ..rope.frequencies import spec_frequencies
 from ..rope.registry import is_scaling, registered_rope_types, scaling_factory
 from ..rope.scaling.proportional import proportional_rotary_dim
 from ..rope.spec import RopeConfig
-from ..support.compile import outside_compile
 from .families import Plan, plan
 
 __all__ = ["RopeConfig", "from_hf_config", "rope_layer_plan"]
@@ -118,7 +117,6 @@ def _family_keys(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-@outside_compile
 def from_hf_config(config: Any, layer: int | None = None) -> RopeConfig | None:
     """Read a HF ``config.json`` dict (or a ``PretrainedConfig``) into a :class:`RopeConfig`.
 

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..support.compile import outside_compile
 from . import functions
 from .functions import check_broadcast, check_head_dim_of_x
 from .numpy_backend import NUMPY, rotate
@@ -18,7 +17,6 @@ if TYPE_CHECKING:
 __all__ = ["apply_rope", "check_broadcast", "check_head_dim_of_x", "rotate"]
 
 
-@outside_compile("apply_rope")
 def apply_rope(
     x: Any,
     positions: Any,

@@ -18,7 +18,6 @@ import numpy as np
 from ..errors import MAX_POSITION, PosEncError, check_context, show_value
 from ..sinusoidal.frequencies import min_base
 from ..sinusoidal.grid_analysis import GridReport, axis_ladder, check_sizes
-from ..support.compile import outside_compile
 from ..support.layout import check_pair_layout
 from .frequencies import rope_frequencies, spec_frequencies
 from .spec import LADDER_SETTINGS, RopeConfig, RopeLadderSettings, RopeSettings, spec_in
@@ -64,7 +63,6 @@ class RopeContextReport:
     min_base: float | None
 
 
-@outside_compile("rope_context_report")
 def rope_context_report(
     context: float,
     head_dim: int | RopeConfig,
@@ -126,7 +124,6 @@ def rope_context_report(
     )
 
 
-@outside_compile("rope_grid_report")
 def rope_grid_report(
     sizes: Any,
     head_dim: int,

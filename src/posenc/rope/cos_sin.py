@@ -13,7 +13,6 @@ import numpy as np
 
 from ..errors import PosEncError, check_dtype, check_span
 from ..exact import fill_range
-from ..support.compile import outside_compile
 from ..support.memory import allocate, check_size
 from . import functions
 from .frequencies import RopeFrequencies, spec_frequencies
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["check_axes", "cos_sin_tables", "default_seq_len", "rope_cos_sin", "rope_table", "tables_work"]
 
 
-@outside_compile("rope_table")
 def rope_table(freqs: RopeFrequencies | RopeConfig, start: int, length: int, dtype: Any = np.float32) -> np.ndarray:
     """Rows of cos and sin for positions ``start … start+length-1``: ``[length, 2, r/2]``.
 
@@ -55,7 +53,6 @@ def rope_table(freqs: RopeFrequencies | RopeConfig, start: int, length: int, dty
     return np.stack([cos, sin], axis=1)
 
 
-@outside_compile("rope_cos_sin")
 def rope_cos_sin(
     positions: Any,
     head_dim: int | RopeConfig,

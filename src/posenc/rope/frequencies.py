@@ -37,7 +37,6 @@ import numpy as np
 
 from ..errors import check_seq_len
 from ..exact import Ladder, decimal_context, decimal_pi
-from ..support.compile import outside_compile
 from ..support.concurrency import BoundedCache
 from .registry import scaled_by
 from .scaling import Scaled
@@ -127,7 +126,6 @@ def _build(
     )
 
 
-@outside_compile("rope_frequencies")
 def rope_frequencies(
     head_dim: int | RopeConfig,
     *,

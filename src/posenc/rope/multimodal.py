@@ -75,7 +75,6 @@ import numpy as np
 
 from ..errors import MAX_POSITION, PosEncError, check_int, check_real, shape_text, show_value
 from ..support.arguments import set_fields
-from ..support.compile import outside_compile
 from ..support.memory import check_size, limit
 
 __all__ = ["MROPE_ADVANCES", "Text", "VisionGrid", "mrope_decode_positions", "mrope_positions"]
@@ -99,7 +98,6 @@ class Text:
 
     n: int  # tokens; 0 is allowed (a segment that adds nothing)
 
-    @outside_compile("Text")
     def __post_init__(self) -> None:
         set_fields(self, n=check_int(self.n, "Text n", minimum=0, maximum=MAX_COUNT))
 
@@ -130,7 +128,6 @@ class VisionGrid:
     w: int  # columns of merged patches
     time_step: float = 1.0  # t id step, used as float32: 1, or Qwen2.5-VL video tokens_per_second·second_per_grid_t
 
-    @outside_compile("VisionGrid")
     def __post_init__(self) -> None:
         for axis in ("t", "h", "w"):
             value = check_int(getattr(self, axis), f"VisionGrid {axis}", minimum=1, maximum=MAX_COUNT)
@@ -142,7 +139,6 @@ class VisionGrid:
         set_fields(self, time_step=float(np.float32(step)) + 0.0)  # the step transformers uses; -0 -> 0
 
     @classmethod
-    @outside_compile("VisionGrid.from_processor")
     def from_processor(cls, grid_thw: Sequence[int], spatial_merge_size: int = 2, *,
                        tokens_per_second: float | None = None, second_per_grid: float | None = None) -> VisionGrid:
         """The grid of a processor's ``grid_thw`` row (``image_grid_thw``/``video_grid_thw``), h and w merged.
@@ -223,7 +219,6 @@ def _check_segments(segments: Any, advance: Any) -> tuple[list[Text | VisionGrid
     return segs, starts, tokens, top
 
 
-@outside_compile("mrope_positions")
 def mrope_positions(segments: Sequence[Text | VisionGrid], *, advance: str = "max") -> tuple[np.ndarray, int]:
     """The (t, h, w) positions of a multimodal prompt, and its rope delta.
 
@@ -304,7 +299,6 @@ def _int_array(value: Any, name: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-@outside_compile("mrope_decode_positions")
 def mrope_decode_positions(rope_delta: Any, start: Any, count: int = 1) -> np.ndarray:
     """The (t, h, w) positions of ``count`` tokens decoded after a prompt: cache position + rope delta.
 

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import PosEncError, check_int
-from ..support.compile import outside_compile
 from ..support.layout import check_pair_layout, pair_permutation
 from ..support.memory import check_size
 from ..support.vocabulary import PAIR_CHANNELS, PairLayout
@@ -16,7 +15,6 @@ from .frequencies import check_dims
 __all__ = ["permute_qk_weights", "qk_permutation"]
 
 
-@outside_compile("qk_permutation")
 def qk_permutation(
     head_dim: int, n_heads: int, from_layout: PairLayout, to_layout: PairLayout, *, rotary_dim: int | None = None
 ) -> np.ndarray:
@@ -37,7 +35,6 @@ def qk_permutation(
     return (np.arange(nh)[:, None] * h + within[None, :]).reshape(-1)
 
 
-@outside_compile("permute_qk_weights")
 def permute_qk_weights(
     w: Any, n_heads: int, from_layout: PairLayout, to_layout: PairLayout, *, rotary_dim: int | None = None
 ) -> Any:

@@ -49,7 +49,6 @@ import numpy as np
 
 from ..errors import MAX_D_MODEL, PosEncError, check_base, check_int, check_positions, show_value
 from ..registry import Call, Registry, returned
-from ..support.compile import outside_compile
 from ..support.memory import check_size
 from ..support.vocabulary import PairLayout
 from .spec import RopeConfig
@@ -115,7 +114,6 @@ ROPE_PRESETS: Registry[Callable[..., RopeConfig]] = Registry(
     calls=(Call(), Call(keywords=("head_dim", "base"))))
 
 
-@outside_compile("rope_preset")
 def rope_preset(name: Any, **overrides: Any) -> RopeConfig:
     """A vision or video model's RoPE as a :class:`~posenc.RopeConfig`.
 
@@ -154,7 +152,6 @@ def rope_preset(name: Any, **overrides: Any) -> RopeConfig:
         raise PosEncError(f"rope_preset({name!r}, {shown}): {type(exc).__name__}: {exc}") from exc
 
 
-@outside_compile("eva02_coords")
 def eva02_coords(feat_shape: Sequence[int], ref_feat_shape: Sequence[int] | None = None) -> np.ndarray:
     """timm's EVA-02 coordinates of a ``feat_shape`` patch grid: ``[H·W, 2]`` (row, column), float64.
 
@@ -177,7 +174,6 @@ def eva02_coords(feat_shape: Sequence[int], ref_feat_shape: Sequence[int] | None
     return check_positions(grid, "coordinates")
 
 
-@outside_compile("dinov3_coords")
 def dinov3_coords(h: Any, w: Any) -> np.ndarray:
     """DINOv3's patch coordinates times 2π: ``[H·W, 2]``, 2π·(2·(i + 0.5)/H − 1) per axis (row, column).
 

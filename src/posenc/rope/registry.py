@@ -30,7 +30,6 @@ from typing import Any
 
 from ..errors import PosEncError, show_value
 from ..registry import Call, Registry, guarded, returned
-from ..support.compile import outside_compile
 from .scaling import READERS
 from .scaling.scaled import Scaled, checked_scaled
 
@@ -54,7 +53,6 @@ FACTORY_CALL = Call(("rope_dict", "config_dict"))
 SCALING_FACTORIES: Registry[ScalingFactory] = Registry("scaling factory", callable, calls=(FACTORY_CALL,))
 
 
-@outside_compile("rope.register_scaling")
 def register_scaling(rope_type: str, factory: ScalingFactory, *, replace: bool = False) -> None:
     """Make :func:`posenc.from_hf_config` read ``rope_type`` with ``factory``.
 

@@ -47,7 +47,6 @@ import numpy as np
 from ..errors import MAX_D_MODEL, PosEncError, check_int, shape_text, show_value
 from ..exact import ladder_digits
 from ..support.arguments import check_choice, set_fields
-from ..support.compile import outside_compile
 from ..support.vocabulary import LADDER_SHARINGS, SECTION_LAYOUTS, LadderSharing, SectionLayout
 
 __all__ = [
@@ -102,7 +101,6 @@ class Sections:
     layout: SectionLayout = "contiguous"  # "contiguous" (Qwen2-VL) or "interleaved" (Qwen3-VL)
     ladder: LadderSharing = "shared"  # "shared" (M-RoPE) or "per_axis" (axial: the Qwen2-VL vision tower)
 
-    @outside_compile("Sections")
     def __post_init__(self) -> None:
         raw = self.sizes
         # not check_items: it takes a tuple of everything, and an endless iterator never ends

@@ -25,7 +25,6 @@ from typing import Any, TypedDict
 
 from ..errors import MAX_POSITION, PosEncError, check_base, check_d_model, check_int, show_value
 from ..support.arguments import set_fields
-from ..support.compile import outside_compile
 from ..support.concurrency import BoundedCache
 from ..support.layout import check_rope_layout
 from ..support.vocabulary import LadderSharing, RopeLayout, SectionLayout
@@ -182,7 +181,6 @@ class RopeConfig:
     #: the checked multi-axis split (None for 1-D): what the compute functions read
     multi_axis: Sections | None = field(default=None, init=False, repr=False, compare=False)
 
-    @outside_compile("RopeConfig")
     def __post_init__(self) -> None:
         h, r = check_dims(self.head_dim, self.rotary_dim)
         b = check_base(self.base)

@@ -55,7 +55,6 @@ from ..exact import decimal_context
 from ..exact.core import split, two_prod
 from ..exact.power import exp_dd, nearest_power, round_checked
 from ..support.arguments import set_fields
-from ..support.compile import outside_compile
 from ..support.memory import allocate, check_size, nbytes, shape_of
 from .frequencies import RopeFrequencies
 from .tables import cos_sin_tables
@@ -87,7 +86,6 @@ class XPos:
     scale_base: float = 512.0  # the offset over which pair i decays by ζ_i
     center: bool = True  # measure positions from N//2 (rotary-embedding-torch), keeping ζ^(p/scale_base) in range
 
-    @outside_compile("XPos")
     def __post_init__(self) -> None:
         g = check_real(self.gamma, "gamma")
         if not g > 0:
@@ -221,7 +219,6 @@ def _check_factors_size(shape: tuple[int, ...] | None, r: int, dtype: np.dtype, 
         check_size((*shape, r // 2), dtype, what, work=work)
 
 
-@outside_compile("xpos_scale")
 def xpos_scale(
     positions: Any, rotary_dim: int, *, xpos: XPos | None = None, role: str = "q",
     seq_len: int | None = None, dtype: Any = np.float64,
@@ -251,7 +248,6 @@ def xpos_scale(
     return _factors(units, xp, r, dt).astype(dt)
 
 
-@outside_compile("xpos_decay")
 def xpos_decay(offsets: Any, rotary_dim: int, *, xpos: XPos | None = None) -> np.ndarray:
     """ζ_i^(Δ/scale_base): what xPos multiplies pair i of q·k by at offset Δ = p_q − p_k, ``[..., r/2]`` float64.
 

@@ -47,7 +47,6 @@ from ..errors import (
 from ..exact import Ladder, geometric_ladder, ladder_digits, seed_ladder
 from ..registry import Registry, checked_results
 from ..support.arguments import given, set_fields, settings_of
-from ..support.compile import outside_compile
 from ..support.layout import check_channel_layout
 from ..support.vocabulary import ChannelLayout
 from .functions import encode_with, table_with
@@ -86,7 +85,6 @@ class Convention:
         """Validate ``d_model`` for this convention and return its :class:`Plan`."""
         raise NotImplementedError
 
-    @outside_compile
     def encode(self, positions: Any, d_model: Any, *, dtype: Any = np.float32) -> np.ndarray:
         """The convention's encoding of each token position, ``[..., d_model]``.
 
@@ -96,7 +94,6 @@ class Convention:
         """
         return encode_with(NUMPY_ENCODING, self, positions, d_model, dtype)
 
-    @outside_compile
     def table(self, length: Any, d_model: Any, *, start: Any = 0, dtype: Any = np.float32) -> np.ndarray:
         """Rows for token positions ``start … start+length-1``, ``[length, d_model]``.
 
@@ -122,7 +119,6 @@ class Vaswani(Convention):
     base: float = 10000.0  # b in ω_i = b^(-2i/d); the paper's 10000
     layout: ChannelLayout = "interleaved"  # sin at 2i, cos at 2i+1; "split": [sin | cos]
 
-    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, base=check_base(self.base))
         check_channel_layout(self.layout)
@@ -176,7 +172,6 @@ class Tensor2Tensor(Convention):
     max_timescale: float = 1.0e4  # ω_last = min² / max
     start_index: int = 0  # angle of the first token (the function's start_index argument)
 
-    @outside_compile
     def __post_init__(self) -> None:
         for field in ("min_timescale", "max_timescale"):
             v = check_real(getattr(self, field), field)
@@ -224,7 +219,6 @@ class Fairseq(Convention):
 
     padding_idx: int = 1  # the dictionary's pad index; fairseq's default dictionary uses 1
 
-    @outside_compile
     def __post_init__(self) -> None:
         # its padding row is a position, padding_idx + 1 the first token's: both below 2**53
         last = int(MAX_POSITION) - 2
@@ -277,7 +271,6 @@ class Keras(Convention):
 
     max_wavelength: float = 10000.0  # the base: ω_i = max_wavelength^(-2i/d)
 
-    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, max_wavelength=check_base(self.max_wavelength, "max_wavelength"))
 
@@ -322,7 +315,6 @@ ConventionName = Literal["vaswani", "tensor2tensor", "fairseq", "hf-marian", "ke
 AnyConvention = ConventionName | Convention | type[Convention] | None
 
 
-@outside_compile
 def register_convention(name: str, preset: Any) -> None:
     """Make ``encode(..., convention=name)`` (and every entry point taking a convention) use ``preset``.
 
@@ -348,7 +340,6 @@ def register_convention(name: str, preset: Any) -> None:
     _PRESETS.register(name, preset)
 
 
-@outside_compile
 def get(convention: Any) -> Convention:
     """A preset by name (its default settings), or the given preset unchanged.
 

@@ -36,7 +36,6 @@ from ..errors import PosEncError, check_base, check_channels, check_int, show_va
 from ..exact import Ladder, geometric_ladder
 from ..registry import Registry, checked_results
 from ..support.arguments import set_fields, settings_of
-from ..support.compile import outside_compile
 from ..support.vocabulary import ChannelLayout
 
 if TYPE_CHECKING:
@@ -164,7 +163,6 @@ class Axial(NdConvention):
 
     base: float = 10000.0  # b in ω_i = b^(-2i/s), s = d_model / n_axes channels per axis
 
-    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, base=check_base(self.base))
 
@@ -218,7 +216,6 @@ class MAE(NdConvention):
 
     base: float = 10000.0  # MAE's fixed 10000: ω_k = base^(-k/(d/4))
 
-    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, base=check_base(self.base))
 
@@ -249,7 +246,6 @@ class BigVision(NdConvention):
 
     temperature: float = 10000.0  # ω_k = temperature^(-k/(d/4 - 1))
 
-    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, temperature=check_base(self.temperature, "temperature"))
 
@@ -319,7 +315,6 @@ class Timm(NdConvention):
     reverse_coord: bool = False  # timm's: the column (w) first
     interleave_sin_cos: bool = False  # timm's: [sin_h | cos_h | sin_w | cos_w] instead
 
-    @outside_compile
     def __post_init__(self) -> None:
         set_fields(self, temperature=check_base(self.temperature, "temperature"))
         for name in ("reverse_coord", "interleave_sin_cos"):
@@ -351,7 +346,6 @@ NdConventionName = Literal["axial", "mae", "big_vision", "positional-encodings",
 AnyNdConvention = NdConventionName | NdConvention | type[NdConvention] | None
 
 
-@outside_compile
 def get(convention: Any) -> NdConvention:
     """An n-D preset by name (its default settings), or the given preset unchanged.
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..support.compile import outside_compile
 from .conventions import AnyConvention, SinusoidSettings, resolve
 
 if TYPE_CHECKING:
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
 __all__ = ["encode", "table"]
 
 
-@outside_compile
 def encode(
     positions: Any,
     d_model: int,
@@ -66,7 +64,6 @@ def encode(
     return resolve(convention, "encode", **settings).encode(positions, d_model, dtype=dtype)
 
 
-@outside_compile
 def table(
     length: int,
     d_model: int,

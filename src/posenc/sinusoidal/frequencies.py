@@ -16,7 +16,6 @@ import numpy as np
 
 from ..errors import PosEncError, check_base, check_context, check_d_model
 from ..exact import decimal_context, decimal_pi, seed_ladder
-from ..support.compile import outside_compile
 from .conventions import Vaswani
 
 __all__ = [
@@ -29,7 +28,6 @@ __all__ = [
 ]
 
 
-@outside_compile
 def frequencies(d_model: int, base: float = Vaswani.base) -> np.ndarray:
     """Angular frequency of each channel pair: ω_i = base**(-2i/d_model).
 
@@ -53,7 +51,6 @@ def _wavelength_decimal(d: int, b: float, i: int) -> Decimal:
         return 2 * decimal_pi() * (Decimal(b).ln() * 2 * i / d).exp()
 
 
-@outside_compile
 def wavelengths(d_model: int, base: float = Vaswani.base) -> np.ndarray:
     """Positions per full turn of each channel pair: λ_i = 2π/ω_i = 2π·base**(2i/d).
 
@@ -68,7 +65,6 @@ def wavelengths(d_model: int, base: float = Vaswani.base) -> np.ndarray:
     return np.array([float(_wavelength_decimal(d, b, i)) for i in range(d // 2)])
 
 
-@outside_compile
 def max_wavelength(d_model: int, base: float = Vaswani.base) -> float:
     """The slowest channel's wavelength, 2π·base**((d-2)/d) (seed, Ex 7).
 
@@ -80,7 +76,6 @@ def max_wavelength(d_model: int, base: float = Vaswani.base) -> float:
     return float(_wavelength_decimal(d, b, d // 2 - 1))
 
 
-@outside_compile
 def min_base(context: float, d_model: int) -> float:
     """The smallest base whose slowest channel does not wrap over ``context`` positions.
 
@@ -144,7 +139,6 @@ class ContextReport:
         return not self.wraps
 
 
-@outside_compile
 def context_report(context: float, d_model: int, base: float = Vaswani.base) -> ContextReport:
     """Check a (d_model, base) against a context length (seed, Ex 7).
 

@@ -26,7 +26,6 @@ from ..errors import MAX_D_MODEL, PosEncError, check_dtype, check_int, check_pos
 from ..exact import Ladder, fill_range, fill_sincos
 from ..exact.angles import prefer_compiled
 from ..exact.placement import TableRows, assemble
-from ..support.compile import outside_compile
 from ..support.layout import sin_cos_views
 from ..support.memory import allocate, check_size, nbytes, shape_of
 from .conventions_nd import AnyNdConvention, AxialSettings, Block, NdConvention, NdPlan, resolve
@@ -43,7 +42,6 @@ MAX_POINTS = 2**31
 MAX_AXES = MAX_D_MODEL // 2
 
 
-@outside_compile
 def grid(*sizes: int) -> np.ndarray:
     """The integer coordinates of every point of an n-D grid, in C order.
 
@@ -82,7 +80,6 @@ def grid(*sizes: int) -> np.ndarray:
     return out
 
 
-@outside_compile
 def encode_nd(
     coords: Any,
     d_model: int,

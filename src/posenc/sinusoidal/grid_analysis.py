@@ -23,7 +23,6 @@ import numpy as np
 from ..errors import MAX_POSITION, PosEncError, check_int, show_value
 from ..exact import Ladder, decimal_context, decimal_pi
 from ..support.arguments import check_items, settings_of
-from ..support.compile import outside_compile
 from ..support.layout import sin_cos_views
 from .conventions_nd import AnyNdConvention, AxialSettings, Block, NdConvention, resolve
 from .grid import encode_nd, grid
@@ -144,7 +143,6 @@ def _block_pairs(b: Block, where: np.ndarray) -> list[tuple[int, ...]]:
     return out
 
 
-@outside_compile
 def grid_report(sizes: Sequence[int], d_model: int, *, convention: AnyNdConvention = None,
                 **settings: Unpack[AxialSettings]) -> GridReport:
     """Which channels serve which axis, and whether each axis's slowest pair wraps over the grid.
@@ -174,7 +172,6 @@ def grid_report(sizes: Sequence[int], d_model: int, *, convention: AnyNdConventi
     return GridReport(ns, plan.d_model, _name(conv), tuple(sorted(axes, key=lambda a: a.axis)))
 
 
-@outside_compile
 def grid_similarity(
     sizes: Sequence[int],
     d_model: int,

@@ -24,7 +24,6 @@ from ..errors import (
     check_positions,
 )
 from ..exact import seed_ladder, sincos
-from ..support.compile import outside_compile
 from ..support.layout import check_channel_layout, sin_cos_views
 from ..support.memory import allocate
 from .conventions import SinusoidSettings, seed_settings
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["shift", "shift_matrix"]
 
 
-@outside_compile
 def shift_matrix(
     k: float,
     d_model: int,
@@ -80,7 +78,6 @@ def shift_matrix(
     return m.astype(dt, copy=False)
 
 
-@outside_compile
 def shift(
     encoding: Any,
     k: Any,

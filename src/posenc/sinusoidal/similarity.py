@@ -30,7 +30,6 @@ from ..errors import (
 )
 from ..exact import fill_sincos, seed_ladder, sincos
 from ..support.arguments import check_flag
-from ..support.compile import outside_compile
 from ..support.layout import check_channel_layout, sin_cos_views
 from ..support.vocabulary import ChannelLayout
 from .conventions import SinusoidSettings, Vaswani, seed_settings
@@ -57,7 +56,6 @@ def _offset(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi, lo
 
 
-@outside_compile
 def similarity(
     p: Any, q: Any, d_model: int, *, base: float = Vaswani.base, per_channel: bool = False
 ) -> np.ndarray:
@@ -128,7 +126,6 @@ class Aliasing:
         return bool(self.coincide.all())
 
 
-@outside_compile
 def aliasing(
     p: float,
     q: float,
@@ -203,7 +200,6 @@ class Separation:
 MAX_SCAN = 2**36
 
 
-@outside_compile
 def min_separation(n: int, d_model: int, *, base: float = Vaswani.base) -> Separation:
     """The uniqueness guarantee over a range: how close two encodings come.
 

@@ -1,4 +1,4 @@
-"""Keeping the NumPy core out of torch.compile's tracing: :func:`outside_compile`, applied to every public callable.
+"""Keeping the NumPy core out of torch.compile's tracing: :func:`guard_public`, once, at the package's boundary.
 
 Dynamo traces NumPy code through its own emulation (``torch._numpy``), which
 does not keep the float64 NumPy semantics posenc's exactness rests on: it
@@ -24,16 +24,24 @@ needs them; a first call met inside a trace first hits
 fails with the posenc message then too. Making them is idempotent, so
 threads that race only make the same wrapper twice (no lock: a lock inside
 a traced frame would break the graph by itself).
+
+The guard is applied in one place: the last lines of ``posenc/__init__.py``
+call :func:`guard_public` on the public namespaces, which wraps each public
+function and each class's field check under the path users call it by (no
+module decorates its own callables, so a new public function is guarded by
+being exported).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, TypeVar
 
-__all__ = ["REMEDY", "outside_compile", "prepare", "public_name", "reason"]
+__all__ = ["REMEDY", "guard_public", "outside_compile", "prepare", "reason"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,62 +82,87 @@ def _outside(name: str) -> Callable[..., Any]:
     return disabled
 
 
-#: Where users reach a module's callables, after ``posenc.``, where that is not the top level: the module ->
-#: (the prefix of its functions, the prefix of its classes' methods and ``__post_init__`` guards). A module not
-#: named here is reached at the top level (``posenc.encode``). tests/support/test_compile.py walks every name.
-_PUBLIC: dict[str, tuple[str, str]] = {
-    "posenc.sinusoidal.conventions": ("conventions.", "conventions."),
-    "posenc.sinusoidal.conventions_nd": ("conventions_nd.", "conventions_nd."),
-    "posenc.bias.alibi": ("", "bias.alibi."),
-    "posenc.bias.alibi_variants": ("bias.", "bias.alibi."),
-    "posenc.bias.t5": ("", "bias.t5."),
-    "posenc.rope.registry": ("rope.", "rope."),
-}
+def outside_compile(name: str) -> Callable[[F], F]:
+    """A decorator keeping ``fn`` out of torch.compile's tracing under the public ``name`` (see the module docstring).
 
-
-def public_name(fn: Callable[..., Any]) -> str:
-    """How users reach ``fn``, after ``posenc.``: its ``__qualname__`` in the public namespace of its module.
-
-    A class's ``__post_init__`` (the guard of its construction) is named for the class.
-
-    >>> from posenc.sinusoidal import conventions
-    >>> public_name(conventions.get.__wrapped__), public_name(conventions.Fairseq.__post_init__.__wrapped__)
-    ('conventions.get', 'conventions.Fairseq')
-    """
-    qualname = fn.__qualname__.removesuffix(".__post_init__")
-    functions, classes = _PUBLIC.get(fn.__module__, ("", ""))
-    return (classes if "." in fn.__qualname__ else functions) + qualname
-
-
-@overload
-def outside_compile(target: F) -> F: ...
-@overload
-def outside_compile(target: str) -> Callable[[F], F]: ...
-
-
-def outside_compile(target: str | F) -> F | Callable[[F], F]:
-    """Decorate a public NumPy callable so torch.compile never traces it (see the module docstring).
-
-    ``@outside_compile`` names it by :func:`public_name`, as its reason shows it (``posenc.conventions.get``);
-    ``@outside_compile("name")``, the older form, names it by hand (being removed once every module uses the
-    first).
+    :func:`guard_public` applies it to every public callable, once, at the boundary; a module never does.
 
     Args:
-        target: the callable; or how users reach it, after ``posenc.`` (``"encode"``, ``"conventions.get"``).
+        name: how users reach the callable, after ``posenc.`` (``"encode"``, ``"conventions.get"``).
 
     Raises:
         RuntimeError: where the name is another callable's already (each name's wrapper calls one callable).
 
-    >>> @outside_compile
-    ... def twice(x):
-    ...     return 2 * x
-    >>> twice(21), twice.__name__, reason(public_name(twice.__wrapped__))[:30]
-    (42, 'twice', 'posenc.twice computes in NumPy')
+    >>> twice = outside_compile("twice")(lambda x: 2 * x)
+    >>> twice(21), reason("twice")[:30]
+    (42, 'posenc.twice computes in NumPy')
     """
-    if callable(target):
-        return _decorate(public_name(target), target)
-    name = target
     return lambda fn: _decorate(name, fn)
+
+
+def _ours(obj: Any, root: str) -> bool:
+    return getattr(obj, "__module__", "").split(".")[0] == root
+
+
+def guard_public(root: ModuleType, namespaces: Sequence[str], methods: Sequence[str]) -> dict[str, Callable[..., Any]]:
+    """Keep every public callable of ``root`` out of torch.compile's tracing: the guard, applied once, here.
+
+    Guarded, each under the path users call it by (the reason a ``fullgraph=True`` compile fails with names it):
+
+    - every function of ``root.__all__`` and of each namespace's ``__all__`` (``"conventions.get"``);
+    - every class there that checks its fields (its own ``__post_init__``: ``"conventions.Fairseq"``);
+    - the ``methods`` named (``"conventions.Convention.encode"``; classmethods too).
+
+    A callable reached by two paths is guarded once, under the first (``root``'s names come first). Then every
+    global of every loaded module of the package that names a guarded function is pointed at its guard, as a
+    decorator at its definition would have done: a call from inside the package meets the same guard, and a
+    module imported later (``posenc.torch``) imports the guard.
+
+    Args:
+        root: the package (``posenc``), fully imported.
+        namespaces: its public sub-namespaces, by attribute name (``"conventions"``, ``"bias"``).
+        methods: dotted paths from ``root`` to the methods users call on an object (the rest of a class is data).
+
+    Returns:
+        ``{name: the callable it guards}``, as :data:`_REGISTRY` holds it.
+    """
+    package = root.__name__
+    guards: dict[int, tuple[Any, Callable[..., Any]]] = {}  # id(raw function) -> (it, its guard)
+
+    def guard(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        if id(fn) not in guards:
+            guards[id(fn)] = (fn, outside_compile(name)(fn))
+        return guards[id(fn)][1]
+
+    checked: set[int] = set()
+    post_init = "__post_init__"  # set on the class by name: mypy knows no such attribute of a type
+    for prefix, module in [("", root), *((f"{ns}.", getattr(root, ns)) for ns in namespaces)]:
+        for attr in module.__all__:
+            obj = getattr(module, attr)
+            if inspect.isfunction(obj) and _ours(obj, package):
+                setattr(module, attr, guard(prefix + attr, obj))
+            elif inspect.isclass(obj) and _ours(obj, package) and post_init in vars(obj) \
+                    and id(obj) not in checked:
+                checked.add(id(obj))
+                setattr(obj, post_init, guard(prefix + attr, vars(obj)[post_init]))
+    for path in methods:
+        owner: Any = root
+        *parts, method = path.split(".")
+        for part in parts:
+            owner = getattr(owner, part)
+        raw = vars(owner)[method]
+        if isinstance(raw, classmethod):
+            setattr(owner, method, classmethod(guard(path, raw.__func__)))
+        else:
+            setattr(owner, method, guard(path, raw))
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == package or name.startswith(package + ".")):
+            continue
+        for attr, value in list(vars(module).items()):
+            known = guards.get(id(value))
+            if known is not None and known[0] is value:
+                setattr(module, attr, known[1])
+    return dict(_REGISTRY)
 
 
 def _decorate(name: str, fn: F) -> F:

@@ -9,14 +9,12 @@ import numpy as np
 
 from ..errors import PosEncError, check_angle, check_channels, check_dtype, check_positions, read_array
 from ..exact import fill_sincos
-from ..support.compile import outside_compile
 from ..support.memory import allocate, check_size, shape_of
 from .conventions import TimestepPlan, get, preset_times
 
 __all__ = ["timestep_embedding"]
 
 
-@outside_compile
 def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype: Any = np.float32) -> np.ndarray:
     """The sinusoidal embedding of diffusion timesteps (or noise levels), ``[..., dim]``.
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from ...exact import decimal_context
 from ...support.arguments import set_fields
-from ...support.compile import outside_compile
 from .reading import check_keys
 from .scaled import Scaled, checked_scaled, exact_decimal, factor, plain_ladder
 
@@ -30,7 +29,6 @@ class Linear:
 
     factor: float  # > 0; 4 means positions 0 … 4L land where 0 … L did
 
-    @outside_compile("Linear")
     def __post_init__(self) -> None:
         set_fields(self, factor=factor(self.factor, "Linear.factor"))
 

@@ -10,7 +10,6 @@ from typing import Any
 from ...errors import PosEncError
 from ...exact import decimal_context, decimal_pi
 from ...support.arguments import set_fields
-from ...support.compile import outside_compile
 from .reading import check_keys, original_length
 from .scaled import Scaled, checked_scaled, exact_decimal, factor, length_field, plain_ladder
 
@@ -40,7 +39,6 @@ class Llama3:
     high_freq_factor: float  # >= low_freq_factor; wavelengths below L/high are kept (4)
     original_max: int  # L, the pretraining length (8192 for Llama 3.1)
 
-    @outside_compile("Llama3")
     def __post_init__(self) -> None:
         set_fields(self, factor=factor(self.factor, "Llama3.factor"))
         for name in ("low_freq_factor", "high_freq_factor"):

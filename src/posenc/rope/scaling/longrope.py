@@ -12,7 +12,6 @@ import numpy as np
 from ...errors import MAX_D_MODEL, PosEncError, show_value
 from ...exact import decimal_context
 from ...support.arguments import set_fields
-from ...support.compile import outside_compile
 from .reading import check_keys, original_length, read_factor
 from .scaled import Scaled, attention_field, checked_scaled, exact_decimal, factor, length_field, plain_ladder
 
@@ -57,7 +56,6 @@ class LongRoPE:
     short_mscale: float | None = None  # Phi-3.5-MoE: the attention factor up to original_max
     long_mscale: float | None = None  # ... and beyond it
 
-    @outside_compile("LongRoPE")
     def __post_init__(self) -> None:
         set_fields(self, short_factor=_factor_list(self.short_factor, "LongRoPE.short_factor"))
         set_fields(self, long_factor=_factor_list(self.long_factor, "LongRoPE.long_factor"))

@@ -10,7 +10,6 @@ from typing import Any
 from ...errors import PosEncError
 from ...exact import decimal_context
 from ...support.arguments import set_fields
-from ...support.compile import outside_compile
 from .reading import check_keys, max_positions
 from .scaled import Scaled, check_rescalable, checked_scaled, exact_decimal, factor, length_field, plain_ladder
 
@@ -34,7 +33,6 @@ class NTK:
 
     factor: float  # > 0; the slowest channel's wavelength grows by this factor
 
-    @outside_compile("NTK")
     def __post_init__(self) -> None:
         set_fields(self, factor=factor(self.factor, "NTK.factor"))
 
@@ -74,7 +72,6 @@ class DynamicNTK:
     factor: float  # > 0
     original_max: int  # the length the model was trained at (HF: max_position_embeddings)
 
-    @outside_compile("DynamicNTK")
     def __post_init__(self) -> None:
         set_fields(self, factor=factor(self.factor, "DynamicNTK.factor"))
         set_fields(self, original_max=length_field(self.original_max, "DynamicNTK.original_max"))

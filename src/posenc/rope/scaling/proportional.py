@@ -29,7 +29,6 @@ import numpy as np
 from ...errors import PosEncError, check_channels, check_int, show_value
 from ...exact import decimal_context, ladder_digits
 from ...support.arguments import set_fields
-from ...support.compile import outside_compile
 from .reading import check_keys
 from .scaled import Scaled, checked_scaled, exact_decimal, factor
 
@@ -50,7 +49,6 @@ class Proportional:
     head_dim: int  # the whole head: the ladder's denominator
     factor: float = 1.0  # the rope dict's ``factor`` (HF divides inv_freq by it; Gemma 4 leaves it at 1)
 
-    @outside_compile("Proportional")
     def __post_init__(self) -> None:
         set_fields(self, head_dim=check_channels(self.head_dim, "Proportional.head_dim"),
                    factor=factor(self.factor, "Proportional.factor"))

@@ -11,7 +11,6 @@ from typing import Any
 from ...errors import PosEncError, check_real, show_value
 from ...exact import decimal_context
 from ...support.arguments import set_fields
-from ...support.compile import outside_compile
 from .reading import check_keys, hf_or, original_length, read_factor
 from .scaled import Scaled, attention_field, checked_scaled, exact_decimal, factor, length_field, plain_ladder, positive
 
@@ -67,7 +66,6 @@ class YaRN:
     attention_factor: float | None = None  # explicit override of the above
     truncate: bool = True  # floor/ceil the ramp ends to whole channels (HF default)
 
-    @outside_compile("YaRN")
     def __post_init__(self) -> None:
         set_fields(self, factor=factor(self.factor, "YaRN.factor"))
         set_fields(self, original_max=length_field(self.original_max, "YaRN.original_max"))
