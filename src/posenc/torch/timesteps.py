@@ -125,6 +125,7 @@ class Timesteps(nn.Module):
         self.preset = preset
         self.cos_first = plan.cos_first
         self.angles = LadderBuffers(plan.ladder)
+        self._ladder, self._size = plan.ladder, len(plan.ladder)  # the host path's, without Module.__getattr__
         self._fastest = plan.ladder.fastest
         self._jit: bool | None = None  # numba asked for on the first host call
         self._round = preset.time_dtype if isinstance(preset, Flux) else None
@@ -253,15 +254,16 @@ class Timesteps(nn.Module):
             arr = v.numpy()
         else:  # bfloat16, float8: NumPy cannot read them
             arr = v.to(torch.float64 if v.dtype.is_floating_point else torch.int64).numpy()
-        dim, n = self.num_channels, self.angles.size
+        dim, n = self.num_channels, self._size
         m = arr.size
         reach = 0.0
         if m:
             lo, hi = arr.min(), arr.max()
             if arr.dtype.kind == "f":
-                reach = max(-float(lo), float(hi))
-                if not -float(lo) < MAX_POSITION or not float(hi) < MAX_POSITION:
+                low, reach = -float(lo), float(hi)
+                if not (low < MAX_POSITION and reach < MAX_POSITION):
                     return None  # NaN, ±inf or |t| >= 2**53: check_positions names it
+                reach = max(low, reach)
             else:
                 big = max(-int(lo), int(hi))
                 if big >= 2**53:
@@ -272,15 +274,15 @@ class Timesteps(nn.Module):
             self._jit = prefer_compiled(1 << 62)
         if not self._jit:
             return None
-        out = torch.empty((m, dim), dtype=torch.float32)
-        res = out.numpy()
+        out = torch.empty((*arr.shape, dim), dtype=torch.float32)
+        res = out.numpy().reshape(m, dim)
         cols = (n, 0) if self.cos_first else (0, n)
         pos = np.ascontiguousarray(arr.reshape(-1), dtype=np.float64)
-        if not fill_halves(pos, self.angles.ladder, res, *cols, reach):
+        if not fill_halves(pos, self._ladder, res, *cols, reach):
             return None
         if dim > 2 * n:
             res[:, 2 * n:] = 0.0
-        return out.view(*t.shape, dim)
+        return out
 
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
         t = check_input(timesteps, "t", self.angles.home, "posenc.timestep_embedding")
