@@ -117,6 +117,21 @@ def test_the_host_path_gives_the_numpy_functions_bits(channels, flip, scale, t):
         assert np.array_equal(m(tt).numpy(), timestep_embedding(tt.double().numpy(), channels, convention=conv))
 
 
+@pytest.mark.parametrize("t", [
+    torch.randint(0, 1000, (4096,), generator=torch.Generator().manual_seed(5)),  # steps: each value's row once
+    torch.randint(-7, 9, (3, 40), generator=torch.Generator().manual_seed(6)).to(torch.int16),
+    torch.full((50,), 981), torch.full((2, 9), 0.3125), torch.full((9,), -2.5, dtype=torch.float64),
+    torch.tensor([-0.0, 0.0, -0.0, 0.0]), torch.tensor([0.0, -0.0]),  # equal, two inputs: the full path
+    torch.tensor([5, 5]), torch.tensor([7]),
+])
+def test_repeated_t_gives_every_rows_own_bits(t):
+    for flip, channels in ((True, 320), (False, 33)):
+        got = Timesteps(channels, flip, 0)(t)
+        ref = timestep_embedding(t.double().numpy(), channels, convention=Diffusers(flip, 0))
+        assert got.shape == (*t.shape, channels)
+        assert np.array_equal(got.numpy().view(np.int32), ref.view(np.int32))  # bits: -0.0 is not 0.0
+
+
 @pytest.mark.parametrize(("t", "message"), [
     ([1.0, float("nan")], "t must be finite, got nan"),
     ([float("inf"), 1.0], "t must be finite, got inf"),

@@ -277,12 +277,41 @@ class Timesteps(nn.Module):
         out = torch.empty((*arr.shape, dim), dtype=torch.float32)
         res = out.numpy().reshape(m, dim)
         cols = (n, 0) if self.cos_first else (0, n)
+        if m > 1 and (lo == hi != 0 or (arr.dtype.kind != "f" and 2 * (int(hi) - int(lo) + 1) <= m)):
+            return out if self._rows_once(arr, lo, hi, res, cols, reach) else None
         pos = np.ascontiguousarray(arr.reshape(-1), dtype=np.float64)
         if not fill_halves(pos, self._ladder, res, *cols, reach):
             return None
         if dim > 2 * n:
             res[:, 2 * n:] = 0.0
         return out
+
+    def _rows_once(self, arr: np.ndarray, lo: Any, hi: Any, res: np.ndarray, cols: tuple[int, int],
+                   reach: float) -> bool:
+        """:meth:`_host_plain`'s rows when t repeats: one t for the batch, or whole steps ``lo … hi``, 2·span <= m.
+
+        Each value's row is computed once (``lo … hi``, or the one value) and
+        copied to the rows that hold it: a row is a function of its value
+        alone, so the bits are those of computing every row (a scheduler's
+        batch shares its step; 4096 steps of 0 … 999 cost 1000 rows). A float
+        t of zeros takes the full path: -0.0 == 0.0 are two inputs, and this
+        copy would not ask the core what each gives. False where the kernel
+        is not there (nothing written).
+        """
+        n = self._size
+        if lo == hi:
+            steps = np.array([float(lo)])
+        else:
+            steps = np.arange(int(lo), int(hi) + 1, dtype=np.float64)  # |t| < 2**53: every integer exact
+        table = np.empty((steps.size, res.shape[1]), dtype=np.float32)
+        if not fill_halves(steps, self._ladder, table, *cols, reach):
+            return False
+        table[:, 2 * n:] = 0.0
+        if lo == hi:
+            res[:] = table[0]
+        else:
+            np.take(table, arr.reshape(-1).astype(np.intp) - int(lo), axis=0, out=res)
+        return True
 
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
         t = check_input(timesteps, "t", self.angles.home, "posenc.timestep_embedding")
