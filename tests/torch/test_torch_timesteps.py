@@ -96,3 +96,67 @@ def test_bad_t_on_cpu_is_refused_by_name():
         Timesteps(0, False, 1)
     with pytest.raises(PosEncError, match="half - downscale_freq_shift"):
         Timesteps(2, False, 1)
+
+
+@pytest.mark.parametrize(("channels", "flip", "scale", "t"), [
+    (320, True, 1.0, np.random.default_rng(2).uniform(0, 1000, 4096)),  # two spans, both halves in one call
+    (257, False, 1.0, np.random.default_rng(3).uniform(-1000, 1000, 300)),  # odd: the zero channel
+    (256, True, 1000.0, np.random.default_rng(4).uniform(0, 1, 64)),
+    (16, True, 1.0, np.array([3e12, -2.0**45, 7.5, 0.0])),  # angles past 2**40: the kernel with the far branch
+])
+def test_the_host_path_gives_the_numpy_functions_bits(channels, flip, scale, t):
+    m = Timesteps(channels, flip, 0, scale)
+    conv = Diffusers(flip, 0, scale)
+    for tt in (torch.tensor(t, dtype=torch.float64), torch.tensor(t, dtype=torch.float32),
+               torch.tensor(np.trunc(t), dtype=torch.int64), torch.tensor(t, dtype=torch.float64)[::2]):
+        ref = timestep_embedding(tt.double().numpy(), channels, convention=conv)
+        assert np.array_equal(m(tt).numpy(), ref)
+    small = torch.tensor(np.clip(np.trunc(t), -100, 100))
+    for dtype in (torch.int8, torch.int16, torch.int32, torch.uint8, torch.bfloat16):
+        tt = small.abs().to(dtype)
+        assert np.array_equal(m(tt).numpy(), timestep_embedding(tt.double().numpy(), channels, convention=conv))
+
+
+@pytest.mark.parametrize("t", [
+    torch.randint(0, 1000, (4096,), generator=torch.Generator().manual_seed(5)),  # steps: each value's row once
+    torch.randint(-7, 9, (3, 40), generator=torch.Generator().manual_seed(6)).to(torch.int16),
+    torch.full((50,), 981), torch.full((2, 9), 0.3125), torch.full((9,), -2.5, dtype=torch.float64),
+    torch.tensor([-0.0, 0.0, -0.0, 0.0]), torch.tensor([0.0, -0.0]),  # equal, two inputs: the full path
+    torch.tensor([5, 5]), torch.tensor([7]),
+])
+def test_repeated_t_gives_every_rows_own_bits(t):
+    for flip, channels in ((True, 320), (False, 33)):
+        got = Timesteps(channels, flip, 0)(t)
+        ref = timestep_embedding(t.double().numpy(), channels, convention=Diffusers(flip, 0))
+        assert got.shape == (*t.shape, channels)
+        assert np.array_equal(got.numpy().view(np.int32), ref.view(np.int32))  # bits: -0.0 is not 0.0
+
+
+@pytest.mark.parametrize(("t", "message"), [
+    ([1.0, float("nan")], "t must be finite, got nan"),
+    ([float("inf"), 1.0], "t must be finite, got inf"),
+    ([-float("inf")], "t must be finite, got -inf"),
+    ([1.0, 2.0**53], "t must satisfy |p| < 2**53 (float64 holds every integer only below it), got 9007199254740992.0"),
+    (torch.tensor([2**53 + 1, 0]), "t must satisfy |p| < 2**53 (float64 holds every integer only below it), got "
+                                   "9007199254740993"),
+    (torch.tensor([0, -2**53]), "t must satisfy |p| < 2**53 (float64 holds every integer only below it), got "
+                                "-9007199254740992"),
+])
+def test_the_host_path_refuses_before_any_work_with_the_checks_message(monkeypatch, t, message):
+    import posenc.torch.timesteps as mod
+
+    def boom(*a, **k):
+        raise AssertionError("work started before validation")
+
+    m = Timesteps(8, True, 0)
+    m(torch.tensor([1.0]))  # numba loaded: the kernel is the host path's
+    monkeypatch.setattr(mod, "fill_halves", boom)
+    monkeypatch.setattr(mod, "fill_sincos", boom)
+    tt = t if isinstance(t, torch.Tensor) else torch.tensor(t, dtype=torch.float64)
+    with pytest.raises(PosEncError) as err:
+        m(tt)
+    assert str(err.value) == message
+    with pytest.raises(PosEncError, match=r"^t reach \|p\| = 4398046511104 where"):
+        Timesteps(8, False, 0, scale=2.0**20)(torch.tensor([2.0**42, 1.0]))
+    with pytest.raises(AssertionError, match="work started"):  # the patched places are live
+        m(torch.tensor([1.0, 2.0]))

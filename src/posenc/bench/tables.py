@@ -133,6 +133,7 @@ def run(
     scaling: bool = True,
     extra: list[Callable[[int], list[Row]]] | None = None,
     grids: bool = True,
+    tables: bool = True,
 ) -> Report:
     """Run the benchmark.
 
@@ -145,13 +146,14 @@ def run(
             benchmarks register theirs here).
         grids: also time the grid rows (:mod:`posenc.bench.grid_rows`: a 2-D
             sinusoid table and M-RoPE cos/sin).
+        tables: time the NumPy table rows (False: only the grids and ``extra``).
 
     Returns:
         A :class:`Report`.
     """
     reps = repeats if repeats is not None else (3 if quick else 7)
     rows: list[Row] = []
-    for n, d in shapes or (QUICK_TABLE_SHAPES if quick else TABLE_SHAPES):
+    for n, d in (shapes or (QUICK_TABLE_SHAPES if quick else TABLE_SHAPES)) if tables else ():
         rows.extend(_table_rows(n, d, reps))
     if grids:
         from .grid_rows import MIN_REPEATS

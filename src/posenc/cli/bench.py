@@ -13,6 +13,8 @@ from ..support.memory import check_size
 from ._base import CommandError, command, emit_json, integer, integers
 
 MAX_REPEATS = 1000  # a median of 1000 is as steady as it gets; more only runs longer
+#: the groups of rows --only picks from: NumPy tables, grids, and each library's rows
+GROUPS = ("tables", "grids", "torch", "timesteps", "hf", "jax", "vllm")
 
 
 def _setup(p: argparse.ArgumentParser) -> None:
@@ -22,6 +24,9 @@ def _setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shape", type=_shape, action="append", default=None, metavar="NxD",
                    help="time tables of this shape instead of the defaults (repeatable)")
     p.add_argument("--no-scaling", action="store_true", help="skip the time-against-size curve")
+    p.add_argument("--only", choices=GROUPS, action="append", default=None, metavar="GROUP",
+                   help=f"time only these groups of rows (repeatable; one of {', '.join(GROUPS)}), "
+                        "without the scaling curve")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the rows as JSON")
     out.add_argument("--markdown", action="store_true",
@@ -47,27 +52,31 @@ def _shape(text: str) -> tuple[int, int]:
 def bench(args: argparse.Namespace) -> int:
     if args.repeats is not None and not 1 <= args.repeats <= MAX_REPEATS:
         raise CommandError(f"--repeats must be from 1 to {MAX_REPEATS}, got {show_value(args.repeats)}")
+    only = set(args.only or GROUPS)
     extra = []
     try:
         from ..bench import timestep_rows, torch_rows
 
-        extra = torch_rows.producers(quick=args.quick) + timestep_rows.producers(quick=args.quick)
+        extra += torch_rows.producers(quick=args.quick) if "torch" in only else []
+        extra += timestep_rows.producers(quick=args.quick) if "timesteps" in only else []
         from ..bench.hf_rows import producers as hf_producers
 
-        extra += hf_producers(quick=args.quick)  # none without transformers
+        extra += hf_producers(quick=args.quick) if "hf" in only else []  # none without transformers
     except ImportError:
         pass  # no torch: the NumPy rows alone
     try:
         from ..bench.jax_rows import producers as jax_producers
 
-        extra += jax_producers(quick=args.quick)
+        extra += jax_producers(quick=args.quick) if "jax" in only else []
     except ImportError:
         pass  # no jax: no JAX rows
     from ..bench.vllm_rows import producers as vllm_producers
 
-    extra += vllm_producers(quick=args.quick)  # none without vllm
+    extra += vllm_producers(quick=args.quick) if "vllm" in only else []  # none without vllm
     shapes = tuple(args.shape) if args.shape else None
-    report = run(quick=args.quick, repeats=args.repeats, shapes=shapes, scaling=not args.no_scaling, extra=extra)
+    scaling = not args.no_scaling and args.only is None
+    report = run(quick=args.quick, repeats=args.repeats, shapes=shapes, scaling=scaling, extra=extra,
+                 grids="grids" in only, tables="tables" in only)
     if args.json:
         emit_json(dataclasses.asdict(report))
     elif args.markdown:

@@ -16,7 +16,7 @@ from ..support.optional import compiled, ready
 from .core import NEAR_ANGLE, build_fill, quadrant, reduce_core, refold, sincos_core, split
 from .ladder import Ladder
 
-__all__ = ["fill_sincos", "prefer_compiled", "sincos"]
+__all__ = ["fill_halves", "fill_sincos", "prefer_compiled", "sincos"]
 
 def _reduce(p: np.ndarray, plo: np.ndarray | None, lad: Ladder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """θ = (p + plo)·ω reduced: θ = k·π/2 + (x + y), |x| <= ~π/4.
@@ -174,6 +174,58 @@ def prefer_compiled(values: int) -> bool:
     or below the size that pays for loading it, False.
     """
     return values >= _JIT_MIN and compiled("exact.fill", build_fill) is not None
+
+
+def fill_halves(positions: np.ndarray, ladder: Ladder, out: np.ndarray, s_col: int, c_col: int,
+                reach: float) -> bool:
+    """:func:`fill_sincos` into two column blocks of one array, for a caller that has checked everything.
+
+    ``out[:, s_col:s_col + n]`` gets the sines and ``out[:, c_col:c_col + n]``
+    the cosines, by numba's paired kernel, the same bits as
+    :func:`fill_sincos`: for a module called often on small inputs
+    (:class:`posenc.torch.Timesteps` on a [64] batch), where looking for the
+    halves, the engine and the reach again on every call cost as much as the
+    arithmetic.
+
+    Args:
+        positions: float64 ``[m]``, C-contiguous, finite, ``|p| < 2**53``.
+        ladder: the frequencies ``[n]``, with ``reach · ladder.fastest < 2**53``.
+        out: a C-contiguous float32 or float64 ``[m, >= n]`` array.
+        s_col: the sines' first column; ``c_col``: the cosines'.
+        reach: ``max |p|`` over the positions (picks the kernel without the far branch below 2**40).
+
+    Returns:
+        False, writing nothing, where numba is not installed (or ``out`` is another dtype): then call
+        :func:`fill_sincos`.
+
+    >>> from fractions import Fraction
+    >>> from posenc.exact import geometric_ladder
+    >>> out = np.zeros((1, 4))
+    >>> done = fill_halves(np.array([1000.0]), geometric_ladder(2, 10000.0, Fraction(2)), out, 0, 2, 1000.0)
+    >>> not done or [round(float(v), 5) for v in out[0]] == [0.82688, -0.54402, 0.56238, -0.83907]
+    True
+    """
+    m, n = positions.shape[0], len(ladder)
+    if out.dtype not in _JIT_DTYPES:
+        return False
+    near = reach * ladder.fastest < NEAR_ANGLE * (1 - 2.0**-20)
+    kern = compiled("exact.fill_near_paired" if near else "exact.fill_paired",
+                    _build_near_paired if near else _build_paired)
+    if kern is None:
+        return False
+    if m == 0 or n == 0:
+        return True
+    if m * n < 1 << 15:  # one span: the kernel on this thread, no spans or closure
+        w0h, w0l, w1h, w1l = ladder.splits
+        args = (positions, positions, False, ladder.w0, ladder.w1, ladder.w2, w0h, w0l, w1h, w1l,
+                out, s_col, c_col, 0, m)
+        try:
+            kern(*args)
+        except OSError:  # as in _fill_jit: the on-disk cache could not be written, the kernel is in memory
+            kern(*args)
+        return True
+    _fill_jit(kern, positions, ladder, (out, s_col, c_col), None)
+    return True
 
 
 def _fill_jit(

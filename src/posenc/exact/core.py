@@ -260,34 +260,47 @@ def build_fill(near: bool = False, paired: bool = False) -> Any:
     """
     from numba import njit
 
-    one_row = _row_kernel(near, njit)
-    # Each row is computed into two float64 buffers of its own, then stored: LLVM vectorises the arithmetic
-    # loop only where it can prove its stores do not overlap, which two halves of one output (sin and cos
-    # side by side, a strided view) defeat. Measured on 4096 x 128 float32, one thread: 10.7 ms into the two
+    rows = _row_kernel(near, False, njit), _row_kernel(near, True, njit)
+    store = _quadrant_store(njit)
+    # Each row is computed into float64 buffers of its own, then stored: LLVM vectorises the arithmetic loops
+    # only where it can prove their stores do not overlap, which two halves of one output (sin and cos side
+    # by side, a strided view) defeat. Measured on 4096 x 128 float32, one thread: 10.7 ms into the two
     # halves of one [4096, 256] array, 2.1 ms with the buffers (1.9 ms into two separate arrays either way).
-    # The buffer holds the float64 value; the store rounds it once, as the direct store did: the same bits.
+    # A buffer holds the float64 value; the store rounds it once, as a direct store would: the same bits.
     if paired:
-        return _paired_fill(one_row, njit)
+        return _paired_fill(rows, store, njit)
+    one_row, one_row_lo = rows
 
     @njit(cache=True, nogil=True)
     def fill(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, cos_out, first, last):  # pragma: no cover
         n = w0.shape[0]
-        row_s = np.empty(n)
-        row_c = np.empty(n)
+        kb, xb, yb, sb, cb = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
         for r in range(first, last):
-            one_row(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, r, row_s, row_c)
-            s_dst = sin_out[r]
-            c_dst = cos_out[r]
-            for i in range(n):
-                s_dst[i] = row_s[i]
-            for i in range(n):
-                c_dst[i] = row_c[i]
+            if has_lo:
+                one_row_lo(pos, plo, w0, w1, w2, w0h, w0l, w1h, w1l, r, kb, xb, yb, sb, cb)
+            else:
+                one_row(pos, plo, w0, w1, w2, w0h, w0l, w1h, w1l, r, kb, xb, yb, sb, cb)
+            store(kb, sb, cb, sin_out, r, 0, cos_out, r, 0, n)
 
     return fill
 
 
-def _row_kernel(near: bool, njit: Any) -> Any:
-    """:func:`build_fill`'s arithmetic for one row: ``one_row(..., r, row_s, row_c)`` fills the two buffers."""
+def _row_kernel(near: bool, has_lo: bool, njit: Any) -> Any:
+    """:func:`build_fill`'s arithmetic for one row, in two loops: ``one_row(pos, plo, w0 … w1l, r, kb, …, cb)``.
+
+    ``has_lo`` is compiled in (the low parts of the positions read or not):
+    as an argument its branch stayed in the loop.
+
+    The first loop reduces every angle of the row (k into ``kb``, the
+    reduced x + y into ``xb``, ``yb``), the second writes sin and cos of
+    x + y (:func:`sincos_core`) into ``sb``, ``cb``. One loop doing both
+    was as long as the out-of-order window: each element's chain of
+    dependent roundings (~200 cycles) ran with little else beside it. Split,
+    each loop body is short enough for several iterations to overlap
+    (4096 x 128, one thread: ~25% less time with the float quadrant of
+    :func:`_quadrant_store`). A float64 value stored and read back is the
+    same value: the operations, their order and the bits are unchanged.
+    """
     env: dict[str, Any] = {}
     for f in (split, two_prod, two_sum, horner, reduce_core, refold, sincos_core):
         env[f.__name__] = _numba_twin(f, env, njit)
@@ -295,7 +308,7 @@ def _row_kernel(near: bool, njit: Any) -> Any:
     r_core, r_fold, sc_core, nb_split = env["reduce_core"], env["refold"], env["sincos_core"], env["split"]
 
     @njit(nogil=True, inline="always")
-    def one_row(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, r, row_s, row_c):  # pragma: no cover
+    def one_row(pos, plo, w0, w1, w2, w0h, w0l, w1h, w1l, r, kb, xb, yb, sb, cb):  # pragma: no cover
         n = w0.shape[0]
         p = pos[r]
         ph, pl = nb_split(p)
@@ -303,34 +316,59 @@ def _row_kernel(near: bool, njit: Any) -> Any:
         qh, ql = nb_split(lo)
         for i in range(n):
             k, x, y = r_core(p, ph, pl, lo, qh, ql, has_lo, w0[i], w1[i], w2[i], w0h[i], w0l[i], w1h[i], w1l[i])
-            if not near and abs(x) > 0.8:  # near: a constant, folded away by the compiler
+            if not near and abs(x) > 0.8:  # near (and has_lo): constants, folded away by the compiler
                 k2, x, y = r_fold(x, y)
                 k = k + k2
-            sin_r, cos_r = sc_core(x, y)
-            q = int(k - 4.0 * np.floor(k * 0.25))
-            sv, cv = (cos_r, sin_r) if q & 1 else (sin_r, cos_r)
-            row_s[i] = -sv if q >= 2 else sv
-            row_c[i] = -cv if (q == 1 or q == 2) else cv
+            kb[i] = k
+            xb[i] = x
+            yb[i] = y
+        for i in range(n):
+            sb[i], cb[i] = sc_core(xb[i], yb[i])
 
     return one_row
 
 
-def _paired_fill(one_row: Any, njit: Any) -> Any:
+def _quadrant_store(njit: Any) -> Any:
+    """``store(kb, sb, cb, s_out, s_row, s_col, c_out, c_row, c_col, n)``: :func:`quadrant`, into two row slices.
+
+    ``s_out[s_row, s_col:s_col + n]`` gets the sines of k·π/2 + t from
+    ``kb``, ``sb``, ``cb`` (k, sin t, cos t), ``c_out[c_row, c_col:…]`` the
+    cosines. In floats, as :func:`quadrant` itself: q = k mod 4 is a whole
+    float, so the comparisons pick what an integer q would (converting each
+    k to an integer was a scalar instruction per lane).
+    """
+
+    @njit(nogil=True, inline="always")
+    def store(kb, sb, cb, s_out, s_row, s_col, c_out, c_row, c_col, n):  # pragma: no cover
+        s_dst = s_out[s_row, s_col:s_col + n]
+        c_dst = c_out[c_row, c_col:c_col + n]
+        for i in range(n):
+            k, sin_t, cos_t = kb[i], sb[i], cb[i]  # read unconditionally: loads under a branch stay scalar
+            q = k - 4.0 * np.floor(k * 0.25)
+            odd = q == 1.0 or q == 3.0
+            sv = cos_t if odd else sin_t
+            cv = sin_t if odd else cos_t
+            s_dst[i] = -sv if q >= 2.0 else sv
+            c_dst[i] = -cv if (q == 1.0 or q == 2.0) else cv
+
+    return store
+
+
+def _paired_fill(rows: tuple[Any, Any], store: Any, njit: Any) -> Any:
     """:func:`build_fill`'s ``paired`` kernel: the rows stored as contiguous slices of one C array."""
+    one_row, one_row_lo = rows
 
     @njit(cache=True, nogil=True)
     def fill_paired(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, out, s_col, c_col, first,
                     last):  # pragma: no cover
         n = w0.shape[0]
-        row_s = np.empty(n)
-        row_c = np.empty(n)
+        kb, xb, yb, sb, cb = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
         for r in range(first, last):
-            one_row(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, r, row_s, row_c)
-            s_dst = out[r, s_col:s_col + n]  # a slice of a C row: contiguous, so the copy vectorises
-            c_dst = out[r, c_col:c_col + n]
-            for i in range(n):
-                s_dst[i] = row_s[i]
-            for i in range(n):
-                c_dst[i] = row_c[i]
+            if has_lo:
+                one_row_lo(pos, plo, w0, w1, w2, w0h, w0l, w1h, w1l, r, kb, xb, yb, sb, cb)
+            else:
+                one_row(pos, plo, w0, w1, w2, w0h, w0l, w1h, w1l, r, kb, xb, yb, sb, cb)
+            # slices of a C row: contiguous, so the rounding stores vectorise
+            store(kb, sb, cb, out, r, s_col, out, r, c_col, n)
 
     return fill_paired

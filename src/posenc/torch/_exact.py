@@ -29,6 +29,7 @@ ulp, so the float32 values still agree except at a near-tie.
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from typing import Any, cast
@@ -119,14 +120,25 @@ def tracing() -> bool:
     """True while torch.compile, torch.export or ``make_fx`` traces: no host round trip, no sync then."""
     if torch.compiler.is_compiling():
         return True
+    return _proxy_mode()() is not None
+
+
+@functools.cache
+def _proxy_mode() -> Any:
+    """``get_proxy_mode``, imported once (an import statement per call cost a microsecond on every module call)."""
     from torch.fx.experimental.proxy_tensor import get_proxy_mode
 
-    return get_proxy_mode() is not None
+    return get_proxy_mode
 
 
 def host_eager(x: torch.Tensor) -> bool:
     """Whether ``x`` is a real CPU tensor outside any trace: the NumPy core can compute in place."""
-    return x.device.type == "cpu" and not tracing() and not torch._subclasses.fake_tensor.is_fake(x)
+    if x.device.type != "cpu" or tracing():
+        return False
+    if (type(x) is torch.Tensor and not torch._is_functional_tensor(x)
+            and not torch._C._functorch.is_functorch_wrapped_tensor(x)):
+        return True  # a plain tensor, no wrapper: every branch of is_fake answers False (is_fake took ~4 µs)
+    return not torch._subclasses.fake_tensor.is_fake(x)
 
 
 class LadderBuffers(nn.Module):
@@ -179,7 +191,7 @@ class LadderBuffers(nn.Module):
     @property
     def home(self) -> torch.device:
         """The device the words are on (read from an int64 buffer: no float64 view in a traced graph)."""
-        return self._buffer("w0").device
+        return cast(torch.Tensor, self._buffers["w0"]).device  # not through Module.__getattr__: read per call
 
     def fixed_words(self) -> FixedWords:
         """The 32-bit path's words on the module's device (only where :attr:`has_fixed`)."""

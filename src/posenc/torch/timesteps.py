@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import PosEncError, check_angle, check_channels, check_positions
-from ..exact.angles import fill_sincos, prefer_compiled
+from ..errors import MAX_POSITION, PosEncError, check_angle, check_channels, check_positions
+from ..exact.angles import fill_halves, fill_sincos, prefer_compiled
 from ..timesteps.conventions import Diffusers, Flux, TimestepConvention, get, reference_times, round_to
 from ..triton.positions import check_values
 from ._exact import (
@@ -51,6 +51,10 @@ def round_float(x: torch.Tensor, name: str) -> torch.Tensor:
     return torch.where(torch.abs(out) <= biggest, out, float("nan"))
 
 __all__ = ["Timesteps"]
+
+#: the dtypes the host path reads through NumPy as they are (no copy by torch); the others, as float64 or int64
+_HOST_DIRECT = frozenset({torch.float64, torch.float32, torch.float16, torch.int64, torch.int32, torch.int16,
+                          torch.int8, torch.uint8})
 
 
 class Timesteps(nn.Module):
@@ -121,6 +125,7 @@ class Timesteps(nn.Module):
         self.preset = preset
         self.cos_first = plan.cos_first
         self.angles = LadderBuffers(plan.ladder)
+        self._ladder, self._size = plan.ladder, len(plan.ladder)  # the host path's, without Module.__getattr__
         self._fastest = plan.ladder.fastest
         self._jit: bool | None = None  # numba asked for on the first host call
         self._round = preset.time_dtype if isinstance(preset, Flux) else None
@@ -232,9 +237,89 @@ class Timesteps(nn.Module):
             arr[:, 2 * n:] = 0.0
         return out.reshape(*value.shape, dim)
 
+    def _host_plain(self, t: torch.Tensor) -> torch.Tensor | None:
+        """:meth:`_host` of :meth:`_host_times` without the preset's rounding, in one pass: None to take them.
+
+        The checks are theirs, read from t's smallest and largest values
+        (NaN and ±inf fail the comparisons): |t| < 2**53 and, with the
+        fastest frequency, an angle below 2**53. Anything they would refuse
+        (or an integer t past 2**53, which float64 would round) goes back to
+        them, so each refusal is theirs, with their message. t is read
+        through NumPy without a float64 copy by torch (float32, float64,
+        int64 and int32 as they are); the kernel writes both halves of
+        the one output directly (:func:`~posenc.exact.angles.fill_halves`).
+        """
+        v = t.detach()
+        if v.dtype in _HOST_DIRECT:
+            arr = v.numpy()
+        else:  # bfloat16, float8: NumPy cannot read them
+            arr = v.to(torch.float64 if v.dtype.is_floating_point else torch.int64).numpy()
+        dim, n = self.num_channels, self._size
+        m = arr.size
+        reach = 0.0
+        if m:
+            lo, hi = arr.min(), arr.max()
+            if arr.dtype.kind == "f":
+                low, reach = -float(lo), float(hi)
+                if not (low < MAX_POSITION and reach < MAX_POSITION):
+                    return None  # NaN, ±inf or |t| >= 2**53: check_positions names it
+                reach = max(low, reach)
+            else:
+                big = max(-int(lo), int(hi))
+                if big >= 2**53:
+                    return None
+                reach = float(big)
+            check_angle(reach, self._fastest, "t")
+        if self._jit is None:
+            self._jit = prefer_compiled(1 << 62)
+        if not self._jit:
+            return None
+        out = torch.empty((*arr.shape, dim), dtype=torch.float32)
+        res = out.numpy().reshape(m, dim)
+        cols = (n, 0) if self.cos_first else (0, n)
+        if m > 1 and (lo == hi != 0 or (arr.dtype.kind != "f" and 2 * (int(hi) - int(lo) + 1) <= m)):
+            return out if self._rows_once(arr, lo, hi, res, cols, reach) else None
+        pos = np.ascontiguousarray(arr.reshape(-1), dtype=np.float64)
+        if not fill_halves(pos, self._ladder, res, *cols, reach):
+            return None
+        if dim > 2 * n:
+            res[:, 2 * n:] = 0.0
+        return out
+
+    def _rows_once(self, arr: np.ndarray, lo: Any, hi: Any, res: np.ndarray, cols: tuple[int, int],
+                   reach: float) -> bool:
+        """:meth:`_host_plain`'s rows when t repeats: one t for the batch, or whole steps ``lo … hi``, 2·span <= m.
+
+        Each value's row is computed once (``lo … hi``, or the one value) and
+        copied to the rows that hold it: a row is a function of its value
+        alone, so the bits are those of computing every row (a scheduler's
+        batch shares its step; 4096 steps of 0 … 999 cost 1000 rows). A float
+        t of zeros takes the full path: -0.0 == 0.0 are two inputs, and this
+        copy would not ask the core what each gives. False where the kernel
+        is not there (nothing written).
+        """
+        n = self._size
+        if lo == hi:
+            steps = np.array([float(lo)])
+        else:
+            steps = np.arange(int(lo), int(hi) + 1, dtype=np.float64)  # |t| < 2**53: every integer exact
+        table = np.empty((steps.size, res.shape[1]), dtype=np.float32)
+        if not fill_halves(steps, self._ladder, table, *cols, reach):
+            return False
+        table[:, 2 * n:] = 0.0
+        if lo == hi:
+            res[:] = table[0]
+        else:
+            np.take(table, arr.reshape(-1).astype(np.intp) - int(lo), axis=0, out=res)
+        return True
+
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
         t = check_input(timesteps, "t", self.angles.home, "posenc.timestep_embedding")
         if not t.requires_grad and host_eager(t):
+            if self._round is None:
+                out = self._host_plain(t)
+                if out is not None:
+                    return out
             return self._host(self._host_times(t))
         if self._fixed(t):
             value, grad = self._times32(t)
