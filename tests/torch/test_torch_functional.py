@@ -78,6 +78,10 @@ def test_each_function_is_its_modules_computation():
     assert torch.equal(pt.t5_bucket(rel, bidirectional=False), m.bucket(rel))
     w = m.relative_attention_bias.weight
     assert torch.equal(pt.t5_bias(w, 3, 6, offset=2, bidirectional=False), m(3, 6, offset=2)[0])
+    rope = pt.RotaryEmbedding(8, base=100.0, scaling=posenc.YaRN(4.0, 16))
+    for p in (torch.arange(3, 8), torch.tensor([0.5, 3.25, 7.0])):  # the cached rows, and real-valued positions
+        got, want = pt.rope_cos_sin(p, 8, base=100.0, scaling=posenc.YaRN(4.0, 16)), rope.cos_sin(len(p), positions=p)
+        assert all(torch.equal(g, w) for g, w in zip(got, want, strict=True))
 
 
 def test_biases_and_buckets_are_numpys():
