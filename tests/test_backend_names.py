@@ -101,6 +101,8 @@ CASES: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("t5_bucket", (_f(0.5, 1.0),), {}),  # not integers: refused
     ("t5_bias", (_W, 4, 6), {"offset": 2}),
     ("t5_bias", (_W, 3, 3), {"q_positions": _i(4, 9, 300), "k_positions": _i(0, 50, 100), "bidirectional": False}),
+    ("t5_bias", (_W, 1, 2), {"q_positions": _i(-(2**31)), "k_positions": _i(2**31 - 1, -(2**31))}),  # past int32
+    ("t5_bias", (_W, 2, 1), {"q_positions": _f(0.5, 1), "k_positions": _i(0)}),  # not integers: refused
     ("t5_bias", (_W[0], 3, 3), {}),  # weights not a matrix: refused
     ("encode_nd", (posenc.grid(3, 2), 8), {}),
     ("encode_nd", (posenc.grid(2, 2), 16), {"convention": "mae", "cls_token": True}),
