@@ -11,7 +11,7 @@ import sys as _sys
 # first, before NumPy: in the command's own process a Ctrl-C while posenc loads is then one line
 from .cli import signals as _signals  # noqa: F401
 # isort: on
-from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bucket, t5_bucket_edges
+from .bias import ALIBI_CONVENTIONS, alibi_bias, alibi_slopes, t5_bias, t5_bucket, t5_bucket_edges
 from .errors import PosEncError
 from .fields import fourier_features, nerf_encoding
 from .hf.config import from_hf_config
@@ -142,6 +142,7 @@ __all__ = [
     "shift",
     "shift_matrix",
     "similarity",
+    "t5_bias",
     "t5_bucket",
     "t5_bucket_edges",
     "table",

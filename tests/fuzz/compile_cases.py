@@ -96,7 +96,21 @@ def _torch_cases() -> dict[str, Call]:
         "Timesteps": Call(lambda t: steps(t), lambda: (torch.tensor([0.0, 0.5, 999.0, 12.25]),)),
         "NeRFEncoding": Call(lambda x: nerf(x), lambda: (torch.tensor([[0.1, -0.7, 0.3], [1.0, 0.0, -1.0]]),)),
         "FourierFeatures": Call(lambda x: ff(x), lambda: (torch.tensor([[0.1, -0.7, 0.3], [1.0, 0.0, -1.0]]),)),
+        "rope_cos_sin": Call(lambda t: pt.rope_cos_sin(t, 8, scaling=_SCALINGS["LongRoPE"]()), _pos),
+        "timestep_embedding": Call(lambda t: pt.timestep_embedding(t, 9, convention="flux"), _pos),
+        "nerf_encoding": Call(lambda x: pt.nerf_encoding(x, 4, convention="tcnn", include_input=True), _fields),
+        "fourier_features": Call(lambda x: pt.fourier_features(x, torch.tensor([[1.0, 2.0, -3.0], [0.5, 0.0, 7.0]])),
+                                 _fields),
+        "alibi_bias": Call(lambda: pt.alibi_bias(3, 5, 6, offset=2, dtype=torch.float64), tuple),
+        "t5_bucket": Call(lambda t: pt.t5_bucket(t.long() - 500, bidirectional=False), _pos),
+        "t5_bias": Call(lambda w: pt.t5_bias(w, 3, 5, offset=2), lambda: (torch.arange(64.0).reshape(32, 2),)),
+        "encode_nd": Call(lambda c: pt.encode_nd(c, 8, convention="mae", cls_token=True),
+                          lambda: (torch.tensor([[0.0, 1.0], [3.0, 2.0]]),)),
     }
+
+
+def _fields() -> tuple[torch.Tensor]:
+    return (torch.tensor([[0.1, -0.7, 0.3], [1.0, 0.0, -1.0]]),)
 
 
 def _numpy_cases() -> dict[str, Call]:
@@ -130,6 +144,7 @@ def _numpy_cases() -> dict[str, Call]:
         "alibi_slopes": Call(lambda: p.alibi_slopes(6, convention="mpt"), tuple),
         "alibi_bias": Call(lambda: p.alibi_bias(3, 5, 6, offset=2, dtype=np.float64), tuple),
         "t5_bucket": _on_pos(lambda a: p.t5_bucket(a.astype(np.int64) - 500, bidirectional=False)),
+        "t5_bias": Call(lambda w: p.t5_bias(w.numpy(), 3, 5, offset=2), lambda: (torch.arange(64.0).reshape(32, 2),)),
         "t5_bucket_edges": Call(lambda: p.t5_bucket_edges(num_buckets=8, max_distance=20), tuple),
         "xpos_decay": _on_pos(lambda a: p.xpos_decay(a, 8)),
         "xpos_scale": _on_pos(lambda a: p.xpos_scale(a, 8, role="k", dtype=np.float32)),

@@ -312,6 +312,20 @@ def _check_t5_bucket(b: np.ndarray, kw: dict[str, Any]) -> None:
         assert (b != want).sum() <= max(1, b.size // 1000), (r[b != want], b[b != want], want[b != want])
 
 
+def _check_t5_bias(out: np.ndarray, kw: dict[str, Any]) -> None:
+    w = np.asarray(kw["weights"])
+    q, k = int(kw["q_len"]), int(kw["k_len"])
+    qp = np.asarray(kw["q_positions"]) if kw.get("q_positions") is not None else int(kw.get("offset", 0)) + np.arange(q)
+    kp = np.asarray(kw["k_positions"]) if kw.get("k_positions") is not None else np.arange(k)
+    assert out.shape == (w.shape[1], q, k) and out.dtype == w.dtype
+    rel = kp.astype(np.int64)[None, :] - qp.astype(np.int64)[:, None]
+    if np.abs(rel).max() < 2**24:  # float32 holds the distance exactly: HF's formula, written in the test
+        want = _t5_reference(rel, bool(kw.get("bidirectional", True)), w.shape[0], int(kw.get("max_distance", 128)))
+        # the platform's float32 log may tip a bucket where the exact quotient is an integer (_check_t5_bucket)
+        wrong = ~(out == np.moveaxis(w[want], -1, 0)).all(axis=0)
+        assert wrong.sum() <= max(1, wrong.size // 1000), (rel[wrong], out[:, wrong])
+
+
 def _check_t5_edges(e: np.ndarray, kw: dict[str, Any]) -> None:
     nb = int(kw.get("num_buckets", 32))
     assert e.shape == ((nb // 2,) if kw.get("bidirectional", True) else (nb,)) and e[0] == 0

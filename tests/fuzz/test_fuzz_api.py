@@ -64,6 +64,7 @@ from fuzz_checks import (
     _check_shift,
     _check_shift_matrix,
     _check_similarity,
+    _check_t5_bias,
     _check_t5_bucket,
     _check_t5_edges,
     _check_table,
@@ -304,6 +305,15 @@ CASES: dict[str, Case] = {
         max_distance=st.one_of(small_ints(1, 1000), st.sampled_from([0, 2**53, 10**400, 1.5]), junk),
         spec=st.one_of(st.none(), st.sampled_from([T5Buckets(False, 16, 64), T5Buckets()]), junk)),
         _check_t5_bucket),
+    "t5_bias": Case(posenc.t5_bias, _kw(
+        WEIGHTS=st.one_of(st.sampled_from([np.arange(64.0).reshape(32, 2), np.ones((8, 3), np.float32),
+                                           np.ones((3, 2)), np.ones(4), np.ones((4, 2), np.int64)]), junk),
+        Q_LEN=st.one_of(small_ints(1, 5), lengths()), K_LEN=st.one_of(small_ints(1, 5), lengths()),
+        offset=st.one_of(small_ints(-3, 6), st.sampled_from([2**53, 10**400]), junk),
+        q_positions=st.one_of(st.none(), positions()), k_positions=st.one_of(st.none(), positions()),
+        bidirectional=_B_OR_JUNK,
+        max_distance=st.one_of(small_ints(1, 1000), st.sampled_from([0, 2**53, 10**400, 1.5]), junk)),
+        _check_t5_bias),
     "t5_bucket_edges": Case(posenc.t5_bucket_edges, _kw(
         bidirectional=_B_OR_JUNK, num_buckets=st.one_of(small_ints(2, 64), st.sampled_from([0, 1, 3, 2**40]), junk),
         max_distance=st.one_of(small_ints(1, 1000), st.sampled_from([0, 2**53, 10**400]), junk)), _check_t5_edges),

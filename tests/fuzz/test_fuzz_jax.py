@@ -227,7 +227,7 @@ JAX_CASES: dict[str, Case] = {
     "positions": Case(pj.positions, _kw(VALUES=positions()), _check_positions),
     "rope_cos_sin": Case(pj.rope_cos_sin, _kw(POSITIONS=positions(), HEAD_DIM=d_models(), **_ROPE_J, dtype=_OUT),
                          _check_cos_sin),
-    "frequencies": Case(pj.frequencies, _kw(HEAD_DIM=d_models(), **_ROPE_J), _check_frequencies),
+    "rope_frequencies": Case(pj.rope_frequencies, _kw(HEAD_DIM=d_models(), **_ROPE_J), _check_frequencies),
     "apply_rope": Case(pj.apply_rope, _kw(X=_X, POSITIONS=positions(), layout=layouts(("half", "interleaved")),
                                           **_ROPE_J), _check_apply),
     "rotate": Case(pj.rotate, _kw(X=_X, COS=st.just(jnp.ones(4)), SIN=st.just(jnp.zeros(4)),

@@ -36,7 +36,7 @@ from test_fuzz_pairs import PAIR_EXAMPLES, fields, pair_args, pairs, parameters
 
 import posenc
 import posenc.torch as pt
-from hostile import JUNK, bases, d_models, junk, layouts, lengths, misplaced_values, reals, small_ints
+from hostile import JUNK, bases, d_models, junk, layouts, lengths, misplaced_values, positions, reals, small_ints
 from posenc import PosEncError
 
 _MAX_LEN = st.one_of(small_ints(0, 64), lengths())
@@ -179,6 +179,40 @@ def _check_ff(m: Any, kw: dict[str, Any]) -> None:
     np.testing.assert_array_equal(m(x).numpy(), want)
 
 
+#: NumPy's dtype for each torch dtype (bfloat16: NumPy's float64 values, compared within bfloat16's rounding)
+_NUMPY_DTYPE = {torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64,
+                torch.bfloat16: np.float64}
+
+
+def _to_numpy(v: Any) -> Any:
+    """What the NumPy function is given for a torch argument: a tensor's values (exactly), a torch dtype's twin."""
+    if isinstance(v, torch.Tensor):
+        h = v.detach()
+        return (h.to(torch.float32) if h.dtype in (torch.float16, torch.bfloat16) else h).numpy()
+    return _NUMPY_DTYPE.get(v, v) if isinstance(v, torch.dtype) else v
+
+
+def _like_numpy(name: str) -> Any:
+    """A check: the torch function's result is the NumPy function's on the same arguments (bits in float32)."""
+    def check(out: Any, kw: dict[str, Any]) -> None:
+        want = getattr(posenc, name)(**{k: _to_numpy(v) for k, v in kw.items()})  # a refusal here fails the test
+        got, wanted = (out, want) if isinstance(out, tuple) else ((out,), (want,))
+        for g, w in zip(got, wanted, strict=True):
+            assert isinstance(g, torch.Tensor) and tuple(g.shape) == w.shape, (g, w.shape)
+            if g.dtype == torch.bfloat16:
+                np.testing.assert_allclose(g.float().numpy(), w, rtol=2**-8, atol=2**-133)
+                continue
+            assert g.numpy().dtype == w.dtype, (g.dtype, w.dtype)
+            np.testing.assert_array_equal(g.numpy(), w)
+    return check
+
+
+_ANY_POS = st.one_of(_TORCH_POS, positions())
+_FIELD_POINTS = st.one_of(st.sampled_from([_FIELD_X, _FIELD_X.double(), _FIELD_X.half(), _FIELD_X[0, :2],
+                                           torch.tensor(0.25), torch.arange(-3, 3).reshape(3, 2)]), _ANY_POS)
+_T5_SETTINGS = dict(bidirectional=_B_OR_JUNK,
+                    max_distance=st.one_of(small_ints(1, 1000), st.sampled_from([0, 2**53, 10**400, 1.5]), junk))
+
 TORCH_CASES: dict[str, Case] = {
     "SinusoidalPositionalEncoding": Case(pt.SinusoidalPositionalEncoding, _kw(
         D_MODEL=d_models(), base=bases(), layout=layouts(("interleaved", "split")), convention=_CONVENTION,
@@ -220,6 +254,42 @@ TORCH_CASES: dict[str, Case] = {
     "FourierFeatures": Case(pt.FourierFeatures, _kw(B=st.one_of(
         st.sampled_from([torch.eye(3), torch.ones(3), np.ones((4, 3)), np.ones((0, 3)), np.ones((3, 0)),
                          np.ones((2, 2))]), junk)), _check_ff),
+    "torch.rope_cos_sin": Case(pt.rope_cos_sin, _kw(POSITIONS=_ANY_POS, HEAD_DIM=d_models(32), scaling=_scalings(),
+                                                    dtype=_TORCH_DTYPE, **_ROPE), _like_numpy("rope_cos_sin")),
+    "torch.timestep_embedding": Case(pt.timestep_embedding, _kw(
+        T=_ANY_POS, DIM=d_models(), dtype=_TORCH_DTYPE,
+        convention=st.one_of(st.sampled_from(["diffusers", "ddpm", "guided-diffusion", "flux"]), st.text(max_size=5),
+                             junk)), _like_numpy("timestep_embedding")),
+    "torch.nerf_encoding": Case(pt.nerf_encoding, _kw(
+        X=_FIELD_POINTS, N_FREQS=st.one_of(small_ints(0, 12), st.sampled_from([-1, 53, 54, 10**400]), reals, junk),
+        convention=st.one_of(st.sampled_from(["nerf", "nerfstudio", "tcnn"]), st.text(max_size=5), junk),
+        include_input=st.one_of(st.none(), _B_OR_JUNK), dtype=_TORCH_DTYPE), _like_numpy("nerf_encoding")),
+    "torch.fourier_features": Case(pt.fourier_features, _kw(
+        X=_FIELD_POINTS, B=st.one_of(st.sampled_from([torch.eye(3), torch.ones(2, 3), torch.ones(4, 2),
+                                                      np.float32([[1.5, -2.0]]), np.ones((3, 0)), torch.ones(3)]),
+                                     _ANY_POS, junk), dtype=_TORCH_DTYPE), _like_numpy("fourier_features")),
+    "torch.alibi_bias": Case(pt.alibi_bias, _kw(
+        Q_LEN=st.one_of(small_ints(1, 6), lengths()), K_LEN=st.one_of(small_ints(1, 6), lengths()), N_HEADS=_HEADS,
+        offset=st.one_of(small_ints(-3, 6), st.sampled_from([2**53, 10**400]), junk),
+        positions=st.one_of(st.none(), st.sampled_from([torch.arange(5), torch.tensor([[0, 0, 1, 2, 3]])]), _ANY_POS),
+        convention=_ALIBI_CONV, causal=_B_OR_JUNK, dtype=_TORCH_DTYPE), _like_numpy("alibi_bias")),
+    "torch.t5_bucket": Case(pt.t5_bucket, _kw(
+        RELATIVE_POSITION=_ANY_POS, num_buckets=st.one_of(small_ints(2, 64), st.sampled_from([0, 1, 3, 10**400]), junk),
+        spec=st.one_of(st.none(), st.sampled_from([posenc.bias.T5Buckets(False, 16, 64)]), junk), **_T5_SETTINGS),
+        _like_numpy("t5_bucket")),
+    "torch.t5_bias": Case(pt.t5_bias, _kw(
+        WEIGHTS=st.one_of(st.sampled_from([torch.arange(64.0).reshape(32, 2), torch.ones(8, 3, dtype=torch.float64),
+                                           torch.ones(3, 2), torch.ones(4)]), junk),
+        Q_LEN=st.one_of(small_ints(1, 5), lengths()), K_LEN=st.one_of(small_ints(1, 5), lengths()),
+        offset=st.one_of(small_ints(-3, 6), st.sampled_from([2**53, 10**400]), junk),
+        q_positions=st.one_of(st.none(), _ANY_POS), k_positions=st.one_of(st.none(), _ANY_POS), **_T5_SETTINGS),
+        _like_numpy("t5_bias")),
+    "torch.encode_nd": Case(pt.encode_nd, _kw(
+        COORDS=st.one_of(st.sampled_from([torch.tensor(posenc.grid(2, 3)), torch.tensor([[0.5, -1.25]]),
+                                          torch.zeros(3, 2, dtype=torch.bfloat16)]), _ANY_POS),
+        D_MODEL=d_models(), base=bases(), dtype=_TORCH_DTYPE,
+        convention=st.one_of(st.none(), st.sampled_from(posenc.conventions_nd.NAMES), junk),
+        cls_token=st.one_of(st.booleans(), small_ints(0, 3), junk)), _like_numpy("encode_nd")),
 }
 
 TORCH_PAIRS = [(name, a, b) for name in sorted(TORCH_CASES) for a, b in pairs(TORCH_CASES[name])]
@@ -264,7 +334,15 @@ WORKING = {"SinusoidalPositionalEncoding": {"d_model": 8}, "RotaryEmbedding": {"
            "torch.apply_rope": {"x": torch.ones(2, 4, 8), "positions": torch.tensor([0, 1, 2, 3])},
            "torch.positions_from_cu_seqlens": {"cu_seqlens": torch.tensor([0, 2, 5])},
            "Timesteps": {"num_channels": 8, "flip_sin_to_cos": True, "downscale_freq_shift": 0},
-           "NeRFEncoding": {"n_freqs": 4}, "FourierFeatures": {"b": torch.eye(3)}}
+           "NeRFEncoding": {"n_freqs": 4}, "FourierFeatures": {"b": torch.eye(3)},
+           "torch.rope_cos_sin": {"positions": torch.tensor([0, 3]), "head_dim": 8},
+           "torch.timestep_embedding": {"t": torch.tensor([0, 999]), "dim": 8},
+           "torch.nerf_encoding": {"x": _FIELD_X, "n_freqs": 4},
+           "torch.fourier_features": {"x": _FIELD_X, "b": torch.eye(3)},
+           "torch.alibi_bias": {"q_len": 3, "k_len": 5, "n_heads": 4},
+           "torch.t5_bucket": {"relative_position": torch.tensor([-3, 0, 7])},
+           "torch.t5_bias": {"weights": torch.arange(64.0).reshape(32, 2), "q_len": 3, "k_len": 4},
+           "torch.encode_nd": {"coords": torch.tensor(posenc.grid(2, 2)), "d_model": 8}}
 
 
 @pytest.mark.parametrize("name", sorted(TORCH_CASES))

@@ -46,7 +46,7 @@ CASES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "encode": (lambda p: pj.encode(p, 64), (_P,)),
     "encode_nd": (lambda c: pj.encode_nd(c, 64, convention="mae"), (_C,)),
     "fourier_features": (lambda c, b: pj.fourier_features(c, b), (_C, _B)),
-    "frequencies": (lambda p: pj.rope_cos_sin(p, pj.frequencies(64, base=500000.0).rotary_dim)[0], (_P,)),
+    "rope_frequencies": (lambda p: pj.rope_cos_sin(p, pj.rope_frequencies(64, base=500000.0).rotary_dim)[0], (_P,)),
     "nerf_encoding": (lambda c: pj.nerf_encoding(c / 64, 10), (_C,)),
     "positions": (lambda p, t: (pj.positions(p), pj.positions(t)), (_P, _T)),
     "rope_cos_sin": (lambda p: pj.rope_cos_sin(p, 64, scaling=posenc.NTK(8.0)), (_P,)),

@@ -44,7 +44,7 @@ def _public() -> dict[str, Any]:
     if importlib.util.find_spec("jax") is not None:
         import posenc.jax as pj
         found.update({"posenc.jax.apply_rope": pj.apply_rope, "posenc.jax.rope_cos_sin": pj.rope_cos_sin,
-                      "posenc.jax.frequencies": pj.frequencies})
+                      "posenc.jax.rope_frequencies": pj.rope_frequencies})
     if importlib.util.find_spec("flax") is not None:
         import posenc.jax as pj
         found["posenc.jax.RotaryEmbedding"] = pj.RotaryEmbedding.__init__

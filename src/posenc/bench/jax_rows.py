@@ -43,9 +43,9 @@ IN_GRAPH_SIN = "MaxText/gemma formula, jnp.sin/cos in the graph"
 
 def _programs(s: int, d: int) -> dict[str, Any]:
     from ..jax._rows import computed_once
-    from ..jax.rope import cos_sin_rows, frequencies, rotate
+    from ..jax.rope import cos_sin_rows, rope_frequencies, rotate
 
-    freqs = frequencies(d)
+    freqs = rope_frequencies(d)
     table = jnp.asarray(rope_table(freqs, 0, s))  # [s, 2, d/2], the exact rows
 
     def half(x: jax.Array) -> jax.Array:

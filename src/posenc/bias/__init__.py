@@ -22,7 +22,7 @@ from .alibi import (
     alibi_table,
     register_alibi,
 )
-from .t5 import T5Buckets, T5Settings, t5_bucket, t5_bucket_edges, t5_buckets
+from .t5 import T5Buckets, T5Settings, t5_bias, t5_bucket, t5_bucket_edges, t5_buckets
 
 __all__ = [
     "ALIBI_CONVENTIONS",
@@ -40,6 +40,7 @@ __all__ = [
     "alibi_slopes",
     "alibi_table",
     "register_alibi",
+    "t5_bias",
     "t5_bucket",
     "t5_bucket_edges",
     "t5_buckets",

@@ -59,7 +59,7 @@ from ..support.memory import allocate, check_size, shape_of
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing's from Python 3.11; only read by the type checker
 
-__all__ = ["T5Buckets", "T5Settings", "t5_bucket", "t5_bucket_edges", "t5_buckets"]
+__all__ = ["T5Buckets", "T5Settings", "t5_bias", "t5_bucket", "t5_bucket_edges", "t5_buckets", "table_buckets"]
 
 _LIMIT = 2**53  # offsets beyond it are no longer distinct float64 integers
 
@@ -185,23 +185,23 @@ def t5_buckets(spec: T5Buckets | None = None, /, where: str = "t5_buckets",
     return spec
 
 
-def _offsets(relative_position: Any) -> np.ndarray:
-    arr = as_array(relative_position, "relative_position")
+def _offsets(relative_position: Any, name: str = "relative_position", what: str = "key − query") -> np.ndarray:
+    arr = as_array(relative_position, name)
     if arr.dtype.kind == "O":
         try:
             arr = np.asarray(relative_position, dtype=np.int64)
         except (OverflowError, ValueError, TypeError) as exc:
-            raise PosEncError(f"relative_position must be integers with |r| < 2**53, got {arr!r}"[:200]) from exc
+            raise PosEncError(f"{name} must be integers with |r| < 2**53, got {arr!r}"[:200]) from exc
     if arr.dtype.kind not in "iu":
-        raise PosEncError(f"relative_position must be integers (key − query), got dtype {arr.dtype}")
+        raise PosEncError(f"{name} must be integers ({what}), got dtype {arr.dtype}")
     if arr.dtype.kind == "u" and arr.size and int(arr.max()) >= _LIMIT:
-        raise PosEncError(f"relative_position must satisfy |r| < 2**53, got {int(arr.max())}")
+        raise PosEncError(f"{name} must satisfy |r| < 2**53, got {int(arr.max())}")
     arr = arr.astype(np.int64, copy=False)
     if arr.size:
         lo, hi = int(arr.min()), int(arr.max())
         worst = lo if -lo >= hi else hi
         if abs(worst) >= _LIMIT:
-            raise PosEncError(f"relative_position must satisfy |r| < 2**53, got {worst}")
+            raise PosEncError(f"{name} must satisfy |r| < 2**53, got {worst}")
     return arr
 
 
@@ -293,3 +293,71 @@ def t5_bucket_edges(**settings: Unpack[T5Settings]) -> np.ndarray:
     reached = cfg.distance_bucket(lo) == want
     edges[e:] = np.where(reached, lo, -1)
     return edges
+
+
+def t5_bias(
+    weights: Any,
+    q_len: int,
+    k_len: int,
+    *,
+    offset: int = 0,
+    q_positions: Any = None,
+    k_positions: Any = None,
+    bidirectional: bool = T5Buckets.bidirectional,
+    max_distance: int = T5Buckets.max_distance,
+) -> np.ndarray:
+    """T5's relative attention bias ``[n_heads, q_len, k_len]``: ``weights[bucket(j − i)]``, head first.
+
+    The lookup T5 adds to its attention scores (HF ``T5Attention.compute_bias``
+    without its batch axis): query r at position ``offset + r`` (``offset``:
+    HF's ``past_seen_tokens``), key j at j, unless positions are given.
+
+    Args:
+        weights: ``[num_buckets, n_heads]`` floats, the learned table (HF
+            ``relative_attention_bias.weight``); num_buckets is its first axis.
+        q_len, k_len: queries and keys, >= 1.
+        offset: the first query's position when ``q_positions`` is None.
+        q_positions, k_positions: None, or integer positions ``[q_len]`` /
+            ``[k_len]`` (|p| < 2**53).
+        bidirectional, max_distance: as :func:`t5_bucket`.
+
+    Returns:
+        ``[n_heads, q_len, k_len]`` in weights' dtype: each value one of
+        weights' own (nothing is computed from them).
+
+    Raises:
+        PosEncError: for weights that are not a non-empty float matrix, bad
+            lengths, offset or settings, positions that are not integers of
+            their lengths, offsets ``j − i`` at or past 2**53, or an output
+            larger than this machine's memory, before any work.
+
+    >>> t5_bias(np.arange(64.0).reshape(32, 2), 1, 3)[0].tolist()
+    [[0.0, 34.0, 36.0]]
+    """
+    w = as_array(weights, "weights")
+    if w.dtype.kind != "f" or w.ndim != 2 or 0 in w.shape:
+        raise PosEncError(f"weights must be a float matrix [num_buckets, n_heads], got {show_value(weights)}")
+    cfg = table_buckets(w.shape[0], bidirectional, max_distance)
+    q = check_int(q_len, "q_len", minimum=1)
+    k = check_int(k_len, "k_len", minimum=1)
+    off = check_int(offset, "offset")
+    # the output, and the offsets and buckets (int64 [q, k] each)
+    check_size((w.shape[1], q, k), w.dtype, "T5 bias", work=2 * q * k * 8)
+    qp = np.arange(off, off + q) if q_positions is None else _offsets(q_positions, "q_positions", "positions")
+    kp = np.arange(k) if k_positions is None else _offsets(k_positions, "k_positions", "positions")
+    if qp.shape != (q,) or kp.shape != (k,):
+        raise PosEncError(f"q_positions and k_positions must be [{q}] and [{k}], got {qp.shape} and {kp.shape}")
+    reach = max(abs(int(kp.max()) - int(qp.min())), abs(int(kp.min()) - int(qp.max())))
+    if reach >= _LIMIT:
+        raise PosEncError(f"the offsets j − i of these positions (offset = {off}) reach {reach}, "
+                          "past 2**53 (T5's buckets take |j − i| < 2**53)")
+    buckets = t5_bucket(kp[None, :] - qp[:, None], spec=cfg)
+    return w.T[:, buckets]
+
+
+def table_buckets(rows: int, bidirectional: Any, max_distance: Any) -> T5Buckets:
+    """The buckets of a learned table of ``rows`` rows (num_buckets: its first axis), checked, naming the table."""
+    try:
+        return T5Buckets(bidirectional, rows, max_distance)
+    except PosEncError as exc:
+        raise PosEncError(f"{exc} (num_buckets is weights' first axis: {rows} rows)") from None

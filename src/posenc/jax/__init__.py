@@ -23,7 +23,7 @@ from .bias import alibi_bias, t5_bias, t5_bucket
 from .fields import fourier_features, nerf_encoding
 from .grid import encode_nd
 from .inputs import positions
-from .rope import apply_rope, frequencies, rope_cos_sin, rotate
+from .rope import apply_rope, rope_cos_sin, rope_frequencies, rotate
 from .sinusoidal import encode, table
 from .timesteps import timestep_embedding
 
@@ -38,5 +38,5 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = ["RotaryEmbedding", "SinusoidalEmbedding", "alibi_bias", "apply_rope", "encode", "encode_nd",
-           "fourier_features", "frequencies", "nerf_encoding", "positions", "rope_cos_sin", "rotate", "t5_bias",
+           "fourier_features", "nerf_encoding", "positions", "rope_cos_sin", "rope_frequencies", "rotate", "t5_bias",
            "t5_bucket", "table", "timestep_embedding"]

@@ -12,7 +12,7 @@ import jax
 from ..bias import alibi_bias as np_alibi_bias
 from ..bias import t5_bucket_edges
 from ..bias.alibi import AlibiSpec, alibi_convention
-from ..bias.t5 import T5Buckets, T5Settings, t5_buckets
+from ..bias.t5 import T5Buckets, T5Settings, t5_buckets, table_buckets
 from ..errors import PosEncError, check_int
 from ..exact.fixed import INT_LIMIT
 from ..exact.fixed_product import times_int_f32
@@ -121,17 +121,28 @@ def t5_bucket(
     rel = check_traced_positions(relative_position, "relative_position")
     if np.dtype(rel.dtype).kind != "i":
         raise PosEncError(f"relative_position must be integers (key − query), got dtype {rel.dtype}")
+    zero = jnp.zeros_like(rel)
+    return _bucket_of(cfg, rel, zero)
+
+
+def _bucket_of(cfg: T5Buckets, k: jax.Array, q: jax.Array) -> jax.Array:
+    """The bucket of each offset ``k − q`` (int32 or traced int64, broadcast), its distance formed unsigned.
+
+    The difference of two int32 positions can pass int32 (2**31 − 1 − (−2**31)); its magnitude is taken in
+    uint32 (uint64), where the wrapped difference of the two's-complement words is exact, so no offset wraps.
+    """
     edges = t5_bucket_edges(bidirectional=cfg.bidirectional, num_buckets=cfg.num_buckets,
                             max_distance=cfg.max_distance)
-    wide = rel.dtype == jnp.int64  # traced int64 (x64 on): every distance in uint64, exactly
+    wide = jnp.int64 in (k.dtype, q.dtype)  # traced int64 (x64 on): every distance in uint64, exactly
     unsigned, top = (jnp.uint64, 2**64) if wide else (jnp.uint32, 2**32)
-    u = rel.astype(unsigned)
+    ku, qu = k.astype(unsigned), q.astype(unsigned)
+    after, before = k > q, k < q
     # distances unsigned (|−2**31| = 2**31 fits; an int32 abs would wrap, and XLA may assume it does not)
     if cfg.bidirectional:
-        d, base = jnp.where(rel < 0, 0 - u, u), jnp.where(rel > 0, cfg.per_direction, 0)
+        d, base = jnp.where(before, qu - ku, ku - qu), jnp.where(after, cfg.per_direction, 0)
     else:
-        d, base = jnp.where(rel < 0, 0 - u, jnp.zeros_like(u)), jnp.zeros_like(rel)
-    bucket = jnp.zeros_like(rel)
+        d, base = jnp.where(before, qu - ku, jnp.zeros_like(ku - qu)), jnp.zeros(after.shape, jnp.int32)
+    bucket = jnp.zeros(d.shape, jnp.int32)
     for b, edge in enumerate(edges.tolist()):
         if b and 0 <= edge < top:  # -1: a bucket no distance reaches; >= top: none an offset of rel's dtype reaches
             bucket = jnp.where(d >= jnp.asarray(edge, dtype=unsigned), b, bucket)
@@ -181,6 +192,9 @@ def t5_bias(
     qp, kp = check_traced_positions(qp, "q_positions"), check_traced_positions(kp, "k_positions")
     if qp.shape != (q,) or kp.shape != (k,):
         raise PosEncError(f"q_positions and k_positions must be [{q}] and [{k}], got {qp.shape} and {kp.shape}")
-    buckets = t5_bucket(kp[None, :] - qp[:, None], bidirectional=bidirectional, num_buckets=w.shape[0],
-                        max_distance=max_distance)
+    for name, pos in (("q_positions", qp), ("k_positions", kp)):
+        if np.dtype(pos.dtype).kind != "i":
+            raise PosEncError(f"{name} must be integers (positions), got dtype {pos.dtype}")
+    cfg = table_buckets(w.shape[0], bidirectional, max_distance)
+    buckets = _bucket_of(cfg, kp[None, :], qp[:, None])  # the offsets j − i, never wrapped
     return jnp.moveaxis(jnp.take(w, buckets, axis=0), -1, 0)

@@ -29,7 +29,7 @@ from ..sinusoidal.conventions_nd import BigVision
 from ..support.vocabulary import PairLayout, RopeLayout
 from ._rows import computed_once, host_rows, sincos_rows
 from .inputs import as_input, check_traced_positions
-from .rope import apply_rope, frequencies, rotate
+from .rope import apply_rope, rope_frequencies, rotate
 from .sinusoidal import encode
 
 __all__ = [
@@ -151,7 +151,7 @@ def keras_hub_rotary_embedding(
     moved = jnp.moveaxis(x, (sa, fa), (-2, -1))
     if positions is None:
         positions = jnp.arange(moved.shape[-2], dtype=jnp.int32) + jnp.asarray(start_index, jnp.int32)
-    freqs = frequencies(moved.shape[-1], base=float(max_wavelength),
+    freqs = rope_frequencies(moved.shape[-1], base=float(max_wavelength),
                         scaling=None if scaling_factor == 1.0 else Linear(scaling_factor))
     pos = check_traced_positions(positions)
     sin, cos = computed_once(lambda p: sincos_rows(p, freqs.ladder), pos)

@@ -28,11 +28,11 @@ from .inputs import check_output, check_traced_positions
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["apply_rope", "cos_sin_rows", "float_array", "frequencies", "rope_cos_sin", "rotate",
+__all__ = ["apply_rope", "cos_sin_rows", "float_array", "rope_cos_sin", "rope_frequencies", "rotate",
            "traced_frequencies"]
 
 
-def frequencies(
+def rope_frequencies(
     head_dim: int | RopeConfig,
     *,
     seq_len: int | None = None,
@@ -42,7 +42,12 @@ def frequencies(
 
     DynamicNTK and LongRoPE follow the sequence length; inside a traced
     program the NumPy default (max(positions) + 1) would be a traced value, so
-    ``seq_len`` must be given.
+    ``seq_len`` must be given. (Named ``posenc.jax.frequencies`` before:
+    one name per concept, NumPy's, whose ``posenc.frequencies`` is the sinusoid's.)
+
+    >>> f = rope_frequencies(8, base=100.0)
+    >>> f.rotary_dim, f.attention_factor
+    (8, 1.0)
     """
     return backend.traced_frequencies(spec_in(head_dim, settings, FREQUENCY_SETTINGS), seq_len)
 

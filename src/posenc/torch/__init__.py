@@ -20,8 +20,9 @@ from ..support.compile import prepare
 from ._cache import TableCache
 from .bias import AlibiBias, T5RelativeBias
 from .fields import FourierFeatures, NeRFEncoding
+from .functional import alibi_bias, encode_nd, fourier_features, nerf_encoding, t5_bias, t5_bucket, timestep_embedding
 from .rope import RotaryEmbedding
-from .rope_functional import apply_rope, positions_from_cu_seqlens
+from .rope_functional import apply_rope, positions_from_cu_seqlens, rope_cos_sin
 from .sinusoidal import SinusoidalPositionalEncoding, encode, table
 from .timesteps import Timesteps
 
@@ -38,8 +39,16 @@ __all__ = [
     "T5RelativeBias",
     "TableCache",
     "Timesteps",
+    "alibi_bias",
     "apply_rope",
     "encode",
+    "encode_nd",
+    "fourier_features",
+    "nerf_encoding",
     "positions_from_cu_seqlens",
+    "rope_cos_sin",
+    "t5_bias",
+    "t5_bucket",
     "table",
+    "timestep_embedding",
 ]

@@ -37,7 +37,7 @@ from ._memory import check_device_size
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["AlibiBias", "T5RelativeBias"]
+__all__ = ["AlibiBias", "T5RelativeBias", "bucket_cache", "lookup_buckets"]
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
@@ -248,6 +248,32 @@ class _BucketRows:
         return self.at(np.arange(start, start + length), dtype)
 
 
+def bucket_cache(config: T5Buckets, *, held: bool = True) -> TableCache:
+    """The bucket of every offset as a table: ``[-max_distance, max_distance]`` now (``held``), or grown on use.
+
+    Offsets past ``max_distance`` share its bucket, so these rows cover every
+    offset once clamped (:func:`lookup_buckets`); a module holds them all, so
+    nothing grows under compile. Not held, the rows are the ones asked for
+    (an eager caller's, whatever ``max_distance``).
+    """
+    md = config.max_distance if held else 0
+    return TableCache(_BucketRows(config), (1,), start=-md, stop=md + 1 if held else 0)
+
+
+def lookup_buckets(cache: TableCache, config: T5Buckets, relative_position: torch.Tensor,
+                   device: torch.device | None = None) -> torch.Tensor:
+    """The bucket of each integer offset ``j − i`` from ``cache`` (:func:`bucket_cache`): int64, the same shape.
+
+    On ``device`` (default: where the cache's rows are).
+    """
+    md = config.max_distance
+    if relative_position.is_meta:
+        return torch.empty(relative_position.shape, dtype=torch.long, device="meta")
+    rel = relative_position.clamp(-md, md)
+    rows = cache.lookup(rel.numel(), positions=rel.reshape(-1), device=device)
+    return rows.reshape(rel.shape).to(torch.long)
+
+
 class T5RelativeBias(nn.Module):
     """T5's learned relative position bias: one scalar per (bucket, head).
 
@@ -277,16 +303,11 @@ class T5RelativeBias(nn.Module):
         self.config = t5_buckets(None, "T5RelativeBias", **settings)
         self.n_heads = check_int(n_heads, "n_heads", minimum=1, maximum=MAX_D_MODEL)  # columns of the embedding
         self.relative_attention_bias = nn.Embedding(self.config.num_buckets, self.n_heads)
-        md = self.config.max_distance
-        self.cache = TableCache(_BucketRows(self.config), (1,), start=-md, stop=md + 1)
+        self.cache = bucket_cache(self.config)  # every row held: nothing grows, under compile too
 
     def bucket(self, relative_position: torch.Tensor) -> torch.Tensor:
         """The bucket of each offset ``j − i`` (integer tensor), as :func:`posenc.t5_bucket`: int64, same shape."""
-        md = self.config.max_distance
-        if relative_position.is_meta:
-            return torch.empty(relative_position.shape, dtype=torch.long, device="meta")
-        rel = relative_position.clamp(-md, md)  # every row is held: nothing grows, under compile too
-        return self.cache.lookup(rel.numel(), positions=rel.reshape(-1)).reshape(rel.shape).to(torch.long)
+        return lookup_buckets(self.cache, self.config, relative_position)
 
     def forward(self, q_len: int, k_len: int, *, offset: int = 0) -> torch.Tensor:
         """The bias ``[1, n_h, q_len, k_len]`` for queries at ``offset …`` and keys at ``0 …`` (HF ``compute_bias``).

@@ -146,19 +146,26 @@ class NeRFEncoding(nn.Module):
         return in_dim * (2 * len(self.plan.ladder) + int(self.include_input))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.encode(x, None)
+
+    def encode(self, x: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
+        """The encoding in ``dtype`` (None: :meth:`forward`'s, x's own or float32), each value rounded once.
+
+        What :meth:`forward` computes and :func:`posenc.torch.nerf_encoding` returns.
+        """
         x = check_input(x, "x", self.bands.turn.home, "posenc.nerf_encoding")
         x = x.reshape(1) if x.ndim == 0 else x  # a scalar: one point of one coordinate, as the NumPy function
         _check_x(x, self._fastest, "x")
-        dt = _out_dtype(x)
+        dt = _out_dtype(x) if dtype is None else dtype
         m, d, n = x.shape[:-1].numel(), x.shape[-1], self.bands.n
-        if not host_eager(x) and rows_dtype_ok(x.dtype) and self.rows32.has_fixed and n:
+        if not host_eager(x) and rows_dtype_ok(x.dtype) and dt != torch.float64 and self.rows32.has_fixed and n:
             s, c = exact_sincos32(x.reshape(-1), self.rows32, dtype=dt)
         else:  # float64 sin/cos, rounded once to dt (torch's cast to float16/bfloat16 would round twice)
             s, c = self.bands.sincos(x.reshape(-1).to(torch.float64))
             s, c = round_once(s, dt), round_once(c, dt)
         enc = arrange(self.plan, s.reshape(m, d, n), c.reshape(m, d, n), dt)
         if self.include_input:
-            raw = x.reshape(m, d).to(dt)
+            raw = round_once(x.reshape(m, d), dt)  # a float64 x into float16/bfloat16: rounded once
             enc = torch.cat([raw, enc] if self.plan.input_at == "first" else [enc, raw], dim=-1)
         return enc.reshape(*x.shape[:-1], enc.shape[-1])
 
@@ -267,17 +274,24 @@ class FourierFeatures(nn.Module):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         self._hold32()
 
-    def _features32(self, x: torch.Tensor, m: int, d: int) -> torch.Tensor:
+    def _features32(self, x: torch.Tensor, m: int, d: int, dt: torch.dtype) -> torch.Tensor:
         """The 32-bit path: float32 v and B (both exact), no float64 node; differentiable in x as the formula."""
         v = x.reshape(-1, d).to(torch.float32)
         b = self.b32.view(torch.float32)
-        c, s = _fourier32(v.detach(), b, _out_dtype(x))
+        c, s = _fourier32(v.detach(), b, dt)
         if v.requires_grad:  # d/dx (cos, sin)(2π B x) = 2π·(−sin, cos)·(B dx), the formula's derivative
             w = float(2 * np.pi) * ((v - v.detach()).unsqueeze(-2) * b).sum(-1)
             c, s = c - s * w, s + c * w
         return torch.cat([c, s], dim=-1).reshape(*x.shape[:-1], 2 * m)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.features(x, None)
+
+    def features(self, x: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
+        """The features in ``dtype`` (None: :meth:`forward`'s, x's own or float32), each value rounded once.
+
+        What :meth:`forward` computes and :func:`posenc.torch.fourier_features` returns.
+        """
         x = check_input(x, "x", self.B.device, "posenc.fourier_features")
         m, d = self.B.shape
         x = x.reshape(1) if x.ndim == 0 else x  # a scalar: one point of one coordinate, as the NumPy function
@@ -286,12 +300,13 @@ class FourierFeatures(nn.Module):
         if host_eager(self.B):
             check_matrix(self.B.detach().numpy())  # B as it is now (a buffer can be written in place)
         _check_x(x, 0.0, "x")
-        if not host_eager(x) and self._b_is_f32 and x.dtype in _EXACT_IN_F32:
-            return self._features32(x, m, d)
+        dt = _out_dtype(x) if dtype is None else dtype
+        if not host_eager(x) and self._b_is_f32 and x.dtype in _EXACT_IN_F32 and dt != torch.float64:
+            return self._features32(x, m, d, dt)
         x64 = x.reshape(-1, 1, d).to(torch.float64)
         plain = (x64 * self.B).sum(-1)  # the differentiable B·x; its value comes from the double-double below
         hi, lo = dot2_turns(self.B.unsqueeze(0), x64.detach(), torch.round)  # B·x mod 1, as the NumPy function
         q, f, g = turns_core(hi.reshape(-1), lo.reshape(-1))  # its quarter turns and the rest, exactly
         s, c = exact_sincos(plain.reshape(-1), self.angles, f, g, quarter=q)
         out = torch.cat([c.reshape(-1, m), s.reshape(-1, m)], dim=-1) + 0.0  # an exact zero is +0
-        return round_once(out, _out_dtype(x)).reshape(*x.shape[:-1], 2 * m)
+        return round_once(out, dt).reshape(*x.shape[:-1], 2 * m)

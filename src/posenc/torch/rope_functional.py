@@ -1,4 +1,4 @@
-"""Functional RoPE for PyTorch: :func:`apply_rope` (exact cos/sin per call) and packed-batch positions.
+"""Functional RoPE for PyTorch: :func:`rope_cos_sin`, :func:`apply_rope` (exact cos/sin per call), packed positions.
 
 For a model, :class:`posenc.torch.RotaryEmbedding` keeps the cos/sin rows
 cached; these functions compute what they need on each call.
@@ -12,15 +12,16 @@ import torch
 
 from ..errors import PosEncError
 from ..rope import functions
-from ..rope.spec import RopeConfig, RopeSettings
+from ..rope.spec import RopeConfig, RopeFrequencySettings, RopeSettings
 from . import backend  # an attribute read per call: posenc.torch.backend may import first
 from ._cache import compiling
+from ._fixed import round_once
 from ._memory import check_device_size
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["apply_rope", "positions_from_cu_seqlens"]
+__all__ = ["apply_rope", "positions_from_cu_seqlens", "rope_cos_sin"]
 
 
 def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
@@ -95,3 +96,48 @@ def apply_rope(
     """
     return functions.apply_rope(backend.TORCH, x, positions, spec=spec, seq_len=seq_len, xpos=xpos, role=role,
                                 sequence_dim=sequence_dim, **settings)
+
+
+@torch.compiler.disable(reason=(
+    "posenc.torch.rope_cos_sin computes its cos/sin in NumPy on the host at every call, which torch.compile "
+    "cannot trace: inside a compiled model use posenc.torch.RotaryEmbedding (its cos_sin method: cached rows, "
+    "one graph), or compile with fullgraph=False"))
+def rope_cos_sin(
+    positions: Any,
+    head_dim: int | RopeConfig,
+    *,
+    seq_len: int | None = None,
+    dtype: torch.dtype = torch.float32,
+    **settings: Unpack[RopeFrequencySettings],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(cos, sin) ``[..., r/2]`` each, on the positions' device: :func:`posenc.rope_cos_sin`'s bits.
+
+    :func:`posenc.rope.functions.rope_cos_sin` on :data:`posenc.torch.backend.TORCH`,
+    as :func:`apply_rope`: the rows NumPy's, computed on the CPU (the rows
+    :class:`~posenc.torch.RotaryEmbedding` caches), moved to the positions' device.
+
+    Args:
+        positions: a tensor (any real dtype, any device) or array-like ``[...]``
+            (``[..., n_axes]`` with sections); non-integers allowed.
+        head_dim, seq_len, settings: as :func:`posenc.rope_cos_sin`.
+        dtype: torch.float16, bfloat16 (the float64 rows rounded once), float32 or float64.
+
+    Raises:
+        PosEncError: what :func:`posenc.rope_cos_sin` refuses, a bad dtype or
+            a positions tensor on the meta device, before any work.
+
+    >>> cos, sin = rope_cos_sin(torch.tensor([0, 1]), 4, base=100.0, dtype=torch.float64)
+    >>> cos.round(decimals=4).tolist()
+    [[1.0, 1.0], [0.5403, 0.995]]
+    """
+    if not isinstance(dtype, torch.dtype) or dtype not in backend._HOST_DTYPES:  # a tensor is not hashed
+        raise PosEncError(f"dtype must be torch.float16, bfloat16, float32 or float64, got {dtype!r}")
+    device = positions.device if isinstance(positions, torch.Tensor) else None
+    if device is not None and device.type == "meta":
+        raise PosEncError("positions is a tensor on the meta device, which holds no values")
+    cos, sin = functions.rope_cos_sin(backend.TORCH, positions, head_dim, seq_len=seq_len,
+                                      dtype=backend._HOST_DTYPES[dtype], **settings)
+    rows = [round_once(r, dtype) if r.dtype != dtype else r for r in (cos, sin)]
+    if device is not None and device.type != "cpu":
+        rows = [r.to(device) for r in rows]
+    return rows[0], rows[1]

@@ -27,7 +27,7 @@ from ._exact import (
     host_values,
     reference_times_twin,
 )
-from ._fixed import rows_dtype_ok
+from ._fixed import round_once, rows_dtype_ok
 
 #: (significand bits, smallest normal exponent, largest finite value) of the roundings done in float32
 _ROUNDINGS = {"float32": (24, -126, float(np.finfo(np.float32).max)), "float16": (11, -14, 65504.0),
@@ -176,9 +176,10 @@ class Timesteps(nn.Module):
             check_angle(float(value.abs().max()), self._fastest, "t")
         return value, grad
 
-    def _fixed(self, t: torch.Tensor) -> bool:
-        """Whether t takes the 32-bit path: off the host (a device, or traced), t not float64, no float64 product."""
-        if host_eager(t) or not self.angles.has_fixed or not rows_dtype_ok(t.dtype):
+    def _fixed(self, t: torch.Tensor, dtype: torch.dtype = torch.float32) -> bool:
+        """Whether t takes the 32-bit path: off the host (a device, or traced), t and the output not float64, no
+        float64 product."""
+        if host_eager(t) or not self.angles.has_fixed or not rows_dtype_ok(t.dtype) or dtype == torch.float64:
             return False
         return self._round is None or self._format(t) in _ROUNDINGS
 
@@ -210,7 +211,7 @@ class Timesteps(nn.Module):
             check_angle(float(np.max(np.abs(arr))), self._fastest, "t")
         return arr
 
-    def _host(self, value: np.ndarray) -> torch.Tensor:
+    def _host(self, value: np.ndarray, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """The embedding of checked float64 times on the host: the NumPy core writes float32 sin/cos directly.
 
         Each channel is rounded once from the float64 value, as ``.float()``
@@ -219,11 +220,14 @@ class Timesteps(nn.Module):
         One output, its sin and cos halves written in place: no
         concatenation, whose copy torch spreads over its threads (on a
         loaded 2-core machine that one parallel copy took longer than the
-        angles themselves).
+        angles themselves). float16 and float64 are written as float32 is;
+        bfloat16 (which NumPy lacks) from float64 rows, rounded once.
         """
         n, dim = self.angles.size, self.num_channels
         m = value.size
-        out = torch.empty((m, dim), dtype=torch.float32)
+        if dtype == torch.bfloat16:
+            return round_once(self._host(value, torch.float64), dtype)
+        out = torch.empty((m, dim), dtype=dtype)
         if self._jit is None:
             self._jit = prefer_compiled(1 << 62)
         arr = out.numpy()
@@ -232,7 +236,7 @@ class Timesteps(nn.Module):
             s, c = c, s
         if n and m:
             fill_sincos(value.reshape(-1), self.angles.ladder, s, c,
-                        engine="numba" if self._jit else "auto")
+                        engine="numba" if self._jit and dtype != torch.float16 else "auto")  # numba: no float16
         if dim > 2 * n:
             arr[:, 2 * n:] = 0.0
         return out.reshape(*value.shape, dim)
@@ -314,22 +318,32 @@ class Timesteps(nn.Module):
         return True
 
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
+        return self.embed(timesteps, torch.float32)
+
+    def embed(self, timesteps: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """The embedding in ``dtype`` (float16, bfloat16, float32 or float64), each value rounded once.
+
+        What :meth:`forward` computes (in float32) and
+        :func:`posenc.torch.timestep_embedding` returns.
+        """
         t = check_input(timesteps, "t", self.angles.home, "posenc.timestep_embedding")
         if not t.requires_grad and host_eager(t):
-            if self._round is None:
+            if self._round is None and dtype == torch.float32:  # the one-pass path writes float32
                 out = self._host_plain(t)
                 if out is not None:
                     return out
-            return self._host(self._host_times(t))
-        if self._fixed(t):
+            return self._host(self._host_times(t), dtype)
+        if self._fixed(t, dtype):
             value, grad = self._times32(t)
-            s, c = exact_sincos32(grad, self.angles, value)
+            s, c = exact_sincos32(grad, self.angles, value, dtype=dtype)
         else:
             value, grad = self._times(t)
             s, c = exact_sincos(grad, self.angles, value)
-        parts = [c.float(), s.float()] if self.cos_first else [s.float(), c.float()]
+            s, c = round_once(s, dtype), round_once(c, dtype)
+        # .to(dtype): a gradient's float32 term widens a narrow dtype's values (exactly) to float32
+        parts = [c.to(dtype), s.to(dtype)] if self.cos_first else [s.to(dtype), c.to(dtype)]
         if self.num_channels % 2:
-            parts.append(torch.zeros((*t.shape, 1), dtype=torch.float32, device=t.device))
+            parts.append(torch.zeros((*t.shape, 1), dtype=dtype, device=t.device))
         return torch.cat(parts, dim=-1)
 
     def extra_repr(self) -> str:

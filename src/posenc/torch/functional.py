@@ -1,0 +1,318 @@
+"""The NumPy API's functions on torch tensors: each one the computation of a posenc.torch module, or NumPy's own.
+
+:func:`timestep_embedding`, :func:`nerf_encoding`, :func:`fourier_features`,
+:func:`alibi_bias`, :func:`t5_bucket` and :func:`t5_bias` build the module of
+their concept for the call (:class:`~posenc.torch.Timesteps`,
+:class:`~posenc.torch.NeRFEncoding`, :class:`~posenc.torch.FourierFeatures`,
+:class:`~posenc.torch.AlibiBias`, :class:`~posenc.torch.T5RelativeBias`'s
+buckets) on the input's device and return what it computes, in the dtype
+asked for; :func:`encode_nd` (no torch module) is :func:`posenc.encode_nd`'s
+rows from the host. The arguments, defaults and refusals are the NumPy
+function's (:func:`posenc.timestep_embedding` …), with torch dtypes; inside a
+model, hold the module instead (built once, its tables cached, traceable by
+``torch.compile(fullgraph=True)``).
+
+>>> import torch
+>>> timestep_embedding(torch.tensor([0, 1]), 4).tolist()
+[[0.0, 0.0, 1.0, 1.0], [0.8414709568023682, 9.999999747378752e-05, 0.5403022766113281, 1.0]]
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from ..bias.t5 import T5Buckets, T5Settings, t5_buckets, table_buckets
+from ..errors import PosEncError, check_int, read_array, show_value
+from ..fields.encoding import check_raw
+from ..sinusoidal.conventions_nd import AnyNdConvention, AxialSettings
+from ..sinusoidal.grid import encode_nd as numpy_encode_nd
+from ..triton.positions import check_values
+from ._fixed import round_once
+from ._memory import check_device_size
+from .backend import _HOST_DTYPES
+from .bias import AlibiBias, _check_float, bucket_cache, lookup_buckets
+from .fields import FourierFeatures, NeRFEncoding
+from .timesteps import Timesteps
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["alibi_bias", "encode_nd", "fourier_features", "nerf_encoding", "t5_bias", "t5_bucket",
+           "timestep_embedding"]
+
+
+def _reason(name: str, instead: str) -> str:
+    return (f"posenc.torch.{name} builds its module (or its rows on the host) at every call, which torch.compile "
+            f"cannot trace: inside a compiled model use {instead}, or compile with fullgraph=False")
+
+
+def as_tensor(value: Any, name: str) -> torch.Tensor:
+    """``value`` as a tensor: a tensor itself; an array-like read as NumPy reads it (floats stay float64)."""
+    if isinstance(value, torch.Tensor):
+        return value
+    arr = read_array(value, name, "real numbers")
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) >= 2**63:
+        raise PosEncError(f"{name} must satisfy |p| < 2**53, got {int(arr.max())}")
+    if arr.dtype.kind in "iu":
+        arr = arr.astype(np.uint8 if arr.dtype == np.uint8 else np.int64)
+    elif arr.dtype.kind != "f" or arr.dtype.itemsize > 8:
+        raise PosEncError(f"{name} must be real numbers (integers or float16/32/64), got {show_value(value)}")
+    return torch.from_numpy(arr.astype(arr.dtype.newbyteorder("="), copy=True))  # writable, native order
+
+
+def _host(value: Any, name: str) -> tuple[Any, torch.device | None]:
+    """(what the NumPy function reads, the device the result goes to): a tensor's values on the host, exactly."""
+    if not isinstance(value, torch.Tensor):
+        return value, None
+    if value.is_meta:
+        raise PosEncError(f"{name} is a tensor on the meta device, which holds no values")
+    v = value.detach().cpu()
+    if v.dtype in (torch.float16, torch.bfloat16):
+        v = v.to(torch.float32)  # exact
+    return v.numpy(), value.device
+
+
+@torch.compiler.disable(reason=_reason("timestep_embedding", "posenc.torch.Timesteps"))
+def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype: Any = torch.float32) -> torch.Tensor:
+    """:func:`posenc.timestep_embedding` on t's device: ``[..., dim]``, :class:`~posenc.torch.Timesteps`' values.
+
+    Args:
+        t: a real tensor ``[...]`` (integer steps, fractional or continuous t
+            or σ; bfloat16 and grad-requiring too), on any device, or an
+            array-like (read as NumPy reads it).
+        dim, convention: as :func:`posenc.timestep_embedding`.
+        dtype: torch.float16, bfloat16, float32 or float64; each value rounded once.
+
+    Returns:
+        ``[..., dim]`` in ``dtype`` on t's device: the NumPy function's bits
+        on the host (within 1 ulp elsewhere: the module's device paths),
+        differentiable in a floating t.
+
+    Raises:
+        PosEncError: what the NumPy function refuses (a bad dim, convention
+            or dtype, a NaN, infinite or too large t) and an output larger
+            than the device's memory, before any work.
+
+    >>> timestep_embedding([0.5], 3, convention="flux", dtype=torch.float64).round(decimals=4).tolist()
+    [[-0.8838, -0.4678, 0.0]]
+    """
+    dt = _check_float(dtype)
+    module = Timesteps.from_convention(dim, convention)
+    x = as_tensor(t, "t")
+    check_device_size((*x.shape, module.num_channels), dt, "timestep embedding", x.device, 0)
+    return module.to(x.device).embed(x, dt)
+
+
+@torch.compiler.disable(reason=_reason("nerf_encoding", "posenc.torch.NeRFEncoding"))
+def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_input: Any = None,
+                  dtype: Any = torch.float32) -> torch.Tensor:
+    """:func:`posenc.nerf_encoding` on x's device: ``[..., 2·L·d (+ d)]``, :class:`~posenc.torch.NeRFEncoding`'s values.
+
+    Args:
+        x: real coordinates ``[..., d]`` (a tensor on any device, or an
+            array-like read as NumPy reads it); a scalar is one point.
+        n_freqs, convention, include_input: as :func:`posenc.nerf_encoding`.
+        dtype: torch.float16, bfloat16, float32 or float64; each value rounded once.
+
+    Returns:
+        ``[..., 2·L·d (+ d)]`` in ``dtype`` on x's device, differentiable in x.
+
+    Raises:
+        PosEncError: what the NumPy function refuses (bad bands, convention,
+            include_input or dtype; a NaN, infinite or too large x; an x that
+            float16 cannot hold beside ``include_input``) and an output larger
+            than the device's memory, before any work.
+
+    >>> nerf_encoding([[0.25, 1.0]], 2, convention="tcnn", dtype=torch.float64).round(decimals=4).tolist()
+    [[0.7071, 0.7071, 1.0, 0.0, 0.0, -1.0, 0.0, 1.0]]
+    """
+    dt = _check_float(dtype)
+    module = NeRFEncoding(n_freqs, convention=convention, include_input=include_input)
+    pts = as_tensor(x, "x")
+    lead, d = (tuple(pts.shape[:-1]), pts.shape[-1]) if pts.dim() else ((), 1)
+    check_device_size((*lead, module.out_dim(d)), dt, "field encoding", pts.device, 0)
+    if module.include_input and dt == torch.float16 and pts.numel() and not pts.is_meta:
+        check_values(pts, "x")
+        check_raw(float(pts.detach().abs().max()), np.dtype(np.float16), "x")
+    return module.to(pts.device).encode(pts, dt)
+
+
+@torch.compiler.disable(reason=_reason("fourier_features", "posenc.torch.FourierFeatures"))
+def fourier_features(x: Any, b: Any, *, dtype: Any = torch.float32) -> torch.Tensor:
+    """:func:`posenc.fourier_features` on x's device: ``[..., 2m]``, :class:`~posenc.torch.FourierFeatures`' values.
+
+    Args:
+        x: coordinates v ``[..., d]`` (a tensor on any device, or an
+            array-like read as NumPy reads it); a scalar is one point.
+        b: B ``[m, d]``, a tensor or array-like (held in float64, as the
+            module holds it: its gradient is not followed).
+        dtype: torch.float16, bfloat16, float32 or float64; each value rounded once.
+
+    Returns:
+        ``[..., 2m]`` in ``dtype`` on x's device: the m cosines, then the m
+        sines; differentiable in x.
+
+    Raises:
+        PosEncError: what the NumPy function refuses (a B that is not a finite
+            ``[m, d]`` matrix, an x of another d, NaN or infinite values, a
+            bad dtype) and an output larger than the device's memory, before
+            any work.
+
+    >>> fourier_features([[1 / 8, 1 / 4]], [[1.0, 0.0], [2.0, 1.0]], dtype=torch.float64).round(decimals=4).tolist()
+    [[0.7071, -1.0, 0.7071, 0.0]]
+    """
+    dt = _check_float(dtype)
+    module = FourierFeatures(b)
+    pts = as_tensor(x, "x")
+    lead = tuple(pts.shape[:-1]) if pts.dim() else ()
+    check_device_size((*lead, 2 * module.B.shape[0]), dt, "Fourier features", pts.device, 0)
+    return module.to(pts.device).features(pts, dt)
+
+
+@torch.compiler.disable(reason=_reason("alibi_bias", "posenc.torch.AlibiBias"))
+def alibi_bias(q_len: int, k_len: int, n_heads: int, *, offset: int = 0, positions: Any = None,
+               convention: Any = "press", causal: bool = True, dtype: Any = torch.float32) -> torch.Tensor:
+    """:func:`posenc.alibi_bias` as a tensor: :class:`~posenc.torch.AlibiBias`' bias, head axis third from last.
+
+    Args:
+        q_len, k_len, n_heads, offset, convention, causal: as :func:`posenc.alibi_bias`.
+        positions: None, or integer key positions ``[k_len]`` / ``[b, k_len]``
+            (a tensor on any device, or an array-like); the module's rows are
+            indexed by whole distances, so fractional positions are refused.
+        dtype: torch.float16, bfloat16, float32 or float64 (float32 and
+            float64: the NumPy function's bits; the narrow ones rounded from float32).
+
+    Returns:
+        ``[n_heads, q_len, k_len]``, or ``[b, n_heads, q_len, k_len]`` for
+        ``[b, k_len]`` positions, on the positions' device (the CPU without them).
+
+    Raises:
+        PosEncError: what the module refuses (the NumPy function's checks),
+            before any work.
+
+    >>> alibi_bias(3, 3, 1).tolist()
+    [[[0.0, -inf, -inf], [-0.00390625, 0.0, -inf], [-0.0078125, -0.00390625, 0.0]]]
+    """
+    module = AlibiBias(n_heads, convention=convention, causal=causal, max_len=0)
+    pos = None if positions is None else as_tensor(positions, "positions")
+    bias = module(q_len, k_len, offset=offset, positions=pos, dtype=dtype)
+    return bias[0] if pos is None or pos.dim() == 1 else bias
+
+
+def _offsets(value: Any, name: str, what: str) -> torch.Tensor:
+    """Integer offsets or positions, checked as the NumPy functions check them (|r| < 2**53), on their device."""
+    rel = as_tensor(value, name)
+    if rel.dtype.is_floating_point or rel.is_complex() or rel.dtype == torch.bool:
+        raise PosEncError(f"{name} must be integers ({what}), got dtype {str(rel.dtype).removeprefix('torch.')}")
+    if not rel.is_meta:
+        check_values(rel, name)
+    return rel.to(torch.long)
+
+
+@torch.compiler.disable(reason=_reason("t5_bucket", "posenc.torch.T5RelativeBias (its bucket method)"))
+def t5_bucket(relative_position: Any, *, spec: T5Buckets | None = None, **settings: Unpack[T5Settings]) -> torch.Tensor:
+    """:func:`posenc.t5_bucket` on the offsets' device: int64, :class:`~posenc.torch.T5RelativeBias`' buckets.
+
+    Args:
+        relative_position: integer offsets ``j − i`` (a tensor on any
+            device, or an array-like), |r| < 2**53.
+        spec, settings: as :func:`posenc.t5_bucket`.
+
+    Returns:
+        int64 buckets, the same shape, on the offsets' device.
+
+    Raises:
+        PosEncError: what the NumPy function refuses, before any work.
+
+    >>> t5_bucket(torch.tensor([-1, 0, 1, -8, -12, -128])).tolist()
+    [1, 0, 17, 8, 9, 15]
+    """
+    cfg = t5_buckets(spec, "posenc.torch.t5_bucket", **settings)
+    rel = _offsets(relative_position, "relative_position", "key − query")
+    check_device_size(tuple(rel.shape), torch.int64, "t5_bucket output", rel.device, 3 * 8 * rel.numel())
+    return lookup_buckets(bucket_cache(cfg, held=False), cfg, rel, rel.device)
+
+
+@torch.compiler.disable(reason=_reason("t5_bias", "posenc.torch.T5RelativeBias"))
+def t5_bias(weights: Any, q_len: int, k_len: int, *, offset: int = 0, q_positions: Any = None,
+            k_positions: Any = None, bidirectional: bool = T5Buckets.bidirectional,
+            max_distance: int = T5Buckets.max_distance) -> torch.Tensor:
+    """:func:`posenc.t5_bias` on weights' device: ``[n_heads, q_len, k_len]``, ``weights[bucket(j − i)]``.
+
+    :class:`~posenc.torch.T5RelativeBias`' forward for a table passed in:
+    the module's buckets, looked up in ``weights`` as its ``nn.Embedding``
+    looks them up (differentiable in the weights).
+
+    Args:
+        weights: ``[num_buckets, n_heads]`` float tensor (HF
+            ``relative_attention_bias.weight``) or array-like.
+        q_len, k_len, offset: as :func:`posenc.t5_bias`.
+        q_positions, k_positions: None, or integer positions (tensors or
+            array-likes), as :func:`posenc.t5_bias`.
+        bidirectional, max_distance: as :func:`posenc.t5_bucket`.
+
+    Returns:
+        ``[n_heads, q_len, k_len]`` in weights' dtype, on its device.
+
+    Raises:
+        PosEncError: what the NumPy function refuses, and an output larger
+            than the device's memory, before any work.
+
+    >>> t5_bias(torch.arange(64.0).reshape(32, 2), 1, 3)[0].tolist()
+    [[0.0, 34.0, 36.0]]
+    """
+    w = as_tensor(weights, "weights")
+    if not w.dtype.is_floating_point or w.dim() != 2 or 0 in w.shape:
+        raise PosEncError(f"weights must be a float matrix [num_buckets, n_heads], got {show_value(weights)}")
+    cfg = table_buckets(int(w.shape[0]), bidirectional, max_distance)
+    q, k = check_int(q_len, "q_len", minimum=1), check_int(k_len, "k_len", minimum=1)
+    off = check_int(offset, "offset")
+    # the output, and the offsets, their clamp and the buckets (int64 [q, k] each)
+    check_device_size((int(w.shape[1]), q, k), w.dtype, "T5 bias", w.device, 3 * 8 * q * k)
+    qp = torch.arange(off, off + q, device=w.device) if q_positions is None else \
+        _offsets(q_positions, "q_positions", "positions").to(w.device)
+    kp = torch.arange(k, device=w.device) if k_positions is None else \
+        _offsets(k_positions, "k_positions", "positions").to(w.device)
+    if tuple(qp.shape) != (q,) or tuple(kp.shape) != (k,):
+        raise PosEncError(f"q_positions and k_positions must be [{q}] and [{k}], got {tuple(qp.shape)} and "
+                          f"{tuple(kp.shape)}")
+    rel = kp[None, :] - qp[:, None]  # |p| < 2**53 each: no int64 wraps
+    if not rel.is_meta and not bool(((rel > -(2**53)) & (rel < 2**53)).all()):
+        reach = int(rel.abs().max())
+        raise PosEncError(f"the offsets j − i of these positions (offset = {off}) reach {reach}, "
+                          "past 2**53 (T5's buckets take |j − i| < 2**53)")
+    buckets = lookup_buckets(bucket_cache(cfg, held=False), cfg, rel, w.device)
+    return torch.nn.functional.embedding(buckets, w).permute(2, 0, 1)
+
+
+@torch.compiler.disable(reason=_reason("encode_nd", "posenc.torch.encode_nd before the compiled region"))
+def encode_nd(coords: Any, d_model: int, *, convention: AnyNdConvention = None, dtype: Any = torch.float32,
+              cls_token: Any = False, **settings: Unpack[AxialSettings]) -> torch.Tensor:
+    """:func:`posenc.encode_nd` as a tensor on the coordinates' device: its bits, computed on the host.
+
+    Args:
+        coords: ``[..., n]`` real coordinates (a tensor on any device, or an
+            array-like: :func:`posenc.grid`'s integers too).
+        d_model, convention, cls_token, settings: as :func:`posenc.encode_nd`.
+        dtype: torch.float16, bfloat16 (the float64 values rounded once),
+            float32 or float64.
+
+    Returns:
+        ``[..., d_model]`` (``[..., k + m, d_model]`` with ``cls_token``) in
+        ``dtype``, on the coordinates' device (the CPU for an array-like).
+
+    Raises:
+        PosEncError: what the NumPy function refuses, before any work.
+
+    >>> encode_nd(torch.tensor([[0, 1]]), 4, dtype=torch.float64).round(decimals=4).tolist()
+    [[0.0, 1.0, 0.8415, 0.5403]]
+    """
+    dt = _check_float(dtype)
+    host, device = _host(coords, "coords")
+    out = torch.from_numpy(numpy_encode_nd(host, d_model, convention=convention, dtype=_HOST_DTYPES[dt],
+                                          cls_token=cls_token, **settings))
+    out = round_once(out, dt) if out.dtype != dt else out
+    return out if device is None or device.type == "cpu" else out.to(device)
