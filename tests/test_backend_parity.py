@@ -8,6 +8,10 @@ first findings of this test were torch's: the module refused
 ``layout="head_half"`` and the functional form had no ``spec=``, ``xpos`` or
 ``role``.
 
+With xPos (:data:`XPOS`, both roles) over the specs without sections: the
+same bits in every backend, JAX's traced rows (built from 32-bit integers)
+included.
+
 The cos/sin rows too: :func:`posenc.rope_cos_sin`, :func:`posenc.jax.rope_cos_sin`
 (eager and jitted) and the torch module's :meth:`~posenc.torch.RotaryEmbedding.cos_sin`.
 And the names: every keyword one backend's ``apply_rope`` / ``rope_cos_sin``
@@ -57,9 +61,6 @@ SPECS: dict[str, Any] = {
 
 #: what a backend lacks, by name: each is asserted to be missing still (test_the_stated_gaps_are_still_gaps)
 GAPS = {
-    ("jax", "xpos"): "posenc.jax.apply_rope has no xPos: its factors ζ^(p/scale_base) need the exact "
-                     "exponential that the 32-bit path does not have yet",
-    ("jax", "role"): "xPos's role, with xpos",
     ("numpy", "sequence_dim"): "NumPy and JAX broadcast positions against x.shape[:-1] instead ([b, s, 1] for "
                                "[b, s, n_h, h_d]); torch's [s] / [b, s] positions need the axis named",
     ("jax", "sequence_dim"): "as NumPy",
@@ -104,14 +105,47 @@ def test_every_backend_takes_the_spec_and_gives_numpys_bits(name: str) -> None:
     assert differ == dict.fromkeys(out, 0)
 
 
+#: xPos variants of the battery, each with its seq_len (the centre seq_len//2) and positions it holds in range
+XPOS: dict[str, tuple[XPos, int | None, list[int]]] = {
+    "paper": (XPos(), 32768, [0, 1, 2, 1000, 4095, 16384, 30000]),
+    # factors within 2**±100 (e**±66 here): the products stay normal floats, which XLA on the CPU would flush
+    # to zero (NumPy keeps them subnormal): the rotation's arithmetic, not the rows'
+    "uncentred": (XPos(gamma=0.1, scale_base=128.0, center=False), None, [-3500, -7, 0, 3, 999, 2048, 3500]),
+    "slow": (XPos(gamma=1.0, scale_base=4096.0), 600000, [0, 1, 2, 1000, 65535, 123456, 599999]),
+}
+
+#: (spec, variant) pairs of the xPos battery: every variant on the default spec, each other spec once (each
+#: case compiles its own traced rows, seconds apiece)
+XPOS_CASES = [("default", v) for v in sorted(XPOS)] + [
+    ("interleaved", "uncentred"), ("partial", "slow"), ("head_half", "paper"), ("yarn", "paper"),
+    ("llama3", "uncentred")]
+
+
+def _xpos_outputs(cfg: RopeConfig, xpos: XPos, seq_len: int | None, positions: list[int],
+                  role: str, floats: bool) -> dict[str, np.ndarray]:
+    x, _ = _inputs(cfg)
+    p = np.array(positions)
+    xt, pt_ = torch.from_numpy(x), torch.from_numpy(p)
+    jx, jp = jnp.asarray(x), jnp.asarray(p.astype(np.int32))
+    kw: dict[str, Any] = {"spec": cfg, "xpos": xpos, "role": role, "seq_len": seq_len}
+    return {  # the torch module's xPos rows are NumPy's (tests/torch): left out here, they take seconds to build
+        "numpy": posenc.apply_rope(x, p, **kw),
+        "torch.apply_rope": pt.apply_rope(xt, pt_, **kw).numpy(),
+        "jax.apply_rope": np.asarray(pj.apply_rope(jx, jp, **kw)),
+        "jax.jit(apply_rope)": np.asarray(jax.jit(lambda a, b: pj.apply_rope(a, b, **kw))(jx, jp)),
+    } | ({} if not floats else {"jax.jit(apply_rope) float32 positions": np.asarray(
+        jax.jit(lambda a, b: pj.apply_rope(a, b, **kw))(jx, jnp.asarray(p.astype(np.float32))))})
+
+
 @pytest.mark.parametrize("role", ["q", "k"])
-def test_xpos_in_numpy_and_torch_gives_the_same_bits(role: str) -> None:
-    cfg = RopeConfig(32)
-    x, p = _inputs(cfg)
-    x = x[..., :5, :]
-    want = posenc.apply_rope(x, p[:5] % 4096, spec=cfg, xpos=XPos(), role=role)
-    got = pt.apply_rope(torch.from_numpy(x), torch.from_numpy(p[:5] % 4096), spec=cfg, xpos=XPos(), role=role)
-    assert np.array_equal(got.numpy().view(np.uint32), want.view(np.uint32))
+@pytest.mark.parametrize(("name", "variant"), XPOS_CASES)
+def test_xpos_in_every_backend_gives_numpys_bits(name: str, variant: str, role: str) -> None:
+    xpos, seq_len, positions = XPOS[variant]
+    out = _xpos_outputs(spec(name), xpos, seq_len, positions, role, floats=name == "default")  # floats: once each
+    want = out.pop("numpy")
+    assert want.dtype == np.float32 and np.isfinite(want).all()
+    differ = {k: int((v.view(np.uint32) != want.view(np.uint32)).sum()) for k, v in out.items()}
+    assert differ == dict.fromkeys(out, 0)
 
 
 def accepted(fn: Any) -> set[str]:

@@ -55,7 +55,7 @@ from .core import PI_DIGITS, decimal_context
 from .ladder import Ladder
 
 __all__ = ["COS_COEFFS", "ERROR_BOUND", "FLOAT_LIMIT", "INT_LIMIT", "MIN_OMEGA", "PI_4", "SIN_COEFFS", "FixedLadder",
-           "fixed_ladder", "scale_words"]
+           "fixed_ladder", "fixed_turns", "scale_words"]
 
 MASK16 = 0xFFFF
 
@@ -188,6 +188,17 @@ def fixed_ladder(ladder: Ladder) -> FixedLadder:
                 "exact path (posenc.jax) holds to full precision"
             )
         turns.append(_turns(omega))
+    return fixed_turns(tuple(turns))
+
+
+def fixed_turns(turns: tuple[Fraction, ...]) -> FixedLadder:
+    """The words of any positive rates ``turns`` (what multiplies a position, in turns): :func:`fixed_ladder`'s
+    layout, so :func:`~posenc.exact.fixed_phase.phase_of_integers` reads them (xPos's exponents in posenc.jax).
+
+    >>> hex(int(fixed_turns((Fraction(5, 4),)).frac_words[0, 0])), int(fixed_turns((Fraction(5, 4),)).int_words[0])
+    ('0x40000000', 1)
+    """
+    n = len(turns)
     q = [_q128(t) for t in turns]  # ω/2π in Q96.128, rounded once; every word below is cut from it exactly
     full = (1 << 128) - 1
     frac = np.array([_split(v & full) for v in q], dtype=np.uint32).T.reshape(4, n)

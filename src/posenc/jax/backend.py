@@ -4,8 +4,8 @@ What :func:`posenc.jax.apply_rope` and :func:`posenc.jax.rope_cos_sin` run on
 (:data:`JAX`). Its own rules: positions int32/float32, traced or not
 (:func:`posenc.jax.inputs.check_traced_positions`); a length-following
 scaling needs a static ``seq_len`` (max(positions) + 1 would be a traced
-value); the rows are float32 (bfloat16/float16: the exact value rounded once); no xPos
-yet. Imported by :mod:`posenc.jax` only.
+value); the rows are float32 (bfloat16/float16: the exact value rounded once); xPos's
+rows from :mod:`posenc.jax._xpos`. Imported by :mod:`posenc.jax` only.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ..sinusoidal.numpy_backend import NUMPY_ENCODING
 from ..sinusoidal.plan import Plan
 from ..support.vocabulary import RopeLayout
 from ._rows import computed_once, host_rows, rounds_to_odd, sincos_rows
+from ._xpos import jax_xpos_cos_sin
 from .inputs import as_input, check_output, check_traced_positions
 
 __all__ = ["JAX", "JaxBackend", "float32_rows", "float_array", "rotated", "traced_frequencies"]
@@ -79,9 +80,10 @@ class JaxBackend:
         check_output((2, *_lead(shape, spec), int(spec.rotary_dim or spec.head_dim) // 2), "RoPE cos/sin rows")
 
     def check_output(self, x: jax.Array, shape: tuple[int, ...], spec: RopeConfig, xpos: XPos | None) -> None:
-        # the output, the rows (once per position) and the rotation's float32 products
+        # the output, the rows (once per position) and the rotation's float32 products; xPos's rows of concrete
+        # positions come from the host, with float64 tables and factors behind them
         rows = 2 * 4 * int(np.prod(_lead(shape, spec), dtype=object)) * (int(spec.rotary_dim or spec.head_dim) // 2)
-        check_output(x.shape, "apply_rope output", dtype=x.dtype, work=rows + 4 * x.size)
+        check_output(x.shape, "apply_rope output", dtype=x.dtype, work=rows * (1 if xpos is None else 5) + 4 * x.size)
 
     def positions(self, value: Any) -> jax.Array:
         return check_traced_positions(value)
@@ -103,8 +105,7 @@ class JaxBackend:
 
     def xpos_cos_sin(self, pos: jax.Array, freqs: RopeFrequencies, xpos: XPos, role: str, seq_len: int | None,
                      x: jax.Array) -> tuple[jax.Array, jax.Array]:
-        raise PosEncError("posenc.jax has no xPos yet (its factors need an exact exponential in 32-bit "
-                          "arithmetic): use posenc.apply_rope or posenc.torch for xpos=")
+        return jax_xpos_cos_sin(pos, freqs, xpos, role, seq_len, x.dtype)
 
     def rotate(self, x: jax.Array, cos: jax.Array, sin: jax.Array, layout: RopeLayout, rotary_dim: int,
                sequence_dim: int) -> jax.Array:

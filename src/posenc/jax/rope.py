@@ -8,7 +8,7 @@ rows bit for bit (:mod:`posenc.jax._rows`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import jax.numpy as jnp
 import numpy as np
@@ -170,6 +170,8 @@ def apply_rope(
     *,
     spec: RopeConfig | None = None,
     seq_len: int | None = None,
+    xpos: Any = None,
+    role: Literal["q", "k"] | None = None,
     **settings: Unpack[RopeSettings],
 ) -> jax.Array:
     """Rotate queries or keys by their positions, exact rows built in the graph (:func:`posenc.apply_rope`).
@@ -182,7 +184,18 @@ def apply_rope(
         spec: a :class:`~posenc.RopeConfig` holding every setting, as
             :func:`posenc.apply_rope`: the same spec, checked by the same code
             (:func:`posenc.rope.functions.apply_rope`).
-        seq_len: static; required for DynamicNTK and LongRoPE.
+        seq_len: static; required for DynamicNTK and LongRoPE, and for xPos
+            with ``center`` under ``jit`` (its centre c = seq_len//2; concrete
+            positions default to max(positions) + 1, as NumPy).
+        xpos: None, or a :class:`posenc.XPos` (static): pair i is also
+            multiplied by ζ_i^(±(p − c)/scale_base), as :func:`posenc.apply_rope`.
+            Concrete positions get NumPy's rows bit for bit; traced ones rows
+            built in the graph from 32-bit integers (:mod:`posenc.jax._xpos`):
+            the correctly rounded float32 of the exact product except where it
+            lies within 2**-55 (relative) of a float32 rounding boundary, so
+            always within 1 float32 ulp, and NumPy's bits on every value of
+            the tests' battery.
+        role: with xpos, ``"q"`` (factor ζ^(+…)) or ``"k"`` (ζ^(−…)).
         **settings: without a spec, its fields, as :func:`posenc.apply_rope`
             (static), ``layout="head_half"`` included.
 
@@ -190,7 +203,9 @@ def apply_rope(
         x rotated, same shape and dtype: for float32 x, the bits of
         :func:`posenc.apply_rope` (the rows and the rotation, eagerly and
         under ``jit``: see :func:`rotate`); other dtypes get the float32
-        result rounded once.
+        result rounded once. With xpos, traced positions whose factors leave
+        the normal range of q or k (float32; float16 for float16 x) — those
+        :func:`posenc.apply_rope` refuses — give NaN rows, never other values.
 
     Raises:
         PosEncError: for an x that is no float array ``[..., s, h_d]``,
@@ -199,7 +214,10 @@ def apply_rope(
             tensor), a float64 JAX array (``jax_enable_x64`` on), concrete
             positions (NumPy, Python, a JAX array outside a trace) outside
             int32, NaN, infinite, at or past 2**31 or not float32 values, or
-            an output larger than the device's memory, before any work.
+            an output larger than the device's memory, before any work;
+            with xpos: a bad role, xpos with sections, concrete positions
+            whose factors leave the range (NumPy's message), or traced
+            positions with ``center`` and no ``seq_len``.
             Under ``jax.jit`` JAX itself converts a NumPy int64 argument to
             int32 by keeping its low 32 bits (2**31 + 5 arrives as
             −2**31 + 5), and a float64 one to float32, silently, before posenc
@@ -211,5 +229,16 @@ def apply_rope(
     >>> cfg = posenc.RopeConfig(4, base=100.0, layout="interleaved")
     >>> np.asarray(apply_rope(q, jnp.array([2]), spec=cfg), np.float64).round(4).tolist()
     [[-0.4161, 0.9093, 0.0, 0.0]]
+
+    xPos (c = seq_len//2 = 512; at p = 0 pair 0 grows by ζ_0**-1 = 3.5), the
+    same bits traced as NumPy's:
+
+    >>> xq = jax.jit(lambda x, p: apply_rope(x, p, spec=cfg, xpos=posenc.XPos(), role="q", seq_len=1025))
+    >>> np.asarray(xq(q, jnp.array([0])), np.float64).round(4).tolist()
+    [[3.5, 0.0, 0.0, 0.0]]
+    >>> bool((np.asarray(xq(q, jnp.array([700]))) == posenc.apply_rope(
+    ...     np.asarray(q), [700], spec=cfg, xpos=posenc.XPos(), role="q", seq_len=1025)).all())
+    True
     """
-    return functions.apply_rope(backend.JAX, x, positions, spec=spec, seq_len=seq_len, **settings)
+    return functions.apply_rope(backend.JAX, x, positions, spec=spec, seq_len=seq_len, xpos=xpos, role=role,
+                                **settings)
