@@ -214,16 +214,21 @@ def test_traced_out_of_range_positions_are_nan_rows_exactly_where_numpy_refuses(
                       np.nextafter(np.float32(hi_f), up)], np.float32)
     freqs = spec_frequencies(cfg, None)
     x = np.ones((5, 32), x_dtype)
+
+    @jax.jit
+    def both_roles(a: Any, q: Any) -> Any:  # one compile per positions' dtype, not four
+        return {role: (pj.apply_rope(a, q, xpos=xpos, role=role, spec=cfg, seq_len=seq_len),
+                       jax_xpos_cos_sin(q, freqs, xpos, role, seq_len, x_dtype)) for role in ("q", "k")}
+
     for p in (ints, reals):
+        results = both_roles(jnp.asarray(x), jnp.asarray(p))
         for role in ("q", "k"):
             refused = [_numpy_refuses(x[:1], [float(v)], spec=cfg, xpos=xpos, role=role, seq_len=seq_len) is not None
                        for v in p]
             assert refused == [True, False, False, False, True]  # the bounds are NumPy's, to the last float
-            out = np.asarray(_apply(role, spec=cfg, xpos=xpos, seq_len=seq_len)(jnp.asarray(x), jnp.asarray(p)))
+            out, got = np.asarray(results[role][0]), results[role][1]
             assert np.isnan(out[[0, 4]]).all() and not np.isnan(out[1:4]).any()
             # the rows at the edge: NumPy's bits, subnormal products or not
-            got = jax.jit(lambda q, role=role: jax_xpos_cos_sin(q, freqs, xpos, role, seq_len, x_dtype))(
-                jnp.asarray(p))
             want = xpos_cos_sin(p[1:4].astype(np.float64), freqs, xpos, role, seq_len, np.dtype(np.float32), like)
             for g, w in zip(got, want, strict=True):
                 g = np.asarray(g)
