@@ -267,12 +267,11 @@ def build_fill(near: bool = False, paired: bool = False) -> Any:
     # by side, a strided view) defeat. Measured on 4096 x 128 float32, one thread: 10.7 ms into the two
     # halves of one [4096, 256] array, 2.1 ms with the buffers (1.9 ms into two separate arrays either way).
     # A buffer holds the float64 value; the store rounds it once, as a direct store would: the same bits.
-    if paired:
-        return _paired_fill(rows, store, njit)
     one_row, one_row_lo = rows
 
-    @njit(cache=True, nogil=True)
-    def fill(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, cos_out, first, last):  # pragma: no cover
+    @njit(nogil=True, inline="always")
+    def fill_rows(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, s_out, s_col, c_out, c_col, first,
+                  last):  # pragma: no cover
         n = w0.shape[0]
         kb, xb, yb, sb, cb = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
         for r in range(first, last):
@@ -280,7 +279,20 @@ def build_fill(near: bool = False, paired: bool = False) -> Any:
                 one_row_lo(pos, plo, w0, w1, w2, w0h, w0l, w1h, w1l, r, kb, xb, yb, sb, cb)
             else:
                 one_row(pos, plo, w0, w1, w2, w0h, w0l, w1h, w1l, r, kb, xb, yb, sb, cb)
-            store(kb, sb, cb, sin_out, r, 0, cos_out, r, 0, n)
+            store(kb, sb, cb, s_out, r, s_col, c_out, r, c_col, n)
+
+    if paired:
+        @njit(cache=True, nogil=True)
+        def fill_paired(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, out, s_col, c_col, first,
+                        last):  # pragma: no cover
+            # slices of a C row: contiguous, so the rounding stores vectorise
+            fill_rows(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, out, s_col, out, c_col, first, last)
+
+        return fill_paired
+
+    @njit(cache=True, nogil=True)
+    def fill(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, cos_out, first, last):  # pragma: no cover
+        fill_rows(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, 0, cos_out, 0, first, last)
 
     return fill
 
@@ -352,23 +364,3 @@ def _quadrant_store(njit: Any) -> Any:
             c_dst[i] = -cv if (q == 1.0 or q == 2.0) else cv
 
     return store
-
-
-def _paired_fill(rows: tuple[Any, Any], store: Any, njit: Any) -> Any:
-    """:func:`build_fill`'s ``paired`` kernel: the rows stored as contiguous slices of one C array."""
-    one_row, one_row_lo = rows
-
-    @njit(cache=True, nogil=True)
-    def fill_paired(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, out, s_col, c_col, first,
-                    last):  # pragma: no cover
-        n = w0.shape[0]
-        kb, xb, yb, sb, cb = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-        for r in range(first, last):
-            if has_lo:
-                one_row_lo(pos, plo, w0, w1, w2, w0h, w0l, w1h, w1l, r, kb, xb, yb, sb, cb)
-            else:
-                one_row(pos, plo, w0, w1, w2, w0h, w0l, w1h, w1l, r, kb, xb, yb, sb, cb)
-            # slices of a C row: contiguous, so the rounding stores vectorise
-            store(kb, sb, cb, out, r, s_col, out, r, c_col, n)
-
-    return fill_paired
