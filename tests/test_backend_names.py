@@ -1,4 +1,4 @@
-"""One public name per concept across the backends: posenc (NumPy), posenc.torch and posenc.jax (issue 32).
+"""One public name per concept across the backends, with one signature: posenc (NumPy), posenc.torch, posenc.jax.
 
 Every function name of ``posenc.jax.__all__`` and ``posenc.torch.__all__`` is
 in the other backends' ``__all__``, or in :data:`MISSING` with the reason;
@@ -6,6 +6,9 @@ and each shared function, called with the same small battery of inputs, gives
 the NumPy function's float32 bits in torch (eagerly, and under
 ``torch.compile(fullgraph=False)``) and in JAX, or the same refusal (a
 :class:`~posenc.PosEncError` from all three). The reference is NumPy posenc.
+And a function every backend has takes NumPy's parameters, with NumPy's
+defaults: the signatures each backend writes out (they are what the
+reference pages show) are held to one.
 """
 
 from __future__ import annotations
@@ -187,3 +190,49 @@ def test_torch_under_compile_gives_the_same_bits(name):
         assert compiled is not PosEncError
         assert bits(compiled) == bits(outcome("posenc", name, args, kw))
     torch._dynamo.reset()
+
+
+# ---------------------------------------------------------------- one signature
+
+#: (name, backend): parameters a backend's function has beyond NumPy's, or without them, and why
+SIGNATURE_DIFFERENCES = {
+    ("apply_rope", "posenc.torch"): "torch names the sequence axis of [s] / [b, s] positions (sequence_dim)",
+}
+
+
+def _dtype_name(d: Any) -> Any:
+    if isinstance(d, torch.dtype):
+        return str(d).removeprefix("torch.")
+    return d if d is None else np.dtype(d).name
+
+
+def _parameters(fn: Any) -> list[tuple[str, Any, Any]]:
+    """(name, kind, default) of each parameter, positional ones in order; a dtype default read as its name."""
+    import inspect
+
+    out = []
+    for p in inspect.signature(fn).parameters.values():
+        default = p.default
+        if p.name == "dtype" and default is not inspect.Parameter.empty:
+            default = _dtype_name(default)
+        out.append((p.name, p.kind, default))
+    # keyword-only parameters in any order: a caller cannot tell
+    return sorted(out, key=lambda p: (p[1], p[0] if p[1] == inspect.Parameter.KEYWORD_ONLY else ""))
+
+
+@pytest.mark.parametrize("name", sorted(set(_functions(pj)) & set(_functions(pt)) & set(posenc.__all__)))
+def test_a_function_every_backend_has_takes_numpys_parameters_and_defaults(name: str) -> None:
+    """The signatures a backend repeats are NumPy's: names, kinds, order and defaults (dtype: each one's float32)."""
+    want = _parameters(getattr(posenc, name))
+    for backend in ("posenc.torch", "posenc.jax"):
+        got = _parameters(getattr(BACKENDS[backend], name))
+        if (name, backend) in SIGNATURE_DIFFERENCES:
+            got = [p for p in got if p in want]
+        assert got == want, (backend, name)
+
+
+def test_each_stated_signature_difference_is_still_one():
+    for name, backend in SIGNATURE_DIFFERENCES:
+        numpy_form = _parameters(getattr(posenc, name))
+        extra = [p for p in _parameters(getattr(BACKENDS[backend], name)) if p not in numpy_form]
+        assert extra, (name, backend)
