@@ -105,3 +105,38 @@ def test_two_callables_under_one_name_are_refused():
     with pytest.raises(RuntimeError, match=re.escape("'encode' names posenc.sinusoidal.encoding.encode already")):
         pc.outside_compile("encode")(encode)
     assert pc._REGISTRY["encode"] is posenc.encode.__wrapped__
+
+
+def test_a_guarded_call_inside_a_guard_runs_straight_through_in_that_thread_only(monkeypatch):
+    """Nested guards cost nothing (nothing below the first can be traced); another thread's calls still guard."""
+    import threading
+
+    pytest.importorskip("torch")
+    import torch._dynamo  # noqa: F401  (what torch.compile loads: the guards are live)
+
+    pc.prepare()
+    seen: list[str] = []
+    real = pc._outside
+    monkeypatch.setattr(pc, "_outside", lambda name: (seen.append(name), real(name))[1])
+    posenc.encode([0, 1], 4)  # calls conventions.get and more inside
+    assert seen == ["encode"]
+
+    inside, release = threading.Event(), threading.Event()
+
+    def hold():
+        inside.set()
+        release.wait(10)
+
+    holding = pc.outside_compile("test_compile.hold")(hold)
+    pc.prepare()
+    worker = threading.Thread(target=holding)
+    worker.start()
+    try:
+        assert inside.wait(10)
+        seen.clear()
+        posenc.encode([0, 1], 4)  # this thread is inside no guard
+        assert seen == ["encode"]
+    finally:
+        release.set()
+        worker.join(10)
+    assert pc._STATE.depth == 0
