@@ -6,6 +6,7 @@ import jax.extend
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jaxprs import jaxpr_items
 
 import jax
 import posenc
@@ -86,21 +87,9 @@ def test_partial_rotary_and_per_axis_ladders():
     assert mismatches(cos, posenc.rope_cos_sin(pos[:, 0].astype(np.int64), 96, rotary_dim=32)[0]) == 0
 
 
-def _avals(jaxpr):
-    """Every abstract value in a closed jaxpr and its sub-jaxprs (pjit, custom_jvp, cond, …)."""
-    for v in (*jaxpr.invars, *jaxpr.outvars, *jaxpr.constvars):
-        yield v.aval
-    for eqn in jaxpr.eqns:
-        yield eqn.primitive.name
-        for v in (*eqn.invars, *eqn.outvars):
-            yield v.aval
-        for sub in jax.extend.core.jaxprs_in_params(eqn.params):
-            yield from _avals(sub)
-
-
 def walk(fn, *args):
     closed = jax.make_jaxpr(fn)(*args)
-    items = list(_avals(closed.jaxpr))
+    items = list(jaxpr_items(closed.jaxpr))
     names = {x for x in items if isinstance(x, str)}
     dtypes = {str(getattr(x, "dtype", "")) for x in items if not isinstance(x, str)}
     return names, dtypes

@@ -23,6 +23,7 @@ jax = pytest.importorskip("jax")
 pytest.importorskip("jax.extend")  # jaxprs_in_params, for the graph walk
 mpmath = pytest.importorskip("mpmath")
 import jax.numpy as jnp  # noqa: E402
+from jaxprs import jaxpr_items  # noqa: E402
 
 import posenc.jax as pj  # noqa: E402
 from posenc.jax._xpos import jax_xpos_cos_sin, reach, traced_factors, xpos_bounds  # noqa: E402
@@ -301,20 +302,8 @@ def test_the_docstring_states_xpos_and_its_doctest_passes() -> None:
     assert result.failed == 0 and result.attempted >= 5
 
 
-def _walk(jaxpr: Any) -> Any:
-    """Every primitive name and abstract value of a jaxpr and its sub-jaxprs (cond, custom_jvp, pjit)."""
-    for v in (*jaxpr.invars, *jaxpr.outvars, *jaxpr.constvars):
-        yield v.aval
-    for eqn in jaxpr.eqns:
-        yield eqn.primitive.name
-        for v in (*eqn.invars, *eqn.outvars):
-            yield v.aval
-        for sub in jax.extend.core.jaxprs_in_params(eqn.params):
-            yield from _walk(sub)
-
-
 def walk(fn: Any, *args: Any) -> tuple[set[str], set[str]]:
-    items = list(_walk(jax.make_jaxpr(fn)(*args).jaxpr))
+    items = list(jaxpr_items(jax.make_jaxpr(fn)(*args).jaxpr))
     return {x for x in items if isinstance(x, str)}, {str(getattr(x, "dtype", "")) for x in items
                                                        if not isinstance(x, str)}
 
