@@ -10,7 +10,7 @@ first findings of this test were torch's: the module refused
 
 With xPos (:data:`XPOS`, both roles) over the specs without sections: the
 same bits in every backend, JAX's traced rows (built from 32-bit integers)
-included.
+and :class:`posenc.jax.RotaryEmbedding`'s ``xpos=`` included.
 
 The cos/sin rows too: :func:`posenc.rope_cos_sin`, :func:`posenc.jax.rope_cos_sin`
 (eager and jitted) and the torch module's :meth:`~posenc.torch.RotaryEmbedding.cos_sin`.
@@ -128,8 +128,11 @@ def _xpos_outputs(cfg: RopeConfig, xpos: XPos, seq_len: int | None, positions: l
     xt, pt_ = torch.from_numpy(x), torch.from_numpy(p)
     jx, jp = jnp.asarray(x), jnp.asarray(p.astype(np.int32))
     kw: dict[str, Any] = {"spec": cfg, "xpos": xpos, "role": role, "seq_len": seq_len}
+    # the JAX module eagerly (its traced rows are the function's: tests/jax/test_jax_modules.py), [b, s, n_h, h_d]
+    module = pj.RotaryEmbedding(cfg, xpos=xpos, seq_len=seq_len).rotate(jnp.moveaxis(jx, 1, 2), jp, role=role)
     return {  # the torch module's xPos rows are NumPy's (tests/torch): left out here, they take seconds to build
         "numpy": posenc.apply_rope(x, p, **kw),
+        "jax.RotaryEmbedding": np.asarray(module).swapaxes(1, 2),
         "torch.apply_rope": pt.apply_rope(xt, pt_, **kw).numpy(),
         "jax.apply_rope": np.asarray(pj.apply_rope(jx, jp, **kw)),
         "jax.jit(apply_rope)": np.asarray(jax.jit(lambda a, b: pj.apply_rope(a, b, **kw))(jx, jp)),

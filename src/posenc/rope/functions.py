@@ -27,12 +27,12 @@ from ..support.memory import shape_of
 from .sections import Sections
 from .spec import FREQUENCY_SETTINGS, RopeConfig, settings_spec, spec_in
 from .tables import check_axes
-from .xpos import check_xpos
+from .xpos import XPos, check_xpos
 
 if TYPE_CHECKING:
     from .backend import Backend
 
-__all__ = ["apply_rope", "check_broadcast", "check_head_dim_of_x", "rope_cos_sin"]
+__all__ = ["apply_rope", "check_broadcast", "check_head_dim_of_x", "check_xpos_of", "rope_cos_sin"]
 
 
 def rope_cos_sin(backend: Backend, positions: Any, head_dim: Any, *, seq_len: Any = None, dtype: Any = "float32",
@@ -65,9 +65,7 @@ def apply_rope(backend: Backend, x: Any, positions: Any, *, spec: RopeConfig | N
     sd = backend.sequence_dim(sequence_dim)
     arr = backend.float_input(x, "x", sd)
     cfg = settings_spec(spec, check_head_dim_of_x(int(arr.shape[-1])), settings)
-    xp = check_xpos(xpos, role)
-    if xp is not None and cfg.multi_axis is not None:
-        raise PosEncError("xpos with sections (multi-axis RoPE) is not defined: pass one or the other")
+    xp = check_xpos_of(cfg, xpos, role)
     length = None if seq_len is None else check_seq_len(seq_len)
     shape = shape_of(positions)
     if shape is not None:  # before a position is read: the rows, x's pairs in the rotation dtype, xPos's factors
@@ -80,6 +78,18 @@ def apply_rope(backend: Backend, x: Any, positions: Any, *, spec: RopeConfig | N
     else:
         cos, sin = backend.xpos_cos_sin(pos, freqs, xp, str(role), length, arr)
     return backend.rotate(arr, cos, sin, cfg.layout, freqs.rotary_dim, sd)
+
+
+def check_xpos_of(spec: RopeConfig, xpos: Any, role: Any) -> XPos | None:
+    """xpos and its role checked (:func:`~posenc.rope.xpos.check_xpos`) for a rotation by ``spec``: none with sections.
+
+    The refusals of every form that takes ``xpos`` (the functions, and the
+    JAX module, which checks its xpos at construction with role ``"q"``).
+    """
+    xp = check_xpos(xpos, role)
+    if xp is not None and spec.multi_axis is not None:
+        raise PosEncError("xpos with sections (multi-axis RoPE) is not defined: pass one or the other")
+    return xp
 
 
 def check_head_dim_of_x(h: int) -> int:
