@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from ..support.optional import cacheable
+
 __all__ = [
     "DECIMAL_PREC",
     "FAST_EPS",
@@ -281,20 +283,30 @@ def build_fill(near: bool = False, paired: bool = False) -> Any:
                 one_row(pos, plo, w0, w1, w2, w0h, w0l, w1h, w1l, r, kb, xb, yb, sb, cb)
             store(kb, sb, cb, s_out, r, s_col, c_out, r, c_col, n)
 
-    if paired:
-        @njit(cache=True, nogil=True)
-        def fill_paired(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, out, s_col, c_col, first,
-                        last):  # pragma: no cover
-            # slices of a C row: contiguous, so the rounding stores vectorise
-            fill_rows(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, out, s_col, out, c_col, first, last)
+    template = _fill_paired if paired else _fill
+    # the row loop is a global of the kernel, not a closure cell: a closure over a compiled function defeats
+    # numba's cache (posenc.support.optional.cacheable)
+    return njit(cache=True, nogil=True)(cacheable(template, {"_fill_rows": fill_rows}, _variant_name(near, paired)))
 
-        return fill_paired
 
-    @njit(cache=True, nogil=True)
-    def fill(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, cos_out, first, last):  # pragma: no cover
-        fill_rows(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, 0, cos_out, 0, first, last)
+def _variant_name(near: bool, paired: bool) -> str:
+    """The name a :func:`build_fill` kernel is compiled and cached under: one per variant."""
+    return f"fill_{'near' if near else 'far'}_{'paired' if paired else 'split'}"
 
-    return fill
+
+def _fill_rows(*args: Any) -> None:  # pragma: no cover - each kernel's own compiled rows, bound by build_fill
+    raise NotImplementedError("bound to a variant's compiled rows by build_fill")
+
+
+def _fill_paired(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, out, s_col, c_col, first,
+                 last):  # pragma: no cover - compiled
+    # slices of a C row: contiguous, so the rounding stores vectorise
+    _fill_rows(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, out, s_col, out, c_col, first, last)
+
+
+def _fill(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, cos_out, first,
+          last):  # pragma: no cover - compiled
+    _fill_rows(pos, plo, has_lo, w0, w1, w2, w0h, w0l, w1h, w1l, sin_out, 0, cos_out, 0, first, last)
 
 
 def _row_kernel(near: bool, has_lo: bool, njit: Any) -> Any:
