@@ -29,13 +29,16 @@ from ..errors import PosEncError, check_int, read_array, show_value
 from ..fields.encoding import check_raw
 from ..sinusoidal.conventions_nd import AnyNdConvention, AxialSettings
 from ..sinusoidal.grid import encode_nd as numpy_encode_nd
+from ..support.signatures import parameters_of
+from ..timesteps import functions as timesteps_functions
+from ..timesteps.embedding import timestep_embedding as numpy_timestep_embedding
 from ..triton.positions import check_values
 from ._fixed import round_once
 from ._memory import check_device_size
 from .backend import _HOST_DTYPES
 from .bias import AlibiBias, _check_float, bucket_cache, lookup_buckets
 from .fields import FourierFeatures, NeRFEncoding
-from .timesteps import Timesteps
+from .timesteps import TORCH_TIMESTEPS
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -76,7 +79,8 @@ def _host(value: Any, name: str) -> tuple[Any, torch.device | None]:
 
 
 @torch.compiler.disable(reason=_reason("timestep_embedding", "posenc.torch.Timesteps"))
-def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype: Any = torch.float32) -> torch.Tensor:
+@parameters_of(numpy_timestep_embedding, dtype=torch.float32)
+def timestep_embedding(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.timestep_embedding` on t's device: ``[..., dim]``, :class:`~posenc.torch.Timesteps`' values.
 
     Args:
@@ -99,11 +103,7 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
     >>> timestep_embedding([0.5], 3, convention="flux", dtype=torch.float64).round(decimals=4).tolist()
     [[-0.8838, -0.4678, 0.0]]
     """
-    dt = _check_float(dtype)
-    module = Timesteps.from_convention(dim, convention)
-    x = as_tensor(t, "t")
-    check_device_size((*x.shape, module.num_channels), dt, "timestep embedding", x.device, 0)
-    return module.to(x.device).embed(x, dt)
+    return timesteps_functions.timestep_embedding(TORCH_TIMESTEPS, *args, **kwargs)
 
 
 @torch.compiler.disable(reason=_reason("nerf_encoding", "posenc.torch.NeRFEncoding"))
