@@ -26,7 +26,9 @@ import torch
 
 from ..bias.t5 import T5Buckets, T5Settings, t5_buckets, table_buckets
 from ..errors import PosEncError, check_int, read_array, show_value
-from ..fields.encoding import check_raw
+from ..fields import functions as fields_functions
+from ..fields.encoding import fourier_features as numpy_fourier_features
+from ..fields.encoding import nerf_encoding as numpy_nerf_encoding
 from ..sinusoidal.conventions_nd import AnyNdConvention, AxialSettings
 from ..sinusoidal.grid import encode_nd as numpy_encode_nd
 from ..support.signatures import parameters_of
@@ -37,7 +39,7 @@ from ._fixed import round_once
 from ._memory import check_device_size
 from .backend import _HOST_DTYPES
 from .bias import AlibiBias, _check_float, bucket_cache, lookup_buckets
-from .fields import FourierFeatures, NeRFEncoding
+from .fields import TORCH_FIELDS
 from .timesteps import TORCH_TIMESTEPS
 
 if TYPE_CHECKING:
@@ -107,8 +109,8 @@ def timestep_embedding(*args: Any, **kwargs: Any) -> torch.Tensor:
 
 
 @torch.compiler.disable(reason=_reason("nerf_encoding", "posenc.torch.NeRFEncoding"))
-def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_input: Any = None,
-                  dtype: Any = torch.float32) -> torch.Tensor:
+@parameters_of(numpy_nerf_encoding, dtype=torch.float32)
+def nerf_encoding(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.nerf_encoding` on x's device: ``[..., 2·L·d (+ d)]``, :class:`~posenc.torch.NeRFEncoding`'s values.
 
     Args:
@@ -129,19 +131,12 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
     >>> nerf_encoding([[0.25, 1.0]], 2, convention="tcnn", dtype=torch.float64).round(decimals=4).tolist()
     [[0.7071, 0.7071, 1.0, 0.0, 0.0, -1.0, 0.0, 1.0]]
     """
-    dt = _check_float(dtype)
-    module = NeRFEncoding(n_freqs, convention=convention, include_input=include_input)
-    pts = as_tensor(x, "x")
-    lead, d = (tuple(pts.shape[:-1]), pts.shape[-1]) if pts.dim() else ((), 1)
-    check_device_size((*lead, module.out_dim(d)), dt, "field encoding", pts.device, 0)
-    if module.include_input and dt == torch.float16 and pts.numel() and not pts.is_meta:
-        check_values(pts, "x")
-        check_raw(float(pts.detach().abs().max()), np.dtype(np.float16), "x")
-    return module.to(pts.device).encode(pts, dt)
+    return fields_functions.nerf_encoding(TORCH_FIELDS, *args, **kwargs)
 
 
 @torch.compiler.disable(reason=_reason("fourier_features", "posenc.torch.FourierFeatures"))
-def fourier_features(x: Any, b: Any, *, dtype: Any = torch.float32) -> torch.Tensor:
+@parameters_of(numpy_fourier_features, dtype=torch.float32)
+def fourier_features(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.fourier_features` on x's device: ``[..., 2m]``, :class:`~posenc.torch.FourierFeatures`' values.
 
     Args:
@@ -164,12 +159,7 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = torch.float32) -> torch.Ten
     >>> fourier_features([[1 / 8, 1 / 4]], [[1.0, 0.0], [2.0, 1.0]], dtype=torch.float64).round(decimals=4).tolist()
     [[0.7071, -1.0, 0.7071, 0.0]]
     """
-    dt = _check_float(dtype)
-    module = FourierFeatures(b)
-    pts = as_tensor(x, "x")
-    lead = tuple(pts.shape[:-1]) if pts.dim() else ()
-    check_device_size((*lead, 2 * module.B.shape[0]), dt, "Fourier features", pts.device, 0)
-    return module.to(pts.device).features(pts, dt)
+    return fields_functions.fourier_features(TORCH_FIELDS, *args, **kwargs)
 
 
 @torch.compiler.disable(reason=_reason("alibi_bias", "posenc.torch.AlibiBias"))
