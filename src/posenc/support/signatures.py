@@ -51,7 +51,8 @@ def parameters_of(template: Callable[P, Any], **defaults: Any) -> Callable[[Call
     annotations, defaults) and calls the decorated one with them: positional
     parameters by position, keyword-only ones by name, ``*args`` and
     ``**kwargs`` as they come. It keeps the decorated function's name,
-    module, docstring and return annotation.
+    module, docstring and return annotation; ``__signature_of__`` names the
+    template (its module is where the parameters' annotations are read).
 
     Args:
         template: the NumPy public function.
@@ -75,6 +76,7 @@ def parameters_of(template: Callable[P, Any], **defaults: Any) -> Callable[[Call
         form.__kwdefaults__ = made.__kwdefaults__
         for attr in ("__module__", "__qualname__", "__doc__"):  # not __wrapped__: the signature is the made one
             setattr(form, attr, getattr(body, attr))
+        form.__signature_of__ = template  # type: ignore[attr-defined]  # where the annotations' names are read
         form.__annotations__ = {**{p.name: p.annotation for p in params if p.annotation is not _KINDS.empty},
                                 "return": body.__annotations__.get("return", sig.return_annotation)}
         return form
