@@ -1,15 +1,21 @@
-"""The NumPy API's functions on torch tensors: each one the computation of a posenc.torch module, or NumPy's own.
+"""The NumPy API's functions on torch tensors: each its family's generic function on torch's primitives.
 
 :func:`timestep_embedding`, :func:`nerf_encoding`, :func:`fourier_features`,
-:func:`alibi_bias`, :func:`t5_bucket` and :func:`t5_bias` build the module of
-their concept for the call (:class:`~posenc.torch.Timesteps`,
-:class:`~posenc.torch.NeRFEncoding`, :class:`~posenc.torch.FourierFeatures`,
-:class:`~posenc.torch.AlibiBias`, :class:`~posenc.torch.T5RelativeBias`'s
-buckets) on the input's device and return what it computes, in the dtype
-asked for; :func:`encode_nd` (no torch module) is :func:`posenc.encode_nd`'s
-rows from the host. The arguments, defaults and refusals are the NumPy
-function's (:func:`posenc.timestep_embedding` …), with torch dtypes; inside a
-model, hold the module instead (built once, its tables cached, traceable by
+:func:`alibi_bias`, :func:`t5_bucket` and :func:`t5_bias` are
+:mod:`posenc.timesteps.functions`, :mod:`posenc.fields.functions` and
+:mod:`posenc.bias.functions` bound to the torch primitives
+(:data:`~posenc.torch.timesteps.TORCH_TIMESTEPS`,
+:data:`~posenc.torch.fields.TORCH_FIELDS`, :data:`~posenc.torch.bias.TORCH_BIAS`),
+with the NumPy functions' parameters (:func:`posenc.support.signatures.parameters_of`):
+the checks are the NumPy function's, before any work; the values are the
+computation of the concept's module (:class:`~posenc.torch.Timesteps`' host
+rows for a CPU tensor without a gradient, no module built; otherwise its
+device paths, :class:`~posenc.torch.NeRFEncoding`,
+:class:`~posenc.torch.FourierFeatures`, :class:`~posenc.torch.AlibiBias`,
+:class:`~posenc.torch.T5RelativeBias`'s buckets, built for the call) on the
+input's device, in the dtype asked for; :func:`encode_nd` (no torch module)
+is :func:`posenc.encode_nd`'s rows from the host. Inside a model, hold the
+module instead (built once, its tables cached, traceable by
 ``torch.compile(fullgraph=True)``).
 
 >>> import torch
