@@ -30,6 +30,12 @@ from posenc.bias.backend import BIAS_PRIMITIVES, BiasBackend
 from posenc.bias.functions import alibi_bias, t5_bias, t5_bucket
 from posenc.bias.numpy_backend import NUMPY_BIAS
 from posenc.bias.spec import AlibiSpec, T5Buckets
+from protocols import (
+    check_declared,
+    check_implements_only,
+    check_missing_one_is_no_backend,
+    check_same,
+)
 
 VARIANTS = [Press(), Bloom(), Mpt(), Mpt(alibi_bias_max=16)]
 _POSITIONS = np.array([[0, 1, 2, 3, 4], [0, 0, 0, 1, 2]])
@@ -43,47 +49,16 @@ def _backends() -> list[Any]:
 
 
 def test_primitives_are_the_protocols_members() -> None:
-    declared = {n for n in vars(BiasBackend) if not n.startswith("_")} | set(BiasBackend.__annotations__)
-    assert declared == set(BIAS_PRIMITIVES)
-    assert protocol.__all__ == ["BIAS_PRIMITIVES", "BiasBackend"]
+    check_declared(BiasBackend, BIAS_PRIMITIVES, protocol)
 
 
 @pytest.mark.parametrize("backend", _backends(), ids=lambda b: b.name)
 def test_each_backend_implements_every_primitive_and_nothing_else(backend: Any) -> None:
-    assert isinstance(backend, BiasBackend)
-    assert {n for n in dir(type(backend)) if not n.startswith("_")} == set(BIAS_PRIMITIVES)
+    check_implements_only(backend, BiasBackend, BIAS_PRIMITIVES)
 
 
 def test_an_object_missing_a_primitive_is_no_backend() -> None:
-    class Half:
-        name = "half"
-
-        def buckets(self, *args: Any) -> None:
-            return None
-
-    assert not isinstance(Half(), BiasBackend)
-
-
-def _outcome(call: Any) -> tuple[str, Any]:
-    """("values", (dtype name, values as NumPy)) or ("refused", the message)."""
-    try:
-        out = call()
-    except PosEncError as e:
-        return "refused", str(e)
-    arr = out.detach().cpu().numpy() if isinstance(out, torch.Tensor) else np.asarray(out)
-    return "values", (arr.dtype.name, arr)
-
-
-def _same(ours: Any, numpys: Any, integers: bool = False) -> None:
-    kind, got = _outcome(ours)
-    want_kind, want = _outcome(numpys)
-    assert kind == want_kind, (got, want)
-    if kind == "values":
-        if integers:  # buckets: the same integers (NumPy's int64; JAX's int32)
-            np.testing.assert_array_equal(got[1].astype(np.int64), want[1])
-        else:
-            assert got[0] == want[0]
-            assert got[1].tobytes() == want[1].tobytes()  # the same bits, -0.0 and -inf included
+    check_missing_one_is_no_backend(BiasBackend, BIAS_PRIMITIVES)
 
 
 @pytest.mark.parametrize("positions", [None, "batched", "one-row"])
@@ -93,32 +68,34 @@ def test_torch_and_jax_alibi_are_numpys_bits(variant: Any, causal: bool, positio
     pos = {None: None, "batched": _POSITIONS, "one-row": _POSITIONS[0]}[positions]
     kw = {"offset": 1, "convention": variant, "causal": causal}
     for dtype in ("float32", "float64"):
-        _same(lambda: pt.alibi_bias(4, 5, 6, positions=None if pos is None else torch.from_numpy(pos),
-                                    dtype=getattr(torch, dtype), **kw),  # noqa: B023 - called at once
-              lambda: posenc.alibi_bias(4, 5, 6, positions=pos, dtype=dtype, **kw))  # noqa: B023
-    _same(lambda: pj.alibi_bias(4, 5, 6, positions=None if pos is None else jnp.asarray(pos, jnp.int32), **kw),
-          lambda: posenc.alibi_bias(4, 5, 6, positions=pos, **kw))
+        check_same(lambda: pt.alibi_bias(4, 5, 6, positions=None if pos is None else torch.from_numpy(pos),
+                                         dtype=getattr(torch, dtype), **kw),  # noqa: B023 - called at once
+                   lambda: posenc.alibi_bias(4, 5, 6, positions=pos, dtype=dtype, **kw))  # noqa: B023
+    check_same(lambda: pj.alibi_bias(4, 5, 6, positions=None if pos is None else jnp.asarray(pos, jnp.int32), **kw),
+               lambda: posenc.alibi_bias(4, 5, 6, positions=pos, **kw))
 
 
 @pytest.mark.parametrize("settings", [{}, {"bidirectional": False}, {"num_buckets": 16, "max_distance": 64},
                                       {"bidirectional": False, "num_buckets": 34, "max_distance": 27}], ids=str)
 def test_torch_and_jax_buckets_and_bias_are_numpys(settings: dict[str, Any]) -> None:
-    _same(lambda: pt.t5_bucket(torch.from_numpy(_OFFSETS), **settings), lambda: posenc.t5_bucket(_OFFSETS, **settings))
-    _same(lambda: pj.t5_bucket(jnp.asarray(_OFFSETS, jnp.int32), **settings),
-          lambda: posenc.t5_bucket(_OFFSETS, **settings), integers=True)
+    check_same(lambda: pt.t5_bucket(torch.from_numpy(_OFFSETS), **settings),
+               lambda: posenc.t5_bucket(_OFFSETS, **settings))
+    check_same(lambda: pj.t5_bucket(jnp.asarray(_OFFSETS, jnp.int32), **settings),
+               lambda: posenc.t5_bucket(_OFFSETS, **settings), dtype=False)
     if "num_buckets" in settings:
         return
     kw = {k: v for k, v in settings.items() if k != "num_buckets"}
     qp, kp = np.array([4, 9, 300]), np.array([0, 50, 100, 2**20])
-    _same(lambda: pt.t5_bias(torch.from_numpy(_W), 3, 4, q_positions=torch.from_numpy(qp),
-                             k_positions=torch.from_numpy(kp), **kw),
-          lambda: posenc.t5_bias(_W, 3, 4, q_positions=qp, k_positions=kp, **kw))
-    _same(lambda: pj.t5_bias(jnp.asarray(_W), 3, 4, q_positions=jnp.asarray(qp, jnp.int32),
-                             k_positions=jnp.asarray(kp, jnp.int32), **kw),
-          lambda: posenc.t5_bias(_W, 3, 4, q_positions=qp, k_positions=kp, **kw))
-    _same(lambda: pt.t5_bias(torch.from_numpy(_W), 2, 5, offset=3, **kw),
-          lambda: posenc.t5_bias(_W, 2, 5, offset=3, **kw))
-    _same(lambda: pj.t5_bias(jnp.asarray(_W), 2, 5, offset=3, **kw), lambda: posenc.t5_bias(_W, 2, 5, offset=3, **kw))
+    check_same(lambda: pt.t5_bias(torch.from_numpy(_W), 3, 4, q_positions=torch.from_numpy(qp),
+                                  k_positions=torch.from_numpy(kp), **kw),
+               lambda: posenc.t5_bias(_W, 3, 4, q_positions=qp, k_positions=kp, **kw))
+    check_same(lambda: pj.t5_bias(jnp.asarray(_W), 3, 4, q_positions=jnp.asarray(qp, jnp.int32),
+                                  k_positions=jnp.asarray(kp, jnp.int32), **kw),
+               lambda: posenc.t5_bias(_W, 3, 4, q_positions=qp, k_positions=kp, **kw))
+    check_same(lambda: pt.t5_bias(torch.from_numpy(_W), 2, 5, offset=3, **kw),
+               lambda: posenc.t5_bias(_W, 2, 5, offset=3, **kw))
+    check_same(lambda: pj.t5_bias(jnp.asarray(_W), 2, 5, offset=3, **kw),
+               lambda: posenc.t5_bias(_W, 2, 5, offset=3, **kw))
 
 
 @pytest.mark.parametrize("call", [

@@ -29,6 +29,13 @@ from posenc.fields.backend import FIELD_PRIMITIVES, FieldBackend
 from posenc.fields.conventions import FieldConvention, FieldPlan
 from posenc.fields.functions import fourier_features, nerf_encoding
 from posenc.fields.numpy_backend import NUMPY_FIELDS, arrange
+from protocols import (
+    check_declared,
+    check_implements_only,
+    check_missing_one_is_no_backend,
+    check_same,
+    check_same_refusal,
+)
 
 #: every built-in preset, at its defaults and at other settings
 PRESETS = [NeRF(), NeRF(log_sampling=False), Nerfstudio(), Nerfstudio(-1.0, 4.5), TinyCudaNN()]
@@ -42,45 +49,16 @@ def _backends() -> list[Any]:
 
 
 def test_primitives_are_the_protocols_members() -> None:
-    declared = {n for n in vars(FieldBackend) if not n.startswith("_")} | set(FieldBackend.__annotations__)
-    assert declared == set(FIELD_PRIMITIVES)
-    assert protocol.__all__ == ["FIELD_PRIMITIVES", "FieldBackend"]
+    check_declared(FieldBackend, FIELD_PRIMITIVES, protocol)
 
 
 @pytest.mark.parametrize("backend", _backends(), ids=lambda b: b.name)
 def test_each_backend_implements_every_primitive_and_nothing_else(backend: Any) -> None:
-    assert isinstance(backend, FieldBackend)
-    assert {n for n in dir(type(backend)) if not n.startswith("_")} == set(FIELD_PRIMITIVES)
+    check_implements_only(backend, FieldBackend, FIELD_PRIMITIVES)
 
 
 def test_an_object_missing_a_primitive_is_no_backend() -> None:
-    class Half:
-        name = "half"
-
-        def nerf_rows(self, *args: Any) -> None:
-            return None
-
-    assert not isinstance(Half(), FieldBackend)
-
-
-def _outcome(call: Any) -> tuple[str, Any]:
-    """("rows", (dtype name, float64 values)) or ("refused", the message)."""
-    try:
-        out = call()
-    except PosEncError as e:
-        return "refused", str(e)
-    if isinstance(out, torch.Tensor):
-        return "rows", (str(out.dtype).removeprefix("torch."), out.detach().to(torch.float64).numpy())
-    return "rows", (str(out.dtype), np.asarray(out, dtype=np.float64))
-
-
-def _same(ours: Any, numpys: Any) -> None:
-    kind, got = _outcome(ours)
-    want_kind, want = _outcome(numpys)
-    assert kind == want_kind, (got, want)
-    if kind == "rows":
-        assert got[0] == want[0]
-        np.testing.assert_array_equal(got[1], want[1])  # the same bits (float64 holds every narrower value)
+    check_missing_one_is_no_backend(FieldBackend, FIELD_PRIMITIVES)
 
 
 @pytest.mark.parametrize("keep", [None, True, False])
@@ -88,11 +66,11 @@ def _same(ours: Any, numpys: Any) -> None:
 @pytest.mark.parametrize("preset", PRESETS, ids=repr)
 def test_torch_and_jax_nerf_rows_are_numpys_bits(preset: FieldConvention, n: int, keep: bool | None) -> None:
     for dtype in ("float16", "float32", "float64"):
-        _same(lambda: pt.nerf_encoding(torch.from_numpy(_X), n, convention=preset, include_input=keep,
-                                       dtype=getattr(torch, dtype)),  # noqa: B023 - called at once
-              lambda: posenc.nerf_encoding(_X, n, convention=preset, include_input=keep, dtype=dtype))  # noqa: B023
-    _same(lambda: pj.nerf_encoding(jnp.asarray(_X), n, convention=preset, include_input=keep),
-          lambda: posenc.nerf_encoding(_X, n, convention=preset, include_input=keep))
+        check_same(lambda: pt.nerf_encoding(torch.from_numpy(_X), n, convention=preset, include_input=keep,
+                                            dtype=getattr(torch, dtype)),  # noqa: B023 - called at once
+                   lambda: posenc.nerf_encoding(_X, n, convention=preset, include_input=keep, dtype=dtype))  # noqa: B023
+    check_same(lambda: pj.nerf_encoding(jnp.asarray(_X), n, convention=preset, include_input=keep),
+               lambda: posenc.nerf_encoding(_X, n, convention=preset, include_input=keep))
 
 
 @pytest.mark.parametrize("m", [1, 4])
@@ -100,10 +78,10 @@ def test_torch_and_jax_nerf_rows_are_numpys_bits(preset: FieldConvention, n: int
 def test_torch_and_jax_fourier_features_are_numpys_bits(d: int, m: int) -> None:
     x, b = _X[:, :d], _B[:m, :d]
     for dtype in ("float16", "float32", "float64"):
-        _same(lambda: pt.fourier_features(torch.from_numpy(x), torch.from_numpy(b),
-                                          dtype=getattr(torch, dtype)),  # noqa: B023 - called at once
-              lambda: posenc.fourier_features(x, b, dtype=dtype))  # noqa: B023
-    _same(lambda: pj.fourier_features(jnp.asarray(x), jnp.asarray(b)), lambda: posenc.fourier_features(x, b))
+        check_same(lambda: pt.fourier_features(torch.from_numpy(x), torch.from_numpy(b),
+                                               dtype=getattr(torch, dtype)),  # noqa: B023 - called at once
+                   lambda: posenc.fourier_features(x, b, dtype=dtype))  # noqa: B023
+    check_same(lambda: pj.fourier_features(jnp.asarray(x), jnp.asarray(b)), lambda: posenc.fourier_features(x, b))
 
 
 @pytest.mark.parametrize("call", [
@@ -120,11 +98,7 @@ def test_every_backend_refuses_what_numpy_refuses_with_its_message(call: Any) ->
                          (pj, lambda v: jnp.asarray(v, dtype=jnp.float32))):
         with pytest.raises(PosEncError) as error:
             call(module, read)
-        ours, numpys = str(error.value), str(numpy_error.value)
-        # the same rule and the same value named (JAX's position rule adds its 32-bit range to the same words)
-        head, comma, got = numpys.rpartition(", got ")
-        same = ours.startswith(head) and ours.endswith(f", got {got}") if comma else ours == numpys
-        assert same, (module.__name__, ours, numpys)
+        check_same_refusal(str(error.value), str(numpy_error.value))
 
 
 @pytest.mark.parametrize("module", [posenc, pt, pj], ids=lambda m: m.__name__)

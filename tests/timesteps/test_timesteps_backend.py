@@ -30,6 +30,13 @@ from posenc.timesteps.backend import TIMESTEP_PRIMITIVES, TimestepBackend
 from posenc.timesteps.conventions import TimestepConvention, TimestepPlan
 from posenc.timesteps.functions import timestep_embedding
 from posenc.timesteps.numpy_backend import NUMPY_TIMESTEPS
+from protocols import (
+    check_declared,
+    check_implements_only,
+    check_missing_one_is_no_backend,
+    check_same,
+    check_same_refusal,
+)
 
 #: every built-in preset, at its defaults and at the settings checkpoints use
 PRESETS = [Diffusers(), DDPM(), GuidedDiffusion(), Flux(), Diffusers(True, 0.0, 1000.0), Flux(time_dtype="bfloat16"),
@@ -45,48 +52,16 @@ def _backends() -> list[Any]:
 
 
 def test_primitives_are_the_protocols_members() -> None:
-    declared = {n for n in vars(TimestepBackend) if not n.startswith("_")} | set(TimestepBackend.__annotations__)
-    assert declared == set(TIMESTEP_PRIMITIVES)
-    assert protocol.__all__ == ["TIMESTEP_PRIMITIVES", "TimestepBackend"]
+    check_declared(TimestepBackend, TIMESTEP_PRIMITIVES, protocol)
 
 
 @pytest.mark.parametrize("backend", _backends(), ids=lambda b: b.name)
 def test_each_backend_implements_every_primitive_and_nothing_else(backend: Any) -> None:
-    assert isinstance(backend, TimestepBackend)
-    assert {n for n in dir(type(backend)) if not n.startswith("_")} == set(TIMESTEP_PRIMITIVES)
-    assert backend.name in {"numpy", "torch", "jax"}
+    check_implements_only(backend, TimestepBackend, TIMESTEP_PRIMITIVES)
 
 
 def test_an_object_missing_a_primitive_is_no_backend() -> None:
-    class Half:
-        name = "half"
-
-        def timestep_rows(self, *args: Any) -> None:
-            return None
-
-    assert not isinstance(Half(), TimestepBackend)
-
-
-def _outcome(call: Any) -> tuple[str, Any]:
-    """("rows", float64 NumPy rows) or ("refused", the message): a call's whole observable result."""
-    try:
-        out = call()
-    except PosEncError as e:
-        return "refused", str(e)
-    if isinstance(out, torch.Tensor):
-        return "rows", (out.dtype, out.to(torch.float64).numpy())
-    return "rows", (str(out.dtype), np.asarray(out, dtype=np.float64))
-
-
-def _same(ours: Any, numpys: Any, dtype: str) -> None:
-    kind, got = _outcome(ours)
-    want_kind, want = _outcome(numpys)
-    assert kind == want_kind, (got, want)
-    if kind == "refused":
-        assert got == want
-    else:
-        assert str(got[0]).removeprefix("torch.") == want[0] == dtype
-        np.testing.assert_array_equal(got[1], want[1])  # the same bits (float64 holds every narrower value)
+    check_missing_one_is_no_backend(TimestepBackend, TIMESTEP_PRIMITIVES)
 
 
 @pytest.mark.parametrize("t", [_STEPS, _FRACTIONS], ids=["steps", "fractions"])
@@ -95,8 +70,8 @@ def _same(ours: Any, numpys: Any, dtype: str) -> None:
 @pytest.mark.parametrize("preset", PRESETS, ids=repr)
 def test_torch_gives_numpys_bits_for_every_preset(preset: TimestepConvention, dim: int, dtype: str,
                                                   t: np.ndarray) -> None:
-    _same(lambda: pt.timestep_embedding(torch.from_numpy(t), dim, convention=preset, dtype=getattr(torch, dtype)),
-          lambda: posenc.timestep_embedding(t, dim, convention=preset, dtype=dtype), dtype)
+    check_same(lambda: pt.timestep_embedding(torch.from_numpy(t), dim, convention=preset, dtype=getattr(torch, dtype)),
+               lambda: posenc.timestep_embedding(t, dim, convention=preset, dtype=dtype))
 
 
 @pytest.mark.parametrize("t", [_STEPS, _FRACTIONS], ids=["steps", "fractions"])
@@ -104,8 +79,8 @@ def test_torch_gives_numpys_bits_for_every_preset(preset: TimestepConvention, di
 @pytest.mark.parametrize("preset", PRESETS, ids=repr)
 def test_jax_gives_numpys_float32_bits_for_every_preset(preset: TimestepConvention, dim: int, t: np.ndarray) -> None:
     jt = jnp.asarray(t.astype(np.int32) if t.dtype.kind == "i" else t)
-    _same(lambda: pj.timestep_embedding(jt, dim, convention=preset),
-          lambda: posenc.timestep_embedding(t, dim, convention=preset), "float32")
+    check_same(lambda: pj.timestep_embedding(jt, dim, convention=preset),
+               lambda: posenc.timestep_embedding(t, dim, convention=preset))
 
 
 @pytest.mark.parametrize("call", [
@@ -121,11 +96,7 @@ def test_every_backend_refuses_what_numpy_refuses_with_its_message(call: Any) ->
     for module, read in ((pt, torch.tensor), (pj, jnp.asarray)):
         with pytest.raises(PosEncError) as error:
             call(module, read)
-        ours, numpys = str(error.value), str(numpy_error.value)
-        # the same rule and the same value named (JAX's position rule adds its 32-bit range to the same words)
-        head, comma, got = numpys.rpartition(", got ")
-        same = ours.startswith(head) and ours.endswith(f", got {got}") if comma else ours == numpys
-        assert same, (module.__name__, ours, numpys)
+        check_same_refusal(str(error.value), str(numpy_error.value))
 
 
 def test_every_backend_refuses_a_bad_dtype_in_its_own_words() -> None:
