@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import html
+import inspect
 import os
 import re
 import shutil
@@ -124,6 +126,34 @@ def test_every_public_name_has_its_reference_entry(built: Built) -> None:
         if kind not in found:
             wrong.append(f"{ref} ({kind}; rendered: {found or 'nothing'})")
     assert wrong == [], f"add a '::: NAME' entry to a docs/reference/api-*.md page for {wrong}"
+
+
+def _signatures(site: Path) -> dict[str, str]:
+    """Each reference entry's id and the text of the signature rendered under it."""
+    entry = re.compile(r'<h\d id="(posenc[\w.]*)" class="doc doc-heading">.*?<div class="doc-signature[^"]*"[^>]*>'
+                       r'(.*?)</div>', re.S)
+    found: dict[str, str] = {}
+    for page in (site / "reference").glob("*.html"):
+        for ident, sig in entry.findall(page.read_text(encoding="utf-8")):
+            found.setdefault(ident, " ".join(html.unescape(re.sub(r"<[^>]+>", "", sig)).split()))
+    return found
+
+
+def test_each_framework_form_shows_the_parameters_python_gives_it(built: Built) -> None:
+    # a torch or JAX form is `def f(*args, **kwargs)` given NumPy's parameters at import
+    # (posenc.support.signatures); tools/griffe_signatures.py shows the page the same ones, defaults included
+    shown = _signatures(built.site)
+    forms = {ref: obj for ref, obj in _public_names().items() if hasattr(obj, "__signature_of__")}
+    assert {"posenc.jax.alibi_bias", "posenc.torch.t5_bias", "posenc.jax.apply_rope"} <= set(forms)
+    wrong = {}
+    for ref, obj in forms.items():
+        text = shown.get(ref, "")
+        dtype = "dtype=torch.float32" if ref.startswith("posenc.torch.") else "dtype=jnp.float32"
+        for p in inspect.signature(obj).parameters.values():
+            prefix = {p.VAR_KEYWORD: "**", p.VAR_POSITIONAL: "*"}.get(p.kind, "")
+            if f"{prefix}{p.name}" not in text or (p.name == "dtype" and dtype not in text):
+                wrong[ref] = text
+    assert wrong == {}
 
 
 def _nav_files(nav: Any) -> list[str]:

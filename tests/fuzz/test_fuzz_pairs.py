@@ -82,8 +82,9 @@ def parameters(call: Any) -> set[str]:
     names = {p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     for p in sig.parameters.values():
         shared = re.fullmatch(r"Unpack\[(\w+)\]", str(p.annotation)) if p.kind is p.VAR_KEYWORD else None
-        if shared:  # the TypedDict is imported where the callable is defined (only Unpack is the checker's alone)
-            names |= set(getattr(sys.modules[call.__module__], shared.group(1)).__annotations__)
+        if shared:  # the TypedDict is imported where the parameters are written (only Unpack is the checker's alone)
+            written = getattr(call, "__signature_of__", call)  # a backend's form: NumPy's def (support.signatures)
+            names |= set(getattr(sys.modules[written.__module__], shared.group(1)).__annotations__)
     return names
 
 

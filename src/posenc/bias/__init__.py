@@ -4,6 +4,9 @@
 - :mod:`.t5`: T5's relative-position buckets (the learned table lives in
   :class:`posenc.torch.T5RelativeBias`).
 
+Their settings are specs (:mod:`.spec`); each function is written once over
+a backend (:mod:`.functions`, :mod:`.backend`), NumPy's in :mod:`.numpy_backend`.
+
 xPos, a rotation with a decay, lives with RoPE (:mod:`posenc.rope`).
 """
 

@@ -46,15 +46,12 @@ slopes are within one step of the true ones.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_dtype, check_int, check_positions, check_real, check_span, show_value
-from ..registry import guarded
-from ..support.arguments import set_fields
-from ..support.memory import allocate, check_size
+from ..errors import PosEncError, check_dtype, check_positions, check_real, check_span, show_value
+from . import functions
 from .alibi_variants import (
     ALIBI_CONVENTIONS,
     ALIBI_VARIANTS,
@@ -65,9 +62,10 @@ from .alibi_variants import (
     alibi_convention,
     is_variant,
     register_alibi,
-    variant_reach,
     variant_slopes,
 )
+from .numpy_backend import NUMPY_BIAS, product
+from .spec import AlibiSpec
 
 __all__ = [
     "ALIBI_CONVENTIONS",
@@ -86,43 +84,6 @@ __all__ = [
     "is_variant",
     "register_alibi",
 ]
-
-
-@dataclass(frozen=True)
-class AlibiSpec:
-    """One ALiBi bias's settings and geometry, checked once (what the NumPy and JAX forms build alike).
-
-    Attributes:
-        q_len, k_len: queries and keys, >= 1.
-        n_heads: heads, >= 1.
-        offset: the first query's key index.
-        convention: a variant's name or the variant; stored as the variant.
-        causal: mask keys after the query.
-        slopes: the variant's float64 slopes ``[n_heads]`` (derived).
-    """
-
-    q_len: int
-    k_len: int
-    n_heads: int
-    offset: int = 0  # no KV cache
-    convention: Any = "press"  # the paper's
-    causal: bool = True  # a decoder's mask
-    slopes: np.ndarray = field(default=None, init=False, repr=False, compare=False)  # type: ignore[arg-type]
-
-    def __post_init__(self) -> None:
-        q = check_int(self.q_len, "q_len", minimum=1)
-        k = check_int(self.k_len, "k_len", minimum=1)
-        conv = alibi_convention(self.convention)
-        slopes = variant_slopes(conv, self.n_heads)  # a user's variant too: n_heads finite slopes > 0, checked
-        off = check_int(self.offset, "offset")
-        if not isinstance(self.causal, (bool, np.bool_)):
-            raise PosEncError(f"causal must be True or False, got {self.causal!r}")
-        set_fields(self, q_len=q, k_len=k, n_heads=int(slopes.shape[0]), offset=off, convention=conv,
-                   causal=bool(self.causal), slopes=slopes)
-
-    def check_positions(self, positions: Any) -> None:
-        """Query r is key ``offset + r``: it must exist under ``causal`` or with explicit positions."""
-        check_placement(self.q_len, self.k_len, self.offset, self.causal, positions)
 
 
 def alibi_slopes(n_heads: int, *, convention: Any = "press") -> np.ndarray:
@@ -170,11 +131,6 @@ def alibi_distance(n_heads: int, penalty: float = 1.0, *, convention: Any = "pre
     return p / slopes
 
 
-def _product(m: Any, t: np.ndarray) -> np.ndarray:
-    """m·t in float64: the correctly rounded slope times the exact distance (the caller rounds once more)."""
-    return m * t
-
-
 def alibi_table(
     n_heads: int, start: int, length: int, *, convention: Any = "press", dtype: Any = np.float32
 ) -> np.ndarray:
@@ -196,44 +152,7 @@ def alibi_rows_at(n_heads: int, t: Any, *, convention: Any = "press", dtype: Any
     slopes = alibi_slopes(n_heads, convention=convention)
     dt = check_dtype(dtype)
     terms = check_positions(t, "t").reshape(-1, 1)
-    return _product(slopes[None, :], terms).astype(dt)
-
-
-def check_placement(q: int, k: int, offset: int, causal: bool, positions: Any) -> None:
-    if (causal or positions is not None) and not (0 <= offset and offset + q <= k):
-        why = ("with causal=True query r is key r + offset, which must exist" if causal
-               else "queries take positions[..., offset + r]")
-        raise PosEncError(
-            f"offset + q_len must be <= k_len with 0 <= offset ({why}; q_len > k_len is meaningless there), "
-            f"got q_len={q}, k_len={k}, offset={offset}"
-        )
-
-
-def _key_positions(positions: Any, k: int) -> np.ndarray:
-    pos = check_positions(positions)
-    if pos.ndim not in (1, 2) or pos.shape[-1] != k:
-        raise PosEncError(f"positions must be [k_len] or [b, k_len] with k_len = {k}, got shape {pos.shape}")
-    return pos
-
-
-def _coefficient(conv: Any, qp: np.ndarray, kp: np.ndarray, causal: bool, shape: tuple[int, ...]) -> np.ndarray:
-    """The variant's distance terms t, checked: real, finite, broadcastable to ``[..., q, k]`` (a user's too)."""
-    who = f"the ALiBi variant {show_value(conv)}: coefficient(...)"
-    t = guarded(who, conv.coefficient, qp[..., :, None], kp[..., None, :], kp[..., -1:, None], causal)
-    arr = t if isinstance(t, np.ndarray) else None
-    if arr is None or arr.dtype.kind not in "iuf" or not _broadcasts(arr.shape, shape):
-        got = show_value(t) if arr is None else f"{arr.dtype} of shape {arr.shape}"
-        raise PosEncError(f"{who} returned {got}; expected a real array broadcastable to {shape} (t in bias = m·t)")
-    if not np.isfinite(arr).all():
-        raise PosEncError(f"{who} returned a non-finite distance term; t must be finite (bias = m·t)")
-    return arr
-
-
-def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
-    try:
-        return np.broadcast_shapes(shape, to) == to
-    except ValueError:
-        return False
+    return product(slopes[None, :], terms).astype(dt)
 
 
 def alibi_bias(
@@ -280,33 +199,5 @@ def alibi_bias(
     >>> alibi_bias(1, 3, 1, offset=2, convention="bloom").tolist()   # decoding: m·j
     [[[0.0, 0.00390625, 0.0078125]]]
     """
-    spec = AlibiSpec(q_len, k_len, n_heads, offset, convention, causal)
-    q, k, off, conv, slopes, causal = spec.q_len, spec.k_len, spec.offset, spec.convention, spec.slopes, spec.causal
-    dt = check_dtype(dtype)
-    spec.check_positions(positions)
-    # before any position is listed; the distance terms t (float64 [q, k]), their product and the mask are work
-    check_size((slopes.shape[0], q, k), dt, "ALiBi bias", work=3 * q * k * 8)
-    if positions is None:
-        check_positions([off, off + q - 1])
-        kp = np.arange(k, dtype=np.float64)
-        qp = np.arange(off, off + q, dtype=np.float64)
-    else:
-        kp = _key_positions(positions, k)
-        qp = kp[..., off:off + q]
-    batch = kp.shape[:-1]
-    check_size((*batch, slopes.shape[0], q, k), dt, "ALiBi bias", work=3 * math.prod(batch) * q * k * 8)
-    lo, hi = min(kp.min(), qp.min()), max(kp.max(), qp.max())
-    top = float(slopes.max()) * variant_reach(conv, float(lo), float(hi))
-    if top > float(np.finfo(dt).max):
-        raise PosEncError(
-            f"the bias reaches {top:.4g} over positions {lo:g} … {hi:g}, beyond {dt.name}'s largest "
-            f"{float(np.finfo(dt).max):.4g}; ask for float32"
-        )
-    t = _coefficient(conv, qp, kp, bool(causal), (*batch, q, k))
-    out = allocate((*batch, slopes.shape[0], q, k), dt, "ALiBi bias")
-    for h, m in enumerate(slopes):
-        out[..., h, :, :] = _product(m, t)
-    if causal:
-        future = np.arange(k)[None, :] > np.arange(off, off + q)[:, None]
-        out[..., future] = -np.inf
-    return out
+    return functions.alibi_bias(NUMPY_BIAS, q_len, k_len, n_heads, offset=offset, positions=positions,
+                                convention=convention, causal=causal, dtype=dtype)

@@ -224,20 +224,22 @@ def variant_slopes(conv: Any, n_heads: Any) -> np.ndarray:
 
 
 def _checked_slopes(conv: Any, n: int, raw: Any) -> np.ndarray:
-    who = f"the ALiBi variant {show_value(conv)}: slopes({n}) returned {show_value(raw)}"
+    def who() -> str:  # built for a refusal only: showing the values costs more than checking them
+        return f"the ALiBi variant {show_value(conv)}: slopes({n}) returned {show_value(raw)}"
+
     if isinstance(raw, (str, bytes)) or not isinstance(raw, (np.ndarray, list, tuple)):
-        raise PosEncError(f"{who}; expected float64 [{n}] (one slope per head)")
+        raise PosEncError(f"{who()}; expected float64 [{n}] (one slope per head)")
     try:
         arr = np.asarray(raw)
     except Exception:  # a ragged list, a hostile __array__
         arr = np.asarray(None)
     if arr.dtype.kind not in "iuf" or arr.shape != (n,):
         shape = f"shape {arr.shape} of {arr.dtype}" if arr.dtype.kind != "O" else "no numeric array"
-        raise PosEncError(f"{who} ({shape}); expected float64 [{n}] (one real slope per head)")
+        raise PosEncError(f"{who()} ({shape}); expected float64 [{n}] (one real slope per head)")
     out = arr.astype(np.float64)  # exact: every integer and float format below float64 fits in it
     if not (np.isfinite(out).all() and (out > 0).all()):
         bad = out[~(np.isfinite(out) & (out > 0))][0]
-        raise PosEncError(f"{who}; every slope must be finite and > 0 (it scales the distance penalty), "
+        raise PosEncError(f"{who()}; every slope must be finite and > 0 (it scales the distance penalty), "
                           f"got {show_value(float(bad))}")
     return out
 

@@ -43,166 +43,19 @@ the correctly rounded one, the same on every machine.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from fractions import Fraction
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import PosEncError, as_array, check_int, show_value
-from ..exact.power import log_float32, nearest_log
-from ..support.arguments import check_flag, given, set_fields, settings_of
-from ..support.memory import allocate, check_size, shape_of
+from . import functions
+from .numpy_backend import NUMPY_BIAS
+from .spec import T5Buckets, T5Settings, t5_buckets, table_buckets
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing's from Python 3.11; only read by the type checker
 
 __all__ = ["T5Buckets", "T5Settings", "t5_bias", "t5_bucket", "t5_bucket_edges", "t5_buckets", "table_buckets"]
 
-_LIMIT = 2**53  # offsets beyond it are no longer distinct float64 integers
-
-
-@dataclass(frozen=True)
-class T5Buckets:
-    """A validated T5 bucket setting.
-
-    Attributes:
-        bidirectional: keys after the query get their own buckets (encoder).
-        num_buckets: buckets in all (HF ``relative_attention_num_buckets``).
-        max_distance: distances >= it share the last bucket
-            (HF ``relative_attention_max_distance``).
-    """
-
-    bidirectional: bool = True  # T5's encoder; its decoder uses False
-    num_buckets: int = 32  # T5's default
-    max_distance: int = 128  # T5's default
-
-    def __post_init__(self) -> None:
-        bd = check_flag(self.bidirectional, "bidirectional")
-        nb = check_int(self.num_buckets, "num_buckets", minimum=2, maximum=2**16)  # rows of a bias table (T5: 32)
-        if bd and nb < 4:
-            raise PosEncError(
-                "num_buckets must be >= 4 when bidirectional (each direction needs an exact bucket), "
-                f"got {show_value(nb)}"
-            )
-        md = check_int(self.max_distance, "max_distance", maximum=_LIMIT)  # a distance between positions < 2**53
-        if not 2 * md > nb:
-            raise PosEncError(
-                f"max_distance must be > num_buckets/2 = {nb / 2:g} (the logarithmic buckets start there), "
-                f"got {show_value(md)}"
-            )
-        set_fields(self, bidirectional=bd, num_buckets=nb, max_distance=md)
-
-    @property
-    def per_direction(self) -> int:
-        """Buckets for one direction: n = num_buckets // 2 if bidirectional, else num_buckets."""
-        return self.num_buckets // 2 if self.bidirectional else self.num_buckets
-
-    @property
-    def max_exact(self) -> int:
-        """Distances below it get a bucket each: e = n // 2."""
-        return self.per_direction // 2
-
-    def distance_bucket(self, d: np.ndarray) -> np.ndarray:
-        """The bucket (within one direction) of distances d >= 0, int64, as T5 computes it in float32."""
-        d = np.asarray(d, dtype=np.int64)
-        flat = d.reshape(-1)
-        table = _near_buckets(self)
-        out = table[np.minimum(flat, table.shape[0] - 1)]
-        far = flat >= table.shape[0]
-        # buckets never decrease with the distance (each float32 step is monotonic): past a last bucket, the last
-        if far.any() and table[-1] < self.per_direction - 1:  # each distinct float32 distance once
-            x, where = np.unique(flat[far].astype(np.float32), return_inverse=True)
-            out[far] = self.log_bucket(x)[where.reshape(-1)]
-        return out.reshape(d.shape)
-
-    def log_bucket(self, d: np.ndarray) -> np.ndarray:
-        """T5's float32 steps for distances d >= max_exact (int or float32 ``d``): the logarithmic buckets."""
-        n, e = self.per_direction, self.max_exact
-        x = np.asarray(d).astype(np.float32) / np.float32(e)  # T5's relative_position.float() / max_exact
-        large = e + (log_float32(x) / _denominator(self) * np.float32(n - e)).astype(np.int64)  # x >= 1: floor
-        return np.minimum(large, n - 1)
-
-
-class T5Settings(TypedDict, total=False):
-    """T5's bucket settings as keywords: ``t5_bucket(r, **settings)`` means ``T5Buckets(**settings)``.
-
-    Taken as ``**settings: Unpack[T5Settings]`` by every bucket entry point
-    (NumPy, torch, JAX, the plots); the defaults are :class:`T5Buckets`'s
-    fields alone. A name outside these three is refused, and beside
-    ``spec=`` so is each one, even at its default value.
-    """
-
-    bidirectional: bool  # T5Buckets.bidirectional: True (the encoder's)
-    num_buckets: int  # T5Buckets.num_buckets: 32
-    max_distance: int  # T5Buckets.max_distance: 128
-
-
-_NEAR = 1 << 12  # distances tabulated per setting (T5's own reach every offset below max_distance = 128 … 256)
-
-
-@lru_cache(maxsize=64)
-def _near_buckets(cfg: T5Buckets) -> np.ndarray:
-    """The bucket of every distance below min(max_distance + 1, 4096) (and at least max_exact), read-only."""
-    stop = max(min(cfg.max_distance + 1, _NEAR), cfg.max_exact)
-    d = np.arange(stop, dtype=np.int64)
-    out = d.copy()
-    e = cfg.max_exact
-    out[e:] = cfg.log_bucket(d[e:])
-    out.setflags(write=False)
-    return out
-
-
-@lru_cache(maxsize=64)
-def _denominator(cfg: T5Buckets) -> np.float32:
-    """float32(log(max_distance / max_exact)): HF's Python float (``math.log``), rounded to float32 by torch.
-
-    The float64 log is posenc's correctly rounded one, not the platform's ``math.log``.
-    """
-    return np.float32(nearest_log(Fraction(cfg.max_distance / cfg.max_exact), np.float64))
-
-
-def t5_buckets(spec: T5Buckets | None = None, /, where: str = "t5_buckets",
-               **settings: Unpack[T5Settings]) -> T5Buckets:
-    """A :class:`T5Buckets` of the settings, validated (the checks shared by every entry point), or ``spec`` itself.
-
-    Beside a spec the three settings must be left out (one setting, one place): one passed is
-    refused, even at its default value, since either may have been meant. ``where`` names the
-    entry point in the message about an unknown keyword.
-
-    >>> t5_buckets(num_buckets=16)
-    T5Buckets(bidirectional=True, num_buckets=16, max_distance=128)
-    """
-    chosen = settings_of(settings, T5Settings, where)
-    if spec is None:
-        return T5Buckets(**chosen)
-    if not isinstance(spec, T5Buckets):
-        raise PosEncError(f"spec must be a posenc.bias.T5Buckets (or None), got {show_value(spec)}")
-    if chosen:
-        raise PosEncError(f"{given(chosen, T5Settings)}: part of the spec, so leave them out beside spec=")
-    return spec
-
-
-def _offsets(relative_position: Any, name: str = "relative_position", what: str = "key − query") -> np.ndarray:
-    arr = as_array(relative_position, name)
-    if arr.dtype.kind == "O":
-        try:
-            arr = np.asarray(relative_position, dtype=np.int64)
-        except (OverflowError, ValueError, TypeError) as exc:
-            raise PosEncError(f"{name} must be integers with |r| < 2**53, got {arr!r}"[:200]) from exc
-    if arr.dtype.kind not in "iu":
-        raise PosEncError(f"{name} must be integers ({what}), got dtype {arr.dtype}")
-    if arr.dtype.kind == "u" and arr.size and int(arr.max()) >= _LIMIT:
-        raise PosEncError(f"{name} must satisfy |r| < 2**53, got {int(arr.max())}")
-    arr = arr.astype(np.int64, copy=False)
-    if arr.size:
-        lo, hi = int(arr.min()), int(arr.max())
-        worst = lo if -lo >= hi else hi
-        if abs(worst) >= _LIMIT:
-            raise PosEncError(f"{name} must satisfy |r| < 2**53, got {worst}")
-    return arr
 
 
 def t5_bucket(
@@ -236,26 +89,7 @@ def t5_bucket(
     >>> t5_bucket([-20, 0, 5], spec=T5Buckets(bidirectional=False)).tolist()
     [17, 0, 0]
     """
-    cfg = t5_buckets(spec, "t5_bucket", **settings)
-    shape = shape_of(relative_position)
-    if shape is not None:  # before any offset is read: the output, an int64 copy, one chunk's temporaries
-        check_size(shape, np.int64, "t5_bucket output", work=math.prod(shape) * 8 + _CHUNK * 8 * 12)
-    rel = _offsets(relative_position)
-    flat = rel.reshape(-1)
-    out = allocate((flat.shape[0],), np.int64, "t5_bucket output")
-    for a in range(0, flat.shape[0], _CHUNK):  # in chunks: the float32 steps' temporaries stay a few MB
-        out[a:a + _CHUNK] = _buckets_of(cfg, flat[a:a + _CHUNK])
-    return out.reshape(rel.shape)
-
-
-#: Offsets per chunk of :func:`t5_bucket` (a dozen temporaries of this many elements).
-_CHUNK = 1 << 17
-
-
-def _buckets_of(cfg: T5Buckets, rel: np.ndarray) -> np.ndarray:
-    if cfg.bidirectional:
-        return np.where(rel > 0, cfg.per_direction, 0) + cfg.distance_bucket(np.abs(rel))
-    return cfg.distance_bucket(-np.minimum(rel, 0))
+    return functions.t5_bucket(NUMPY_BIAS, relative_position, spec=spec, **settings)
 
 
 def t5_bucket_edges(**settings: Unpack[T5Settings]) -> np.ndarray:
@@ -334,30 +168,5 @@ def t5_bias(
     >>> t5_bias(np.arange(64.0).reshape(32, 2), 1, 3)[0].tolist()
     [[0.0, 34.0, 36.0]]
     """
-    w = as_array(weights, "weights")
-    if w.dtype.kind != "f" or w.ndim != 2 or 0 in w.shape:
-        raise PosEncError(f"weights must be a float matrix [num_buckets, n_heads], got {show_value(weights)}")
-    cfg = table_buckets(w.shape[0], bidirectional, max_distance)
-    q = check_int(q_len, "q_len", minimum=1)
-    k = check_int(k_len, "k_len", minimum=1)
-    off = check_int(offset, "offset")
-    # the output, and the offsets and buckets (int64 [q, k] each)
-    check_size((w.shape[1], q, k), w.dtype, "T5 bias", work=2 * q * k * 8)
-    qp = np.arange(off, off + q) if q_positions is None else _offsets(q_positions, "q_positions", "positions")
-    kp = np.arange(k) if k_positions is None else _offsets(k_positions, "k_positions", "positions")
-    if qp.shape != (q,) or kp.shape != (k,):
-        raise PosEncError(f"q_positions and k_positions must be [{q}] and [{k}], got {qp.shape} and {kp.shape}")
-    reach = max(abs(int(kp.max()) - int(qp.min())), abs(int(kp.min()) - int(qp.max())))
-    if reach >= _LIMIT:
-        raise PosEncError(f"the offsets j − i of these positions (offset = {off}) reach {reach}, "
-                          "past 2**53 (T5's buckets take |j − i| < 2**53)")
-    buckets = t5_bucket(kp[None, :] - qp[:, None], spec=cfg)
-    return w.T[:, buckets]
-
-
-def table_buckets(rows: int, bidirectional: Any, max_distance: Any) -> T5Buckets:
-    """The buckets of a learned table of ``rows`` rows (num_buckets: its first axis), checked, naming the table."""
-    try:
-        return T5Buckets(bidirectional, rows, max_distance)
-    except PosEncError as exc:
-        raise PosEncError(f"{exc} (num_buckets is weights' first axis: {rows} rows)") from None
+    return functions.t5_bias(NUMPY_BIAS, weights, q_len, k_len, offset=offset, q_positions=q_positions,
+                             k_positions=k_positions, bidirectional=bidirectional, max_distance=max_distance)

@@ -1,8 +1,9 @@
 """Neural fields: frequency encodings of coordinates (NeRF, nerfstudio, tiny-cuda-nn) and Fourier features.
 
 :mod:`~posenc.fields.conventions` holds the presets and their registry;
-:mod:`~posenc.fields.encoding` computes :func:`nerf_encoding` and
-:func:`fourier_features` from :mod:`posenc.exact`'s angles.
+:mod:`~posenc.fields.functions` writes :func:`nerf_encoding` and
+:func:`fourier_features` once over a backend (:mod:`~posenc.fields.backend`),
+:mod:`~posenc.fields.numpy_backend` computes them from :mod:`posenc.exact`'s angles.
 """
 
 from .conventions import CONVENTIONS, FieldConvention, FieldPlan, NeRF, Nerfstudio, TinyCudaNN, get, register

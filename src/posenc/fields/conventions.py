@@ -58,7 +58,7 @@ class FieldPlan:
         turns: per band, ω_k/2π where that is a power of two (2π·2^e, π·2^e
             with e whole), else 0.0; None: no band is. For those bands the
             phase x·2^e is exact, so a multiple of a quarter turn gives an
-            exact +0 and ±1 (:func:`posenc.fields.encoding.band_sincos`).
+            exact +0 and ±1 (:class:`posenc.fields.numpy_backend.Bands`).
     """
 
     ladder: Ladder

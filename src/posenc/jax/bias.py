@@ -2,41 +2,134 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import math
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
 
 import jax
 
-from ..bias import alibi_bias as np_alibi_bias
-from ..bias import t5_bucket_edges
-from ..bias.alibi import AlibiSpec, alibi_convention
-from ..bias.t5 import T5Buckets, T5Settings, t5_buckets, table_buckets
+from ..bias import functions
+from ..bias.alibi import alibi_bias as numpy_alibi_bias
+from ..bias.alibi import alibi_convention
+from ..bias.numpy_backend import NUMPY_BIAS
+from ..bias.spec import AlibiSpec, T5Buckets
+from ..bias.t5 import t5_bias as numpy_t5_bias
+from ..bias.t5 import t5_bucket as numpy_t5_bucket
+from ..bias.t5 import t5_bucket_edges
 from ..errors import PosEncError, check_int
 from ..exact.fixed import INT_LIMIT
 from ..exact.fixed_product import times_int_f32
+from ..support.memory import shape_of
+from ..support.signatures import parameters_of
 from ._rows import JAX_OPS
 from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype, float_array
 
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
-__all__ = ["alibi_bias", "t5_bias", "t5_bucket"]
+__all__ = ["JAX_BIAS", "JaxBias", "alibi_bias", "t5_bias", "t5_bucket"]
 
 
-def alibi_bias(
-    q_len: int,
-    k_len: int,
-    n_heads: int,
-    *,
-    offset: int = 0,
-    positions: Any = None,
-    convention: Any = "press",
-    causal: bool = True,
-    dtype: Any = jnp.float32,
-) -> jax.Array:
+class JaxBias:
+    """The :class:`~posenc.bias.backend.BiasBackend` primitives over JAX arrays, traced or not.
+
+    Positions and offsets are integers read by :mod:`posenc.jax.inputs`' rule
+    (int32, traced or concrete). ALiBi without positions is NumPy's bias, a
+    constant; with them each value m_h·t is formed exactly in 32-bit integers
+    and rounded as NumPy rounds it. T5's bucket is the last static edge
+    (:func:`posenc.t5_bucket_edges`) the distance reaches: comparisons only.
+    """
+
+    name = "jax"
+
+    def alibi_dtype(self, dtype: Any) -> Any:
+        return _out_dtype(dtype)
+
+    def check_alibi(self, spec: AlibiSpec, positions: Any, dtype: Any) -> None:
+        if positions is None:  # NumPy's bias, in float32, made a constant
+            NUMPY_BIAS.check_alibi(spec, None, np.dtype(np.float32))
+            return
+        shape = shape_of(positions)
+        if shape is not None and len(shape) in (1, 2):  # else the positions' check names them
+            # the bias, its coefficients and the heads' rows before they are stacked
+            h, q, k, batch = spec.n_heads, spec.q_len, spec.k_len, shape[:-1]
+            check_output((*batch, h, q, k), "ALiBi bias", dtype=dtype,
+                         work=(2 * h + 1) * 4 * math.prod(batch) * q * k)
+
+    def alibi_positions(self, positions: Any, spec: AlibiSpec) -> jax.Array:
+        kp = check_traced_positions(positions)
+        if np.dtype(kp.dtype).kind != "i":
+            raise PosEncError(f"positions for the in-graph ALiBi bias must be integers (int32), got dtype {kp.dtype}")
+        if kp.ndim not in (1, 2) or kp.shape[-1] != spec.k_len:
+            raise PosEncError(f"positions must be [k_len] or [b, k_len] with k_len = {spec.k_len}, "
+                              f"got shape {tuple(kp.shape)}")
+        return kp
+
+    def alibi_rows(self, spec: AlibiSpec, positions: jax.Array | None, dtype: Any) -> jax.Array:
+        if positions is None:
+            return jnp.asarray(NUMPY_BIAS.alibi_rows(spec, None, np.dtype(np.float32))).astype(dtype)
+        kp = positions
+        q, k, off, conv, slopes, causal = spec.q_len, spec.k_len, spec.offset, spec.convention, spec.slopes, spec.causal
+        qp = kp[..., off : off + q]
+        t = conv.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], bool(causal))
+        t = jnp.broadcast_to(t, (*kp.shape[:-1], q, k))
+        bad = None
+        if kp.dtype != jnp.int32:  # a traced int64 (x64 on): NaN where the coefficient leaves int32
+            bad, t = (t < -INT_LIMIT) | (t >= INT_LIMIT), t.astype(jnp.int32)
+        out = jnp.stack([times_int_f32(JAX_OPS, t, float(m)) for m in slopes], axis=-3)
+        if not causal and type(conv).coefficient is type(alibi_convention("press")).coefficient:
+            out = jnp.where(t[..., None, :, :] == 0, -0.0, out)  # NumPy's −|0.0| is −0.0
+        if bad is not None:
+            out = jnp.where(bad[..., None, :, :], jnp.nan, out)
+        if causal:
+            future = np.arange(k)[None, :] > np.arange(off, off + q)[:, None]
+            out = jnp.where(jnp.asarray(future), -jnp.inf, out)
+        return out.astype(dtype)
+
+    def check_buckets(self, relative_position: Any) -> None:
+        shape = shape_of(relative_position)
+        if shape is not None:  # the int32 buckets and the unsigned distances beside them
+            check_output(shape, "t5_bucket output", dtype=jnp.int32, work=3 * 4 * math.prod(shape))
+
+    def bucket_offsets(self, value: Any, name: str, what: str) -> jax.Array:
+        rel = check_traced_positions(value, name)
+        if np.dtype(rel.dtype).kind != "i":
+            raise PosEncError(f"{name} must be integers ({what}), got dtype {rel.dtype}")
+        return rel
+
+    def buckets(self, spec: T5Buckets, offsets: jax.Array) -> jax.Array:
+        return _bucket_of(spec, offsets, jnp.zeros_like(offsets))
+
+    def t5_weights(self, weights: Any) -> jax.Array:
+        w = float_array(weights, "weights")
+        if w.ndim != 2 or 0 in w.shape:
+            raise PosEncError(f"weights must be [num_buckets, n_heads], got shape {tuple(w.shape)}")
+        return w
+
+    def check_t5(self, weights: jax.Array, q_len: int, k_len: int) -> None:
+        q = check_int(q_len, "q_len", minimum=1, maximum=2**31 - 1)  # int32 positions reach them
+        k = check_int(k_len, "k_len", minimum=1, maximum=2**31 - 1)
+        # the bias [n_heads, q, k] and its int32 buckets: refused at once if no machine could hold them
+        check_output((weights.shape[1], q, k), "T5 bias", work=q * k * 4)
+
+    def t5_positions(self, value: Any, first: int, length: int, name: str, weights: jax.Array) -> jax.Array:
+        pos = check_traced_positions(jnp.arange(length, dtype=jnp.int32) + first if value is None else value, name)
+        if np.dtype(pos.dtype).kind != "i":
+            raise PosEncError(f"{name} must be integers (positions), got dtype {pos.dtype}")
+        return pos
+
+    def t5_lookup(self, weights: jax.Array, spec: T5Buckets, q_positions: jax.Array, k_positions: jax.Array,
+                  offset: int) -> jax.Array:
+        buckets = _bucket_of(spec, k_positions[None, :], q_positions[:, None])  # the offsets j − i, never wrapped
+        return jnp.moveaxis(jnp.take(weights, buckets, axis=0), -1, 0)
+
+
+#: the JAX primitives (no state: one is enough)
+JAX_BIAS = JaxBias()
+
+
+@parameters_of(numpy_alibi_bias, dtype=jnp.float32)
+def alibi_bias(*args: Any, **kwargs: Any) -> jax.Array:
     """The ALiBi bias ``[…, n_heads, q_len, k_len]`` (:func:`posenc.alibi_bias`), positions traced.
 
     Without ``positions`` everything is static and the bias is the NumPy
@@ -62,41 +155,11 @@ def alibi_bias(
     >>> alibi_bias(2, 2, 1, positions=jnp.array([0, 1])).tolist()
     [[[0.0, -inf], [-0.00390625, 0.0]]]
     """
-    dt = _out_dtype(dtype)
-    if positions is None:
-        return jnp.asarray(np_alibi_bias(q_len, k_len, n_heads, offset=offset, convention=convention,
-                                         causal=causal, dtype=np.float32)).astype(dt)
-    spec = AlibiSpec(q_len, k_len, n_heads, offset, convention, causal)  # the NumPy form's checks, once
-    q, k, off, conv, slopes, causal = spec.q_len, spec.k_len, spec.offset, spec.convention, spec.slopes, spec.causal
-    spec.check_positions(positions)
-    kp = check_traced_positions(positions)
-    if np.dtype(kp.dtype).kind != "i":
-        raise PosEncError(f"positions for the in-graph ALiBi bias must be integers (int32), got dtype {kp.dtype}")
-    if kp.ndim not in (1, 2) or kp.shape[-1] != k:
-        raise PosEncError(f"positions must be [k_len] or [b, k_len] with k_len = {k}, got shape {tuple(kp.shape)}")
-    # the bias, its coefficients and the heads' rows before they are stacked
-    check_output((*kp.shape[:-1], len(slopes), q, k), "ALiBi bias", dtype=dt,
-                 work=(2 * len(slopes) + 1) * 4 * int(np.prod(kp.shape[:-1], dtype=object)) * q * k)
-    qp = kp[..., off : off + q]
-    t = conv.coefficient(qp[..., :, None], kp[..., None, :], kp[..., -1:, None], bool(causal))
-    t = jnp.broadcast_to(t, (*kp.shape[:-1], q, k))
-    bad = None
-    if kp.dtype != jnp.int32:  # a traced int64 (x64 on): NaN where the coefficient leaves int32
-        bad, t = (t < -INT_LIMIT) | (t >= INT_LIMIT), t.astype(jnp.int32)
-    out = jnp.stack([times_int_f32(JAX_OPS, t, float(m)) for m in slopes], axis=-3)
-    if not causal and type(conv).coefficient is type(alibi_convention("press")).coefficient:
-        out = jnp.where(t[..., None, :, :] == 0, -0.0, out)  # NumPy's −|0.0| is −0.0
-    if bad is not None:
-        out = jnp.where(bad[..., None, :, :], jnp.nan, out)
-    if causal:
-        future = np.arange(k)[None, :] > np.arange(off, off + q)[:, None]
-        out = jnp.where(jnp.asarray(future), -jnp.inf, out)
-    return out.astype(dt)
+    return functions.alibi_bias(JAX_BIAS, *args, **kwargs)
 
 
-def t5_bucket(
-    relative_position: Any, *, spec: T5Buckets | None = None, **settings: Unpack[T5Settings],
-) -> jax.Array:
+@parameters_of(numpy_t5_bucket)
+def t5_bucket(*args: Any, **kwargs: Any) -> jax.Array:
     """T5's bucket of each traced offset ``j − i`` (:func:`posenc.t5_bucket`), int32, the same integers.
 
     T5's bucket is a non-decreasing function of the distance, so it is the
@@ -117,12 +180,7 @@ def t5_bucket(
     >>> t5_bucket(jnp.array([-1, 0, 1, -8, -12, -128])).tolist()
     [1, 0, 17, 8, 9, 15]
     """
-    cfg = t5_buckets(spec, "posenc.jax.t5_bucket", **settings)
-    rel = check_traced_positions(relative_position, "relative_position")
-    if np.dtype(rel.dtype).kind != "i":
-        raise PosEncError(f"relative_position must be integers (key − query), got dtype {rel.dtype}")
-    zero = jnp.zeros_like(rel)
-    return _bucket_of(cfg, rel, zero)
+    return functions.t5_bucket(JAX_BIAS, *args, **kwargs)
 
 
 def _bucket_of(cfg: T5Buckets, k: jax.Array, q: jax.Array) -> jax.Array:
@@ -149,17 +207,8 @@ def _bucket_of(cfg: T5Buckets, k: jax.Array, q: jax.Array) -> jax.Array:
     return (base + bucket).astype(jnp.int32)
 
 
-def t5_bias(
-    weights: Any,
-    q_len: int,
-    k_len: int,
-    *,
-    offset: int = 0,
-    q_positions: Any = None,
-    k_positions: Any = None,
-    bidirectional: bool = T5Buckets.bidirectional,
-    max_distance: int = T5Buckets.max_distance,
-) -> jax.Array:
+@parameters_of(numpy_t5_bias)
+def t5_bias(*args: Any, **kwargs: Any) -> jax.Array:
     """T5's relative attention bias ``[n_heads, q_len, k_len]``: ``weights[bucket(j − i)]``.
 
     Args:
@@ -180,21 +229,4 @@ def t5_bias(
     >>> t5_bias(jnp.arange(64.0).reshape(32, 2), 1, 3)[0].tolist()
     [[0.0, 34.0, 36.0]]
     """
-    w = float_array(weights, "weights")
-    if w.ndim != 2 or 0 in w.shape:
-        raise PosEncError(f"weights must be [num_buckets, n_heads], got shape {tuple(w.shape)}")
-    q = check_int(q_len, "q_len", minimum=1, maximum=2**31 - 1)
-    k = check_int(k_len, "k_len", minimum=1, maximum=2**31 - 1)
-    # the bias [n_heads, q, k] and its int32 buckets: refused at once if no machine could hold them
-    check_output((w.shape[1], q, k), "T5 bias", work=q * k * 4)
-    qp = jnp.arange(q, dtype=jnp.int32) + check_int(offset, "offset") if q_positions is None else q_positions
-    kp = jnp.arange(k, dtype=jnp.int32) if k_positions is None else k_positions
-    qp, kp = check_traced_positions(qp, "q_positions"), check_traced_positions(kp, "k_positions")
-    if qp.shape != (q,) or kp.shape != (k,):
-        raise PosEncError(f"q_positions and k_positions must be [{q}] and [{k}], got {qp.shape} and {kp.shape}")
-    for name, pos in (("q_positions", qp), ("k_positions", kp)):
-        if np.dtype(pos.dtype).kind != "i":
-            raise PosEncError(f"{name} must be integers (positions), got dtype {pos.dtype}")
-    cfg = table_buckets(w.shape[0], bidirectional, max_distance)
-    buckets = _bucket_of(cfg, kp[None, :], qp[:, None])  # the offsets j − i, never wrapped
-    return jnp.moveaxis(jnp.take(w, buckets, axis=0), -1, 0)
+    return functions.t5_bias(JAX_BIAS, *args, **kwargs)

@@ -10,20 +10,104 @@ import numpy as np
 
 import jax
 
-from ..errors import PosEncError, check_int, show_value
+from ..errors import PosEncError, check_int
 from ..exact.fixed import INT_LIMIT, fixed_ladder
 from ..exact.fixed_dot import MAX_TERMS, phase_of_dot
 from ..exact.fixed_sincos import sincos_f32
-from ..fields.conventions import FieldConvention, FieldPlan, get
+from ..fields import functions
+from ..fields.conventions import FieldConvention, FieldPlan
+from ..fields.encoding import fourier_features as numpy_fourier_features
+from ..fields.encoding import nerf_encoding as numpy_nerf_encoding
+from ..fields.numpy_backend import arrange
+from ..support.memory import shape_of
+from ..support.signatures import parameters_of
 from ._rows import JAX_OPS, rounds_to_odd, sincos_rows
 from .inputs import check_output, check_traced_positions
 from .rope import _out_dtype
 
-__all__ = ["fourier_features", "nerf_encoding"]
+__all__ = ["JAX_FIELDS", "JaxFields", "fourier_features", "nerf_encoding"]
 
 
-def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_input: Any = None,
-                  dtype: Any = jnp.float32) -> jax.Array:
+class JaxFields:
+    """The :class:`~posenc.fields.backend.FieldBackend` primitives over JAX arrays, traced or not.
+
+    Coordinates are read by :mod:`posenc.jax.inputs`' rule (float32 and
+    narrower floats, int32; |x| < 2**31 for the bands, any finite value for a
+    phase in turns); the plan is cached per (preset, n_freqs) and held to the
+    32-bit exact range; the rows are built in the graph from 32-bit integers
+    (:mod:`posenc.jax._rows`, :mod:`posenc.exact.fixed_dot`).
+    """
+
+    name = "jax"
+
+    def field_dtype(self, dtype: Any) -> Any:
+        return _out_dtype(dtype)
+
+    def field_plan(self, preset: FieldConvention, n_freqs: Any) -> FieldPlan:
+        return _plan(preset, n_freqs)
+
+    def check_nerf(self, x: Any, plan: FieldPlan, include_input: bool, dtype: Any) -> None:
+        shape = shape_of(x)
+        if shape is not None:  # a ragged x: the points' check names it
+            lead, d = (shape[:-1], shape[-1]) if shape else ((), 1)
+            check_output((*lead, 2 * len(plan.ladder) * d + (d if include_input else 0)), "NeRF encoding",
+                         dtype=dtype)
+
+    def nerf_points(self, x: Any) -> jax.Array:
+        pts = check_traced_positions(x, "x")
+        return pts.reshape(1) if pts.ndim == 0 else pts
+
+    def nerf_rows(self, points: jax.Array, plan: FieldPlan, include_input: bool, dtype: Any) -> jax.Array:
+        lead, d, n = points.shape[:-1], points.shape[-1], len(plan.ladder)
+        m = int(np.prod(lead))
+        if n:
+            s, c = sincos_rows(points, plan.ladder, odd=rounds_to_odd(dtype))  # [..., d, n]
+            enc = arrange(plan, s.reshape(m, d, n), c.reshape(m, d, n), jnp.stack, jnp.concatenate, jnp.transpose)
+        else:
+            enc = jnp.zeros((m, 0), jnp.float32)
+        if include_input:
+            raw = points.reshape(m, d).astype(jnp.float32)
+            enc = jnp.concatenate([raw, enc] if plan.input_at == "first" else [enc, raw], axis=-1)
+        return enc.reshape((*lead, enc.shape[-1])).astype(dtype)
+
+    def check_fourier(self, x: Any, b: Any, dtype: Any) -> None:
+        xs, bs = shape_of(x), shape_of(b)
+        if xs is not None and bs is not None and len(bs) == 2:  # else the matrix's check names B
+            lead, d = (xs[:-1], xs[-1]) if xs else ((), 1)
+            m = bs[0]
+            # each feature's sum of d exact products: XLA keeps ~70 bytes per feature, and materializes every
+            # product's words (~66 bytes each) past d = 32 (measured on the CPU: tests/jax/test_jax_inputs.py)
+            features = int(np.prod(lead, dtype=object)) * m
+            check_output((*lead, 2 * m), "Fourier features", dtype=dtype,
+                         work=features * (80 + (66 * d if d > 32 else 0)))
+
+    def fourier_points(self, x: Any) -> jax.Array:
+        pts = check_traced_positions(x, "x", limit=None)
+        return pts.reshape(1) if pts.ndim == 0 else pts
+
+    def fourier_matrix(self, b: Any, points: jax.Array) -> jax.Array:
+        d = points.shape[-1]
+        if d < 1:
+            raise PosEncError(f"x must hold at least one coordinate on its last axis, got d = {d}")
+        mat = check_traced_positions(b, "B", limit=None)
+        if mat.ndim != 2 or mat.shape[1] != d or mat.shape[0] < 1:
+            raise PosEncError(f"B must be a matrix [m, d] with m >= 1 and d = {d} (x's last axis), "
+                              f"got shape {tuple(mat.shape)}")
+        if d > MAX_TERMS:
+            raise PosEncError(f"x's last axis d = {d} is past {MAX_TERMS}, the longest sum B·v the exact path holds")
+        return mat
+
+    def fourier_rows(self, points: jax.Array, matrix: jax.Array, dtype: Any) -> jax.Array:
+        cos, sin = _features(points, matrix, rounds_to_odd(dtype))
+        return jnp.concatenate([cos, sin], axis=-1).astype(dtype)
+
+
+#: the JAX primitives (no state but the plans' cache: one is enough)
+JAX_FIELDS = JaxFields()
+
+
+@parameters_of(numpy_nerf_encoding, dtype=jnp.float32)
+def nerf_encoding(*args: Any, **kwargs: Any) -> jax.Array:
     """The frequency encoding of (traced) coordinates ``x [..., d]``: :func:`posenc.nerf_encoding` in the graph.
 
     Args:
@@ -62,25 +146,7 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
     >>> jax.jit(lambda x: nerf_encoding(x, 4, convention="nerfstudio"))(jnp.ones((2, 3))).shape
     (2, 24)
     """
-    plan = _plan(get(convention), n_freqs)
-    keep = plan.include_input if include_input is None else include_input
-    if not isinstance(keep, (bool, np.bool_)):
-        raise PosEncError(f"include_input must be True, False or None, got {show_value(include_input)}")
-    dt = _out_dtype(dtype)
-    pts = check_traced_positions(x, "x")
-    pts = pts.reshape(1) if pts.ndim == 0 else pts
-    lead, d, n = pts.shape[:-1], pts.shape[-1], len(plan.ladder)
-    check_output((*lead, 2 * n * d + (d if keep else 0)), "NeRF encoding", dtype=dt)
-    m = int(np.prod(lead))
-    if n:
-        s, c = sincos_rows(pts, plan.ladder, odd=rounds_to_odd(dt))  # [..., d, n]
-        enc = arrange(plan, s.reshape(m, d, n), c.reshape(m, d, n))
-    else:
-        enc = jnp.zeros((m, 0), jnp.float32)
-    if keep:
-        raw = pts.reshape(m, d).astype(jnp.float32)
-        enc = jnp.concatenate([raw, enc] if plan.input_at == "first" else [enc, raw], axis=-1)
-    return enc.reshape((*lead, enc.shape[-1])).astype(dt)
+    return functions.nerf_encoding(JAX_FIELDS, *args, **kwargs)
 
 
 def _plan(preset: FieldConvention, n_freqs: Any) -> FieldPlan:
@@ -106,19 +172,8 @@ def _planned(preset: FieldConvention, n_freqs: Any) -> FieldPlan:
 _cached_plan = functools.lru_cache(maxsize=64, typed=True)(_planned)  # one ladder per preset and band count
 
 
-def arrange(plan: FieldPlan, s: jax.Array, c: jax.Array) -> jax.Array:
-    """The preset's channel order from sin/cos ``[m, d, n]``: ``[m, 2·n·d]``, as in the NumPy API."""
-    m, d, n = s.shape
-    if plan.order == "nerf":  # per band: sin of every coordinate, then cos
-        out = jnp.stack((s, c), 1).transpose(0, 3, 1, 2)
-    elif plan.order == "blocks":  # all sines (coordinate-major), then all cosines
-        out = jnp.concatenate((s.reshape(m, d * n), c.reshape(m, d * n)), -1)
-    else:  # per coordinate, per band: sin, cos
-        out = jnp.stack((s, c), -1)
-    return out.reshape(m, 2 * n * d)
-
-
-def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
+@parameters_of(numpy_fourier_features, dtype=jnp.float32)
+def fourier_features(*args: Any, **kwargs: Any) -> jax.Array:
     """Tancik et al.'s random Fourier features ``[cos(2π B v) | sin(2π B v)]`` of (traced) ``x``: exact in the graph.
 
     :func:`posenc.fourier_features` inside ``jit`` with ``jax_enable_x64``
@@ -172,25 +227,7 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = jnp.float32) -> jax.Array:
     >>> jax.jit(fourier_features)(jnp.ones((5, 3)), jnp.ones((16, 3))).shape
     (5, 32)
     """
-    dt = _out_dtype(dtype)
-    pts = check_traced_positions(x, "x", limit=None)
-    pts = pts.reshape(1) if pts.ndim == 0 else pts
-    d = pts.shape[-1]
-    if d < 1:
-        raise PosEncError(f"x must hold at least one coordinate on its last axis, got d = {d}")
-    mat = check_traced_positions(b, "B", limit=None)
-    if mat.ndim != 2 or mat.shape[1] != d or mat.shape[0] < 1:
-        raise PosEncError(f"B must be a matrix [m, d] with m >= 1 and d = {d} (x's last axis), "
-                          f"got shape {tuple(mat.shape)}")
-    if d > MAX_TERMS:
-        raise PosEncError(f"x's last axis d = {d} is past {MAX_TERMS}, the longest sum B·v the exact path holds")
-    # each feature's sum of d exact products: XLA keeps ~70 bytes per feature, and materializes every
-    # product's words (~66 bytes each) past d = 32 (measured on the CPU: tests/jax/test_jax_inputs.py)
-    features = int(np.prod(pts.shape[:-1], dtype=object)) * mat.shape[0]
-    check_output((*pts.shape[:-1], 2 * mat.shape[0]), "Fourier features", dtype=dt,
-                 work=features * (80 + (66 * d if d > 32 else 0)))
-    cos, sin = _features(pts, mat, rounds_to_odd(dt))
-    return jnp.concatenate([cos, sin], axis=-1).astype(dt)
+    return functions.fourier_features(JAX_FIELDS, *args, **kwargs)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2,))

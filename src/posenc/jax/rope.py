@@ -8,7 +8,7 @@ rows bit for bit (:mod:`posenc.jax._rows`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -17,10 +17,12 @@ import jax
 
 from ..errors import PosEncError, check_int
 from ..rope import functions
+from ..rope.apply import apply_rope as numpy_apply_rope
 from ..rope.frequencies import RopeFrequencies
-from ..rope.spec import FREQUENCY_SETTINGS, RopeConfig, RopeFrequencySettings, RopeSettings, spec_in
+from ..rope.spec import FREQUENCY_SETTINGS, RopeConfig, RopeFrequencySettings, spec_in
 from ..rope.tables import check_axes
 from ..support.layout import check_rope_layout
+from ..support.signatures import parameters_of
 from ..support.vocabulary import RopeLayout
 from . import backend  # an attribute read per call: posenc.jax.backend may import first
 from .inputs import check_output, check_traced_positions
@@ -164,16 +166,8 @@ def rotate(x: jax.Array, cos: jax.Array, sin: jax.Array, layout: RopeLayout, rot
     return backend.rotated(x, cos, sin, layout, rotary_dim)
 
 
-def apply_rope(
-    x: Any,
-    positions: Any,
-    *,
-    spec: RopeConfig | None = None,
-    seq_len: int | None = None,
-    xpos: Any = None,
-    role: Literal["q", "k"] | None = None,
-    **settings: Unpack[RopeSettings],
-) -> jax.Array:
+@parameters_of(numpy_apply_rope)
+def apply_rope(*args: Any, **kwargs: Any) -> jax.Array:
     """Rotate queries or keys by their positions, exact rows built in the graph (:func:`posenc.apply_rope`).
 
     Args:
@@ -240,5 +234,4 @@ def apply_rope(
     ...     np.asarray(q), [700], spec=cfg, xpos=posenc.XPos(), role="q", seq_len=1025)).all())
     True
     """
-    return functions.apply_rope(backend.JAX, x, positions, spec=spec, seq_len=seq_len, xpos=xpos, role=role,
-                                **settings)
+    return functions.apply_rope(backend.JAX, *args, **kwargs)

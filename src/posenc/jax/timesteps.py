@@ -8,6 +8,7 @@ the angle t·ω_k is reduced with 32-bit integer operations
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 import jax.numpy as jnp
@@ -15,21 +16,70 @@ import numpy as np
 
 import jax
 
-from ..errors import PosEncError, check_channels, check_int
+from ..errors import PosEncError, check_int
 from ..exact.fixed import fixed_ladder
-from ..timesteps.conventions import Flux, TimestepConvention, TimestepPlan, get
+from ..support.memory import shape_of
+from ..support.signatures import parameters_of
+from ..timesteps import functions
+from ..timesteps.conventions import Flux, TimestepConvention, TimestepPlan
+from ..timesteps.embedding import timestep_embedding as numpy_timestep_embedding
 from ._rows import rounds_to_odd, sincos_rows
 from .inputs import as_input, check_output, check_traced_positions
 from .rope import _out_dtype
 
-__all__ = ["timestep_embedding"]
+__all__ = ["JAX_TIMESTEPS", "JaxTimesteps", "RoundedPlan", "timestep_embedding"]
 
 #: name -> (significand bits, smallest normal exponent, largest finite value) of the roundings JAX can do in float32
 _ROUNDINGS = {"float32": (24, -126, float(np.finfo(np.float32).max)), "float16": (11, -14, 65504.0),
               "bfloat16": (8, -126, float.fromhex("0x1.fep127"))}
 
 
-def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype: Any = jnp.float32) -> jax.Array:
+class JaxTimesteps:
+    """The :class:`~posenc.timesteps.backend.TimestepBackend` primitives over JAX arrays, traced or not.
+
+    t is read by :mod:`posenc.jax.inputs`' rule (int32, float32 and narrower
+    floats, traced or concrete); the plan is cached per (preset, dim, t's
+    dtype) and held to the 32-bit exact range, Flux's product folded into it
+    or rounded in float32 (:class:`RoundedPlan`); the rows are built in the
+    graph from 32-bit integers (:mod:`posenc.jax._rows`).
+    """
+
+    name = "jax"
+
+    def timestep_dtype(self, dtype: Any) -> Any:
+        return _out_dtype(dtype)
+
+    def check_timesteps(self, t: Any, dim: int, dtype: Any) -> None:
+        shape = shape_of(t)
+        if shape is not None:  # a ragged t: the times' check names it
+            check_output((*shape, dim), "timestep embedding", dtype=dtype)
+
+    def timestep_plan(self, preset: TimestepConvention, dim: Any, t: Any) -> RoundedPlan:
+        return _plan(preset, dim, _given_dtype(as_input(t, "t")))
+
+    def timestep_times(self, t: Any) -> jax.Array:
+        return check_traced_positions(as_input(t, "t"), "t")
+
+    def timestep_rows(self, times: jax.Array, preset: TimestepConvention, plan: TimestepPlan, dtype: Any) -> jax.Array:
+        rounding = plan.rounding if isinstance(plan, RoundedPlan) else None
+        if rounding is not None:
+            times = _rounded_product(times, *rounding)
+        return render(plan, times, rounds_to_odd(dtype)).astype(dtype)
+
+
+#: the JAX primitives (no state but the plans' cache: one is enough)
+JAX_TIMESTEPS = JaxTimesteps()
+
+
+@dataclass(frozen=True, eq=False)
+class RoundedPlan(TimestepPlan):
+    """A plan in the 32-bit exact range, with the (dtype, factor) Flux's ``time_factor·t`` is rounded to first."""
+
+    rounding: tuple[str, float] | None = None
+
+
+@parameters_of(numpy_timestep_embedding, dtype=jnp.float32)
+def timestep_embedding(*args: Any, **kwargs: Any) -> jax.Array:
     """The sinusoidal embedding of (traced) diffusion timesteps, ``[..., dim]``: :func:`posenc.timestep_embedding`.
 
     Args:
@@ -76,17 +126,7 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
     >>> np.asarray(f(jnp.float32(0.5)), np.float64).round(4).tolist()
     [-0.8838, -0.4678, 0.0]
     """
-    preset = get(convention)
-    dt = _out_dtype(dtype)
-    value = as_input(t, "t")
-    given = _given_dtype(value)
-    times = check_traced_positions(value, "t")
-    # sized before the plan: the frequencies of a wide dim take seconds to build
-    check_output((*times.shape, check_channels(dim, "dim")), "timestep embedding", dtype=dt)
-    plan, rounding = _plan(preset, dim, given)
-    if rounding is not None:
-        times = _rounded_product(times, *rounding)
-    return render(plan, times, rounds_to_odd(dt)).astype(dt)
+    return functions.timestep_embedding(JAX_TIMESTEPS, *args, **kwargs)
 
 
 def _given_dtype(t: Any) -> str:
@@ -94,8 +134,8 @@ def _given_dtype(t: Any) -> str:
     return dt.name if dt.name in _ROUNDINGS else ("int" if dt.kind in "iub" else dt.name)
 
 
-def _plan(preset: TimestepConvention, dim: Any, given: str) -> tuple[TimestepPlan, tuple[str, float] | None]:
-    """The plan, and the (dtype, factor) the product is rounded to first, if any.
+def _plan(preset: TimestepConvention, dim: Any, given: str) -> RoundedPlan:
+    """The plan, with the (dtype, factor) the product is rounded to first, if any.
 
     ``dim``'s type is checked before the cache is asked: a cache key holds
     8 == 8.0 == np.float64(8) and 1 == True alike (and cannot hold ``[8]``),
@@ -110,13 +150,13 @@ def _plan(preset: TimestepConvention, dim: Any, given: str) -> tuple[TimestepPla
     return _cached_plan(preset, dim, given)
 
 
-def _planned(preset: TimestepConvention, dim: Any, given: str) -> tuple[TimestepPlan, tuple[str, float] | None]:
+def _planned(preset: TimestepConvention, dim: Any, given: str) -> RoundedPlan:
     plan, rounding = _resolve(preset, dim, given)
     try:
         fixed_ladder(plan.ladder)
     except PosEncError as exc:
         raise PosEncError(f"convention {preset!r} at dim = {dim}: {exc}") from None
-    return plan, rounding
+    return RoundedPlan(plan.ladder, plan.cos_first, plan.dim, rounding)
 
 
 _cached_plan = functools.lru_cache(maxsize=128, typed=True)(_planned)  # one ladder per preset: jit compiles once

@@ -126,7 +126,7 @@ def nerf_data() -> dict[str, Any]:
 'tcnn': ['interleaved', 'last', False]})
     """
     from ..fields.conventions import get
-    from ..fields.encoding import two_pi
+    from ..fields.numpy_backend import two_pi
 
     words: list[np.ndarray] = []
     keys, entries, orders = [], [], {}

@@ -1,8 +1,10 @@
 """Diffusion timesteps: the sinusoid of t (integer steps, fractional steps, continuous t or σ), per framework.
 
 :mod:`~posenc.timesteps.conventions` holds the presets (diffusers, DDPM,
-guided-diffusion, Flux) and the registry; :mod:`~posenc.timesteps.embedding`
-computes :func:`timestep_embedding` from :mod:`posenc.exact`'s angles.
+guided-diffusion, Flux) and the registry; :mod:`~posenc.timesteps.functions`
+writes :func:`timestep_embedding` once over a backend
+(:mod:`~posenc.timesteps.backend`), :mod:`~posenc.timesteps.numpy_backend`
+computes it from :mod:`posenc.exact`'s angles.
 """
 
 from .conventions import (

@@ -1,16 +1,18 @@
-"""The diffusion timestep embedding: sin and cos of t·ω_k for every real t, exact, in any preset's layout."""
+"""The diffusion timestep embedding: sin and cos of t·ω_k for every real t, exact, in any preset's layout.
+
+:func:`timestep_embedding` is :func:`posenc.timesteps.functions.timestep_embedding` on NumPy
+(:data:`~posenc.timesteps.numpy_backend.NUMPY_TIMESTEPS`); its parameters are every framework's
+(:func:`posenc.support.forms.backend_form`).
+"""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from ..errors import PosEncError, check_angle, check_channels, check_dtype, check_positions, read_array
-from ..exact import fill_sincos
-from ..support.memory import allocate, check_size, shape_of
-from .conventions import TimestepPlan, get, preset_times
+from . import functions
+from .numpy_backend import NUMPY_TIMESTEPS
 
 __all__ = ["timestep_embedding"]
 
@@ -48,46 +50,4 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
     >>> timestep_embedding(0.5, 3, convention="flux", dtype=np.float64).round(4).tolist()
     [-0.8838, -0.4678, 0.0]
     """
-    shape = shape_of(t)
-    preset = get(convention)
-    dt = check_dtype(dtype)
-    if shape is not None:  # before t is read or the ladder built: a huge view is refused in microseconds
-        _check_size(shape, _channels(dim), dt)
-    plan = preset.plan(dim)
-    if shape is not None:
-        _check_size(shape, plan.dim, dt)
-    given = read_array(t, "t", "real numbers").dtype if hasattr(t, "dtype") else np.dtype(np.float64)
-    times = check_positions(t, "t")
-    flat = preset_times(preset, times.reshape(-1), given)
-    if flat.size:
-        check_angle(float(np.max(np.abs(flat))), plan.ladder.fastest, "t")
-    return render(plan, flat, dt).reshape((*times.shape, plan.dim))
-
-
-#: Bytes per time of the working arrays beside the output: t's float64 copy and a rounding's temporaries.
-_PER_TIME = 6 * 8
-
-#: The exact path's blocks (:func:`posenc.exact.fill_sincos`: ~220 bytes for each of 16384 elements).
-_BLOCK_WORK = 256 * 16384
-
-
-def _channels(dim: Any) -> int:
-    """``dim`` as the output's width where it is a valid channel count (else 1: the preset names it)."""
-    try:
-        return check_channels(dim, "dim")
-    except PosEncError:
-        return 1
-
-
-def _check_size(shape: tuple[int, ...], dim: int, dt: np.dtype) -> None:
-    check_size((*shape, dim), dt, "timestep embedding", work=math.prod(shape) * _PER_TIME + _BLOCK_WORK)
-
-
-def render(plan: TimestepPlan, times: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """``[m, plan.dim]``: sin/cos of ``times[:, None]·ω`` placed as the plan says (float64 ``times [m]``)."""
-    n = len(plan.ladder)
-    out = allocate((times.shape[0], plan.dim), dtype, "timestep embedding", zeros=plan.dim > 2 * n)
-    first, second = out[:, :n], out[:, n:2 * n]
-    sin_out, cos_out = (second, first) if plan.cos_first else (first, second)
-    fill_sincos(times, plan.ladder, sin_out, cos_out)
-    return out
+    return functions.timestep_embedding(NUMPY_TIMESTEPS, t, dim, convention=convention, dtype=dtype)

@@ -20,6 +20,7 @@ from the NumPy core, so they equal :func:`posenc.alibi_bias` and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,26 +28,20 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..bias.alibi import alibi_convention, alibi_rows_at, alibi_slopes, alibi_table, check_placement
-from ..bias.t5 import T5Buckets, T5Settings, t5_bucket, t5_buckets
+from ..bias.alibi import Press, alibi_convention, alibi_rows_at, alibi_slopes, alibi_table
+from ..bias.spec import LIMIT, AlibiSpec, T5Buckets, T5Settings, check_placement, t5_buckets
+from ..bias.t5 import t5_bucket
 from ..errors import MAX_D_MODEL, MAX_POSITION, PosEncError, check_int, show_value
 from ..registry import guarded
+from ..support.memory import shape_of
 from ._cache import DEFAULT_ROWS, TableCache, compiling
+from ._inputs import as_tensor, check_float, offsets
 from ._memory import check_device_size
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["AlibiBias", "T5RelativeBias", "bucket_cache", "lookup_buckets"]
-
-_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-
-
-def _check_float(dtype: Any) -> torch.dtype:
-    if not isinstance(dtype, torch.dtype) or dtype not in _FLOATS:  # a tensor would compare element by element
-        raise PosEncError(f"dtype must be a torch float16/bfloat16/float32/float64, got {dtype!r}")
-    return dtype
-
+__all__ = ["TORCH_BIAS", "AlibiBias", "T5RelativeBias", "TorchBias", "bucket_cache", "lookup_buckets"]
 
 def _check_causal(causal: Any) -> bool:
     if not isinstance(causal, bool):
@@ -130,6 +125,8 @@ class AlibiBias(nn.Module):
         self.causal = _check_causal(causal)
         rows = check_int(max_len, "max_len", minimum=0)
         self.cache = TableCache(_AlibiRows(self.n_heads, self.convention), (self.n_heads,), stop=rows, start=-rows)
+        # press's −|i − j| (and a subclass's that keeps it): its zero is −0.0 in the NumPy function
+        self._signed_zero = type(self.convention).coefficient is Press.coefficient
 
     @property
     def slopes(self) -> torch.Tensor:
@@ -166,7 +163,7 @@ class AlibiBias(nn.Module):
         Raises:
             PosEncError: the checks of :func:`posenc.alibi_bias` (values in eager mode).
         """
-        dt = _check_float(dtype)
+        dt = check_float(dtype)
         if not compiling():
             q = check_int(q_len, "q_len", minimum=1)
             k = check_int(k_len, "k_len", minimum=1)
@@ -205,6 +202,8 @@ class AlibiBias(nn.Module):
         rows_dtype = torch.float64 if dt == torch.float64 else torch.float32
         flat = self.cache.lookup(t.numel(), positions=t.reshape(-1), device=dev, dtype=rows_dtype)
         bias = flat.reshape(*t.shape, self.n_heads).movedim(-1, -3)  # [..., n_h, q or 1, k]
+        if not self.causal and self._signed_zero:  # NumPy's m·(−|0|) is −0.0; a table row at t = 0 is +0.0
+            bias = torch.where((t == 0).unsqueeze(-3), -0.0, bias)
         bias = bias.expand(*bias.shape[:-2], q, k)
         if bias.dim() == 3:
             bias = bias.unsqueeze(0)
@@ -333,3 +332,88 @@ class T5RelativeBias(nn.Module):
         c = self.config
         return (f"n_heads={self.n_heads}, bidirectional={c.bidirectional}, num_buckets={c.num_buckets}, "
                 f"max_distance={c.max_distance}")
+
+
+def _device(x: Any) -> torch.device:
+    return x.device if isinstance(x, torch.Tensor) else torch.device("cpu")
+
+
+class TorchBias:
+    """The :class:`~posenc.bias.backend.BiasBackend` primitives over torch tensors, on the input's device.
+
+    Positions and offsets are integer tensors on any device (or array-likes,
+    :func:`~posenc.torch._inputs.as_tensor`). ALiBi's values are the rows of
+    :class:`AlibiBias` (the NumPy function's float32/float64 bits, gathered
+    by whole distance terms), T5's buckets those of :class:`T5RelativeBias`
+    (a table of :func:`posenc.t5_bucket`), looked up on the input's device.
+    """
+
+    name = "torch"
+
+    def alibi_dtype(self, dtype: Any) -> torch.dtype:
+        return check_float(dtype)
+
+    def check_alibi(self, spec: AlibiSpec, positions: Any, dtype: Any) -> None:
+        shape = None if positions is None else shape_of(positions)
+        b = shape[0] if shape is not None and len(shape) == 2 else 1
+        q, k, h = spec.q_len, spec.k_len, spec.n_heads
+        # the distance terms and the mask [b, q, k], the gathered rows and their masked copy [b, n_h, q, k]
+        rows = 8 if dtype == torch.float64 else 4
+        work = 2 * b * q * k * 8 + 2 * b * h * q * k * rows
+        check_device_size((b, h, q, k), dtype, "ALiBi bias", _device(positions), work)
+
+    def alibi_positions(self, positions: Any, spec: AlibiSpec) -> torch.Tensor:
+        pos = as_tensor(positions, "positions")
+        if pos.dim() not in (1, 2) or pos.shape[-1] != spec.k_len:
+            raise PosEncError(f"positions must be [k_len] or [b, k_len] with k_len = {spec.k_len}, "
+                              f"got shape {tuple(pos.shape)}")
+        if pos.is_floating_point() or pos.is_complex() or pos.dtype == torch.bool:
+            raise PosEncError(f"positions must be an integer tensor, got dtype {pos.dtype}")
+        return pos
+
+    def alibi_rows(self, spec: AlibiSpec, positions: torch.Tensor | None, dtype: Any) -> torch.Tensor:
+        module = AlibiBias(spec.n_heads, convention=spec.convention, causal=spec.causal, max_len=0)
+        bias = module(spec.q_len, spec.k_len, offset=spec.offset, positions=positions, dtype=dtype)
+        return bias[0] if positions is None or positions.dim() == 1 else bias
+
+    def check_buckets(self, relative_position: Any) -> None:
+        shape = shape_of(relative_position)
+        if shape is not None:  # the output, the offsets' clamp and their rows (int64 each)
+            n = math.prod(shape)
+            check_device_size(shape, torch.int64, "t5_bucket output", _device(relative_position), 3 * 8 * n)
+
+    def bucket_offsets(self, value: Any, name: str, what: str) -> torch.Tensor:
+        return offsets(value, name, what)
+
+    def buckets(self, spec: T5Buckets, offsets: torch.Tensor) -> torch.Tensor:
+        return lookup_buckets(bucket_cache(spec, held=False), spec, offsets, offsets.device)
+
+    def t5_weights(self, weights: Any) -> torch.Tensor:
+        w = as_tensor(weights, "weights")
+        if not w.dtype.is_floating_point or w.dim() != 2 or 0 in w.shape:
+            raise PosEncError(f"weights must be a float matrix [num_buckets, n_heads], got {show_value(weights)}")
+        return w
+
+    def check_t5(self, weights: torch.Tensor, q_len: int, k_len: int) -> None:
+        # the output, and the offsets, their clamp and the buckets (int64 [q, k] each)
+        check_device_size((int(weights.shape[1]), q_len, k_len), weights.dtype, "T5 bias", weights.device,
+                          3 * 8 * q_len * k_len)
+
+    def t5_positions(self, value: Any, first: int, length: int, name: str, weights: torch.Tensor) -> torch.Tensor:
+        if value is None:
+            return torch.arange(first, first + length, device=weights.device)
+        return offsets(value, name, "positions").to(weights.device)
+
+    def t5_lookup(self, weights: torch.Tensor, spec: T5Buckets, q_positions: torch.Tensor,
+                  k_positions: torch.Tensor, offset: int) -> torch.Tensor:
+        rel = k_positions[None, :] - q_positions[:, None]  # |p| < 2**53 each: no int64 wraps
+        if not rel.is_meta and not bool(((rel > -LIMIT) & (rel < LIMIT)).all()):
+            reach = int(rel.abs().max())
+            raise PosEncError(f"the offsets j − i of these positions (offset = {offset}) reach {reach}, "
+                              "past 2**53 (T5's buckets take |j − i| < 2**53)")
+        buckets = lookup_buckets(bucket_cache(spec, held=False), spec, rel, weights.device)
+        return torch.nn.functional.embedding(buckets, weights).permute(2, 0, 1)
+
+
+#: the torch primitives (no state: one is enough)
+TORCH_BIAS = TorchBias()

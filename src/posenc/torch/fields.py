@@ -23,13 +23,16 @@ from ..exact import Ladder
 from ..exact.dot import dot2_turns
 from ..exact.fixed_dot import phase_of_dot
 from ..exact.fixed_sincos import sincos_f32
-from ..fields.conventions import get
-from ..fields.encoding import Bands, _matrix, arrange, check_matrix, two_pi
+from ..fields.conventions import FieldConvention, FieldPlan, get
+from ..fields.numpy_backend import Bands, arrange, check_matrix, check_raw, read_matrix, two_pi
+from ..support.memory import shape_of
 from ..triton.positions import check_values
 from ._exact import LadderBuffers, check_input, exact_sincos, exact_sincos32, host_eager, host_values, turns_core
 from ._fixed import NARROW_FLOATS, TORCH_OPS, round_once, rows_dtype_ok
+from ._inputs import as_tensor, check_float
+from ._memory import check_device_size
 
-__all__ = ["FourierFeatures", "NeRFEncoding"]
+__all__ = ["TORCH_FIELDS", "FourierFeatures", "NeRFEncoding", "TorchFields"]
 
 
 def _check_x(x: torch.Tensor, fastest: float, what: str) -> None:
@@ -64,7 +67,7 @@ def _turn_sincos(p: torch.Tensor, angles: LadderBuffers) -> tuple[torch.Tensor, 
 
 
 class _TorchBands(nn.Module):
-    """:class:`posenc.fields.encoding.Bands` as buffers: the radian bands' ladder, the dyadic bands' τ and 2π."""
+    """:class:`posenc.fields.numpy_backend.Bands` as buffers: the radian bands' ladder, the dyadic bands' τ and 2π."""
 
     def __init__(self, bands: Bands) -> None:
         super().__init__()
@@ -129,11 +132,23 @@ class NeRFEncoding(nn.Module):
 
     def __init__(self, n_freqs: int, *, convention: Any = "nerf", include_input: bool | None = None) -> None:
         super().__init__()
-        self.plan = get(convention).plan(n_freqs)
-        keep = self.plan.include_input if include_input is None else include_input
+        plan = get(convention).plan(n_freqs)
+        keep = plan.include_input if include_input is None else include_input
         if not isinstance(keep, (bool, np.bool_)):
             raise PosEncError(f"include_input must be True, False or None, got {show_value(include_input)}")
-        self.include_input = bool(keep)
+        self._setup(plan, bool(keep))
+
+    @classmethod
+    def of_plan(cls, plan: FieldPlan, include_input: bool) -> NeRFEncoding:
+        """The module of a preset's ``plan`` (built and checked by the caller: the functional form's)."""
+        self = cls.__new__(cls)
+        nn.Module.__init__(self)
+        self._setup(plan, include_input)
+        return self
+
+    def _setup(self, plan: FieldPlan, include_input: bool) -> None:
+        self.plan = plan
+        self.include_input = include_input
         bands = Bands.of(self.plan)
         self.bands = _TorchBands(bands)
         # the 32-bit path (off the host, x not float64) reads the plan's ladder whole: its words hold the dyadic
@@ -163,7 +178,8 @@ class NeRFEncoding(nn.Module):
         else:  # float64 sin/cos, rounded once to dt (torch's cast to float16/bfloat16 would round twice)
             s, c = self.bands.sincos(x.reshape(-1).to(torch.float64))
             s, c = round_once(s, dt), round_once(c, dt)
-        enc = arrange(self.plan, s.reshape(m, d, n), c.reshape(m, d, n), dt)
+        enc = arrange(self.plan, s.reshape(m, d, n), c.reshape(m, d, n), torch.stack, torch.cat, torch.permute)
+        enc = enc.to(dt)
         if self.include_input:
             raw = round_once(x.reshape(m, d), dt)  # a float64 x into float16/bfloat16: rounded once
             enc = torch.cat([raw, enc] if self.plan.input_at == "first" else [enc, raw], dim=-1)
@@ -235,7 +251,7 @@ class FourierFeatures(nn.Module):
         shape = np.shape(arr)
         if len(shape) != 2 or shape[1] < 1:  # d = 0: no coordinate to encode, as posenc.fourier_features
             raise PosEncError(f"B must be a matrix [m, d] with m >= 1 and d >= 1, got shape {shape_text(shape)}")
-        mat = _matrix(arr, shape[1])
+        mat = read_matrix(arr, shape[1])
         self.register_buffer("B", torch.from_numpy(mat.copy()))
         self.angles = LadderBuffers(two_pi())
         self.register_buffer("b32", torch.zeros(mat.shape, dtype=torch.int32), persistent=False)
@@ -310,3 +326,59 @@ class FourierFeatures(nn.Module):
         s, c = exact_sincos(plain.reshape(-1), self.angles, f, g, quarter=q)
         out = torch.cat([c.reshape(-1, m), s.reshape(-1, m)], dim=-1) + 0.0  # an exact zero is +0
         return round_once(out, dt).reshape(*x.shape[:-1], 2 * m)
+
+
+def _device(x: Any) -> torch.device:
+    return x.device if isinstance(x, torch.Tensor) else torch.device("cpu")
+
+
+class TorchFields:
+    """The :class:`~posenc.fields.backend.FieldBackend` primitives over torch tensors, on x's device.
+
+    x is a real tensor on any device (or an array-like,
+    :func:`~posenc.torch._inputs.as_tensor`); the rows are the modules'
+    (:class:`NeRFEncoding` of the plan, :class:`FourierFeatures` holding B,
+    which is torch's checked B: float64, with its float32 bits), on x's device.
+    """
+
+    name = "torch"
+
+    def field_dtype(self, dtype: Any) -> torch.dtype:
+        return check_float(dtype)
+
+    def field_plan(self, preset: FieldConvention, n_freqs: Any) -> FieldPlan:
+        return preset.plan(n_freqs)
+
+    def check_nerf(self, x: Any, plan: FieldPlan, include_input: bool, dtype: Any) -> None:
+        shape = shape_of(x)
+        if shape is not None:  # a ragged x: the points' check names it
+            lead, d = (shape[:-1], shape[-1]) if shape else ((), 1)
+            width = d * (2 * len(plan.ladder) + int(include_input))
+            check_device_size((*lead, width), dtype, "field encoding", _device(x), 0)
+
+    def nerf_points(self, x: Any) -> torch.Tensor:
+        return as_tensor(x, "x")
+
+    def nerf_rows(self, points: torch.Tensor, plan: FieldPlan, include_input: bool, dtype: Any) -> torch.Tensor:
+        if include_input and dtype == torch.float16 and points.numel() and not points.is_meta:
+            check_values(points, "x")
+            check_raw(float(points.detach().abs().max()), np.dtype(np.float16), "x")
+        return NeRFEncoding.of_plan(plan, include_input).to(points.device).encode(points, dtype)
+
+    def check_fourier(self, x: Any, b: Any, dtype: Any) -> None:
+        xs, bs = shape_of(x), shape_of(b)
+        if xs is not None and bs is not None and len(bs) == 2:  # else the module's check names B
+            check_device_size((*(xs[:-1] if xs else ()), 2 * bs[0]), dtype, "Fourier features", _device(x), 0)
+
+    def fourier_points(self, x: Any) -> torch.Tensor:
+        return as_tensor(x, "x")
+
+    def fourier_matrix(self, b: Any, points: torch.Tensor) -> FourierFeatures:
+        return FourierFeatures(b)  # x's d is checked against it by its features()
+
+    def fourier_rows(self, points: torch.Tensor, matrix: FourierFeatures, dtype: Any) -> torch.Tensor:
+        return matrix.to(points.device).features(points, dtype)
+
+
+#: the torch primitives (no state: one is enough)
+TORCH_FIELDS = TorchFields()

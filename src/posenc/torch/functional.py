@@ -1,15 +1,21 @@
-"""The NumPy API's functions on torch tensors: each one the computation of a posenc.torch module, or NumPy's own.
+"""The NumPy API's functions on torch tensors: each its family's generic function on torch's primitives.
 
 :func:`timestep_embedding`, :func:`nerf_encoding`, :func:`fourier_features`,
-:func:`alibi_bias`, :func:`t5_bucket` and :func:`t5_bias` build the module of
-their concept for the call (:class:`~posenc.torch.Timesteps`,
-:class:`~posenc.torch.NeRFEncoding`, :class:`~posenc.torch.FourierFeatures`,
-:class:`~posenc.torch.AlibiBias`, :class:`~posenc.torch.T5RelativeBias`'s
-buckets) on the input's device and return what it computes, in the dtype
-asked for; :func:`encode_nd` (no torch module) is :func:`posenc.encode_nd`'s
-rows from the host. The arguments, defaults and refusals are the NumPy
-function's (:func:`posenc.timestep_embedding` …), with torch dtypes; inside a
-model, hold the module instead (built once, its tables cached, traceable by
+:func:`alibi_bias`, :func:`t5_bucket` and :func:`t5_bias` are
+:mod:`posenc.timesteps.functions`, :mod:`posenc.fields.functions` and
+:mod:`posenc.bias.functions` bound to the torch primitives
+(:data:`~posenc.torch.timesteps.TORCH_TIMESTEPS`,
+:data:`~posenc.torch.fields.TORCH_FIELDS`, :data:`~posenc.torch.bias.TORCH_BIAS`),
+with the NumPy functions' parameters (:func:`posenc.support.signatures.parameters_of`):
+the checks are the NumPy function's, before any work; the values are the
+computation of the concept's module (:class:`~posenc.torch.Timesteps`' host
+rows for a CPU tensor without a gradient, no module built; otherwise its
+device paths, :class:`~posenc.torch.NeRFEncoding`,
+:class:`~posenc.torch.FourierFeatures`, :class:`~posenc.torch.AlibiBias`,
+:class:`~posenc.torch.T5RelativeBias`'s buckets, built for the call) on the
+input's device, in the dtype asked for; :func:`encode_nd` (no torch module)
+is :func:`posenc.encode_nd`'s rows from the host. Inside a model, hold the
+module instead (built once, its tables cached, traceable by
 ``torch.compile(fullgraph=True)``).
 
 >>> import torch
@@ -21,21 +27,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
 
-from ..bias.t5 import T5Buckets, T5Settings, t5_buckets, table_buckets
-from ..errors import PosEncError, check_int, read_array, show_value
-from ..fields.encoding import check_raw
+from ..bias import functions as bias_functions
+from ..bias.alibi import alibi_bias as numpy_alibi_bias
+from ..bias.t5 import t5_bias as numpy_t5_bias
+from ..bias.t5 import t5_bucket as numpy_t5_bucket
+from ..fields import functions as fields_functions
+from ..fields.encoding import fourier_features as numpy_fourier_features
+from ..fields.encoding import nerf_encoding as numpy_nerf_encoding
 from ..sinusoidal.conventions_nd import AnyNdConvention, AxialSettings
 from ..sinusoidal.grid import encode_nd as numpy_encode_nd
-from ..triton.positions import check_values
+from ..support.signatures import parameters_of
+from ..timesteps import functions as timesteps_functions
+from ..timesteps.embedding import timestep_embedding as numpy_timestep_embedding
 from ._fixed import round_once
-from ._memory import check_device_size
+from ._inputs import check_float, host_input
 from .backend import _HOST_DTYPES
-from .bias import AlibiBias, _check_float, bucket_cache, lookup_buckets
-from .fields import FourierFeatures, NeRFEncoding
-from .timesteps import Timesteps
+from .bias import TORCH_BIAS
+from .fields import TORCH_FIELDS
+from .timesteps import TORCH_TIMESTEPS
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -49,34 +60,9 @@ def _reason(name: str, instead: str) -> str:
             f"cannot trace: inside a compiled model use {instead}, or compile with fullgraph=False")
 
 
-def as_tensor(value: Any, name: str) -> torch.Tensor:
-    """``value`` as a tensor: a tensor itself; an array-like read as NumPy reads it (floats stay float64)."""
-    if isinstance(value, torch.Tensor):
-        return value
-    arr = read_array(value, name, "real numbers")
-    if arr.dtype.kind == "u" and arr.size and int(arr.max()) >= 2**63:
-        raise PosEncError(f"{name} must satisfy |p| < 2**53, got {int(arr.max())}")
-    if arr.dtype.kind in "iu":
-        arr = arr.astype(np.uint8 if arr.dtype == np.uint8 else np.int64)
-    elif arr.dtype.kind != "f" or arr.dtype.itemsize > 8:
-        raise PosEncError(f"{name} must be real numbers (integers or float16/32/64), got {show_value(value)}")
-    return torch.from_numpy(arr.astype(arr.dtype.newbyteorder("="), copy=True))  # writable, native order
-
-
-def _host(value: Any, name: str) -> tuple[Any, torch.device | None]:
-    """(what the NumPy function reads, the device the result goes to): a tensor's values on the host, exactly."""
-    if not isinstance(value, torch.Tensor):
-        return value, None
-    if value.is_meta:
-        raise PosEncError(f"{name} is a tensor on the meta device, which holds no values")
-    v = value.detach().cpu()
-    if v.dtype in (torch.float16, torch.bfloat16):
-        v = v.to(torch.float32)  # exact
-    return v.numpy(), value.device
-
-
 @torch.compiler.disable(reason=_reason("timestep_embedding", "posenc.torch.Timesteps"))
-def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype: Any = torch.float32) -> torch.Tensor:
+@parameters_of(numpy_timestep_embedding, dtype=torch.float32)
+def timestep_embedding(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.timestep_embedding` on t's device: ``[..., dim]``, :class:`~posenc.torch.Timesteps`' values.
 
     Args:
@@ -99,16 +85,12 @@ def timestep_embedding(t: Any, dim: Any, *, convention: Any = "diffusers", dtype
     >>> timestep_embedding([0.5], 3, convention="flux", dtype=torch.float64).round(decimals=4).tolist()
     [[-0.8838, -0.4678, 0.0]]
     """
-    dt = _check_float(dtype)
-    module = Timesteps.from_convention(dim, convention)
-    x = as_tensor(t, "t")
-    check_device_size((*x.shape, module.num_channels), dt, "timestep embedding", x.device, 0)
-    return module.to(x.device).embed(x, dt)
+    return timesteps_functions.timestep_embedding(TORCH_TIMESTEPS, *args, **kwargs)
 
 
 @torch.compiler.disable(reason=_reason("nerf_encoding", "posenc.torch.NeRFEncoding"))
-def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_input: Any = None,
-                  dtype: Any = torch.float32) -> torch.Tensor:
+@parameters_of(numpy_nerf_encoding, dtype=torch.float32)
+def nerf_encoding(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.nerf_encoding` on x's device: ``[..., 2·L·d (+ d)]``, :class:`~posenc.torch.NeRFEncoding`'s values.
 
     Args:
@@ -129,19 +111,12 @@ def nerf_encoding(x: Any, n_freqs: Any, *, convention: Any = "nerf", include_inp
     >>> nerf_encoding([[0.25, 1.0]], 2, convention="tcnn", dtype=torch.float64).round(decimals=4).tolist()
     [[0.7071, 0.7071, 1.0, 0.0, 0.0, -1.0, 0.0, 1.0]]
     """
-    dt = _check_float(dtype)
-    module = NeRFEncoding(n_freqs, convention=convention, include_input=include_input)
-    pts = as_tensor(x, "x")
-    lead, d = (tuple(pts.shape[:-1]), pts.shape[-1]) if pts.dim() else ((), 1)
-    check_device_size((*lead, module.out_dim(d)), dt, "field encoding", pts.device, 0)
-    if module.include_input and dt == torch.float16 and pts.numel() and not pts.is_meta:
-        check_values(pts, "x")
-        check_raw(float(pts.detach().abs().max()), np.dtype(np.float16), "x")
-    return module.to(pts.device).encode(pts, dt)
+    return fields_functions.nerf_encoding(TORCH_FIELDS, *args, **kwargs)
 
 
 @torch.compiler.disable(reason=_reason("fourier_features", "posenc.torch.FourierFeatures"))
-def fourier_features(x: Any, b: Any, *, dtype: Any = torch.float32) -> torch.Tensor:
+@parameters_of(numpy_fourier_features, dtype=torch.float32)
+def fourier_features(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.fourier_features` on x's device: ``[..., 2m]``, :class:`~posenc.torch.FourierFeatures`' values.
 
     Args:
@@ -164,17 +139,12 @@ def fourier_features(x: Any, b: Any, *, dtype: Any = torch.float32) -> torch.Ten
     >>> fourier_features([[1 / 8, 1 / 4]], [[1.0, 0.0], [2.0, 1.0]], dtype=torch.float64).round(decimals=4).tolist()
     [[0.7071, -1.0, 0.7071, 0.0]]
     """
-    dt = _check_float(dtype)
-    module = FourierFeatures(b)
-    pts = as_tensor(x, "x")
-    lead = tuple(pts.shape[:-1]) if pts.dim() else ()
-    check_device_size((*lead, 2 * module.B.shape[0]), dt, "Fourier features", pts.device, 0)
-    return module.to(pts.device).features(pts, dt)
+    return fields_functions.fourier_features(TORCH_FIELDS, *args, **kwargs)
 
 
 @torch.compiler.disable(reason=_reason("alibi_bias", "posenc.torch.AlibiBias"))
-def alibi_bias(q_len: int, k_len: int, n_heads: int, *, offset: int = 0, positions: Any = None,
-               convention: Any = "press", causal: bool = True, dtype: Any = torch.float32) -> torch.Tensor:
+@parameters_of(numpy_alibi_bias, dtype=torch.float32)
+def alibi_bias(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.alibi_bias` as a tensor: :class:`~posenc.torch.AlibiBias`' bias, head axis third from last.
 
     Args:
@@ -196,24 +166,12 @@ def alibi_bias(q_len: int, k_len: int, n_heads: int, *, offset: int = 0, positio
     >>> alibi_bias(3, 3, 1).tolist()
     [[[0.0, -inf, -inf], [-0.00390625, 0.0, -inf], [-0.0078125, -0.00390625, 0.0]]]
     """
-    module = AlibiBias(n_heads, convention=convention, causal=causal, max_len=0)
-    pos = None if positions is None else as_tensor(positions, "positions")
-    bias = module(q_len, k_len, offset=offset, positions=pos, dtype=dtype)
-    return bias[0] if pos is None or pos.dim() == 1 else bias
-
-
-def _offsets(value: Any, name: str, what: str) -> torch.Tensor:
-    """Integer offsets or positions, checked as the NumPy functions check them (|r| < 2**53), on their device."""
-    rel = as_tensor(value, name)
-    if rel.dtype.is_floating_point or rel.is_complex() or rel.dtype == torch.bool:
-        raise PosEncError(f"{name} must be integers ({what}), got dtype {str(rel.dtype).removeprefix('torch.')}")
-    if not rel.is_meta:
-        check_values(rel, name)
-    return rel.to(torch.long)
+    return bias_functions.alibi_bias(TORCH_BIAS, *args, **kwargs)
 
 
 @torch.compiler.disable(reason=_reason("t5_bucket", "posenc.torch.T5RelativeBias (its bucket method)"))
-def t5_bucket(relative_position: Any, *, spec: T5Buckets | None = None, **settings: Unpack[T5Settings]) -> torch.Tensor:
+@parameters_of(numpy_t5_bucket)
+def t5_bucket(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.t5_bucket` on the offsets' device: int64, :class:`~posenc.torch.T5RelativeBias`' buckets.
 
     Args:
@@ -230,16 +188,12 @@ def t5_bucket(relative_position: Any, *, spec: T5Buckets | None = None, **settin
     >>> t5_bucket(torch.tensor([-1, 0, 1, -8, -12, -128])).tolist()
     [1, 0, 17, 8, 9, 15]
     """
-    cfg = t5_buckets(spec, "posenc.torch.t5_bucket", **settings)
-    rel = _offsets(relative_position, "relative_position", "key − query")
-    check_device_size(tuple(rel.shape), torch.int64, "t5_bucket output", rel.device, 3 * 8 * rel.numel())
-    return lookup_buckets(bucket_cache(cfg, held=False), cfg, rel, rel.device)
+    return bias_functions.t5_bucket(TORCH_BIAS, *args, **kwargs)
 
 
 @torch.compiler.disable(reason=_reason("t5_bias", "posenc.torch.T5RelativeBias"))
-def t5_bias(weights: Any, q_len: int, k_len: int, *, offset: int = 0, q_positions: Any = None,
-            k_positions: Any = None, bidirectional: bool = T5Buckets.bidirectional,
-            max_distance: int = T5Buckets.max_distance) -> torch.Tensor:
+@parameters_of(numpy_t5_bias)
+def t5_bias(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.t5_bias` on weights' device: ``[n_heads, q_len, k_len]``, ``weights[bucket(j − i)]``.
 
     :class:`~posenc.torch.T5RelativeBias`' forward for a table passed in:
@@ -264,28 +218,7 @@ def t5_bias(weights: Any, q_len: int, k_len: int, *, offset: int = 0, q_position
     >>> t5_bias(torch.arange(64.0).reshape(32, 2), 1, 3)[0].tolist()
     [[0.0, 34.0, 36.0]]
     """
-    w = as_tensor(weights, "weights")
-    if not w.dtype.is_floating_point or w.dim() != 2 or 0 in w.shape:
-        raise PosEncError(f"weights must be a float matrix [num_buckets, n_heads], got {show_value(weights)}")
-    cfg = table_buckets(int(w.shape[0]), bidirectional, max_distance)
-    q, k = check_int(q_len, "q_len", minimum=1), check_int(k_len, "k_len", minimum=1)
-    off = check_int(offset, "offset")
-    # the output, and the offsets, their clamp and the buckets (int64 [q, k] each)
-    check_device_size((int(w.shape[1]), q, k), w.dtype, "T5 bias", w.device, 3 * 8 * q * k)
-    qp = torch.arange(off, off + q, device=w.device) if q_positions is None else \
-        _offsets(q_positions, "q_positions", "positions").to(w.device)
-    kp = torch.arange(k, device=w.device) if k_positions is None else \
-        _offsets(k_positions, "k_positions", "positions").to(w.device)
-    if tuple(qp.shape) != (q,) or tuple(kp.shape) != (k,):
-        raise PosEncError(f"q_positions and k_positions must be [{q}] and [{k}], got {tuple(qp.shape)} and "
-                          f"{tuple(kp.shape)}")
-    rel = kp[None, :] - qp[:, None]  # |p| < 2**53 each: no int64 wraps
-    if not rel.is_meta and not bool(((rel > -(2**53)) & (rel < 2**53)).all()):
-        reach = int(rel.abs().max())
-        raise PosEncError(f"the offsets j − i of these positions (offset = {off}) reach {reach}, "
-                          "past 2**53 (T5's buckets take |j − i| < 2**53)")
-    buckets = lookup_buckets(bucket_cache(cfg, held=False), cfg, rel, w.device)
-    return torch.nn.functional.embedding(buckets, w).permute(2, 0, 1)
+    return bias_functions.t5_bias(TORCH_BIAS, *args, **kwargs)
 
 
 @torch.compiler.disable(reason=_reason("encode_nd", "posenc.torch.encode_nd before the compiled region"))
@@ -310,8 +243,8 @@ def encode_nd(coords: Any, d_model: int, *, convention: AnyNdConvention = None, 
     >>> encode_nd(torch.tensor([[0, 1]]), 4, dtype=torch.float64).round(decimals=4).tolist()
     [[0.0, 1.0, 0.8415, 0.5403]]
     """
-    dt = _check_float(dtype)
-    host, device = _host(coords, "coords")
+    dt = check_float(dtype)
+    host, device = host_input(coords, "coords")
     out = torch.from_numpy(numpy_encode_nd(host, d_model, convention=convention, dtype=_HOST_DTYPES[dt],
                                           cls_token=cls_token, **settings))
     out = round_once(out, dt) if out.dtype != dt else out
