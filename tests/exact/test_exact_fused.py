@@ -24,7 +24,7 @@ from posenc.exact._fused import ROW_FLOOR, intrinsics, target_has_fma  # noqa: E
 
 @pytest.fixture(scope="module")
 def fused_prod():
-    two_prod_fused, _ = intrinsics()
+    two_prod_fused, _, _ = intrinsics()
 
     @numba.njit
     def run(a, b):  # pragma: no cover

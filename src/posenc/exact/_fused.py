@@ -87,13 +87,13 @@ def target_has_fma() -> bool:
     return "+fma" in features.split(",")
 
 
-def intrinsics() -> tuple[Any, Any]:
-    """``(two_prod_fused, wide_vectors)`` for numba code (ImportError without numba).
+def intrinsics() -> tuple[Any, Any, Any]:
+    """``(two_prod_fused, wide_vectors, fma)`` for numba code (ImportError without numba).
 
     ``two_prod_fused(a, ah, al, b, bh, bl)`` has :func:`~posenc.exact.core.two_prod`'s
     signature (the halves unused, and dropped by the compiler) and returns
     ``(a·b, fma(a, b, −a·b))``. ``wide_vectors()`` marks the calling function
-    for 512-bit vectors (a no-op where the attribute cannot be set).
+    for 512-bit vectors. ``fma(a, b, c)``: ``a·b + c`` rounded once (float64).
     """
     from llvmlite import ir
     from numba import njit, types
@@ -125,4 +125,4 @@ def intrinsics() -> tuple[Any, Any]:
         p = a * b
         return p, fma(a, b, -p)
 
-    return two_prod_fused, wide_vectors
+    return two_prod_fused, wide_vectors, fma

@@ -69,8 +69,9 @@ def fill_sincos(
         engine: ``"auto"`` (numba when installed — the ``fast`` extra —, the
             destinations are float32/float64 and the input is large or numba
             is already loaded; else NumPy), ``"numpy"`` or
-            ``"numba"``. Both engines perform the same IEEE operations in the
-            same order and give the same bits.
+            ``"numba"``. Both engines give the same bits: the same IEEE
+            operations in the same order, or (numba on a CPU with FMA)
+            others proven to give the same bits (:func:`~posenc.exact.core.build_fill`).
     """
     m = positions.shape[0]
     n = len(ladder)
