@@ -218,7 +218,8 @@ class HostRows:
         if lo == hi:
             res[:] = table[0]
         else:
-            np.take(table, arr.reshape(-1).astype(np.intp) - int(lo), axis=0, out=res)
+            # mode='clip': every index is in range (lo, hi are t's own); 'raise' buffers the whole output
+            np.take(table, arr.reshape(-1).astype(np.intp) - int(lo), axis=0, out=res, mode="clip")
         return True
 
 
