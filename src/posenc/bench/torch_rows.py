@@ -11,7 +11,8 @@
   (:func:`posenc.rope_preset`), which computes the exact rows at every call,
   against each model's own float32 formula written here from its source
   (rows and rotation, inference), all three timed side by side in one run,
-  so ``posenc / formula`` is the two rows' ``median_ms`` divided. Errors are
+  so ``posenc / formula`` is the two rows' ``median_ms`` divided (the row
+  ``posenc RotaryEmbedding / formula``, the formula's time as its floor). Errors are
   against :func:`posenc.apply_rope` in float64 at the float64 coordinates.
 """
 
@@ -170,7 +171,9 @@ def _rope_real(model: str, side: int, heads: int, head_dim: int = 64) -> Callabl
                     if not m.startswith("floor")}
         op = f"RoPE q,k [1,{heads},{s},{head_dim}] f32 {model} real positions"
         floor = ms["floor: q.clone(); k.clone()"]
-        return [Row(op, m, v, v / floor, max_abs=errs.get(m), floor_ms=floor) for m, v in ms.items()]
+        rows = [Row(op, m, v, v / floor, max_abs=errs.get(m), floor_ms=floor) for m, v in ms.items()]
+        mine_ms, theirs_ms = ms["posenc RotaryEmbedding"], ms[name]
+        return [*rows, Row(op, "posenc RotaryEmbedding / formula", mine_ms, mine_ms / theirs_ms, floor_ms=theirs_ms)]
 
     return produce
 
