@@ -46,6 +46,12 @@ product is in the exact range:
 So every row's bits are the NumPy engine's. A position below ``~2**−370/w``
 (~1e-80 for the usual ladders; 0 itself qualifies) takes the slower row.
 
+**numba's cache.** The kernels that use this module are defined in
+:mod:`posenc.exact.core`, and numba's on-disk cache keys them by that file's
+stamp (and the CPU's features): after editing this file (or
+:mod:`posenc.exact._narrow`) in a checkout, touch ``core.py`` or clear its
+``__pycache__``. An install rewrites every file.
+
 **Where there is no fused multiply-add.** On a target without the FMA
 instruction LLVM would call libm's ``fma``: :func:`target_has_fma` says so
 first, and the engine then keeps Dekker's product everywhere (no libm in a
@@ -114,8 +120,12 @@ def intrinsics() -> tuple[Any, Any, Any]:
     @intrinsic
     def wide_vectors(typingctx: Any) -> Any:  # pragma: no cover - runs inside numba
         def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            # llvmlite names only the keyword attributes; a string attribute goes in the set as written
-            set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+            # llvmlite names only the keyword attributes; a string attribute goes in the set as written.
+            # A hint: where this llvmlite will not take it, the kernel keeps the default width (same bits)
+            try:
+                set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+            except Exception:
+                pass
             return context.get_dummy_value()
 
         return types.none(), codegen
