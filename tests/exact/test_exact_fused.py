@@ -154,3 +154,17 @@ def test_the_kernel_takes_512_bit_vectors_where_the_cpu_has_them():
     assert bool(re.search(r"%zmm\d", asm)) == wide
     assert bool(re.search(r"vfmsub\w*pd", asm)) == target_has_fma()  # the fused product, vectorised
     assert math.isclose(float(out[1, 0]), math.cos(1.0), rel_tol=1e-6)
+
+
+def test_the_kernels_cache_names_carry_the_sources_they_compile():
+    # numba stamps the cache with core.py's file alone: an edit to _fused.py or _narrow.py must rename the kernels
+    import hashlib
+    from pathlib import Path
+
+    from posenc.exact import core
+
+    here = Path(core.__file__).parent
+    want = hashlib.sha256((here / "_fused.py").read_bytes() + (here / "_narrow.py").read_bytes()).hexdigest()[:12]
+    names = {core._variant_name(near, paired) for near in (False, True) for paired in (False, True)}
+    assert len(names) == 4 and all(name.endswith("_" + want) for name in names)
+    assert core.build_fill(near=True, paired=True).py_func.__qualname__ == core._variant_name(True, True)

@@ -47,10 +47,9 @@ So every row's bits are the NumPy engine's. A position below ``~2**−370/w``
 (~1e-80 for the usual ladders; 0 itself qualifies) takes the slower row.
 
 **numba's cache.** The kernels that use this module are defined in
-:mod:`posenc.exact.core`, and numba's on-disk cache keys them by that file's
-stamp (and the CPU's features): after editing this file (or
-:mod:`posenc.exact._narrow`) in a checkout, touch ``core.py`` or clear its
-``__pycache__``. An install rewrites every file.
+:mod:`posenc.exact.core`, whose file stamps numba's cache; their names carry
+a digest of this file and :mod:`posenc.exact._narrow`, so an edit to either
+compiles them afresh (``core._variant_name``).
 
 **Where there is no fused multiply-add.** On a target without the FMA
 instruction LLVM would call libm's ``fma``: :func:`target_has_fma` says so

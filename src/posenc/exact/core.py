@@ -22,11 +22,14 @@ multi-word π).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 import types
 from contextlib import AbstractContextManager
 from decimal import Context, Decimal, getcontext, localcontext
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -347,8 +350,23 @@ def build_fill(near: bool = False, paired: bool = False) -> Any:
 
 
 def _variant_name(near: bool, paired: bool) -> str:
-    """The name a :func:`build_fill` kernel is compiled and cached under: one per variant."""
-    return f"fill_{'near' if near else 'far'}_{'paired' if paired else 'split'}"
+    """The name a :func:`build_fill` kernel is compiled and cached under: one per variant and callees' sources.
+
+    numba stamps the cache with this file alone; the kernels also compile
+    code from :mod:`._fused` and :mod:`._narrow`, so the name carries a
+    digest of those files: an edit to either compiles the kernels afresh.
+    """
+    return f"fill_{'near' if near else 'far'}_{'paired' if paired else 'split'}_{_callee_digest()}"
+
+
+@functools.cache
+def _callee_digest() -> str:
+    """12 hex digits of SHA-256 over the sources of the other modules :func:`build_fill` compiles."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in ("_fused.py", "_narrow.py"):
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _fill_rows(*args: Any) -> None:  # pragma: no cover - each kernel's own compiled rows, bound by build_fill
