@@ -145,7 +145,7 @@ def test_the_kernel_takes_512_bit_vectors_where_the_cpu_has_them():
 
     features = config.CPU_FEATURES if config.CPU_FEATURES is not None else ll.get_host_cpu_features().flatten()
     wide = "+avx512f" in features.split(",")
-    kern = _build_near_paired()
+    kern = numba.njit(nogil=True)(_build_near_paired().py_func)  # compiled here: numba hides a cached kernel's asm
     lad = seed_ladder(64, 10000.0)
     out = np.empty((3, 64), np.float32)
     w0h, w0l, w1h, w1l = lad.splits
