@@ -55,11 +55,11 @@ def kernels():
 
 
 def _ladders() -> dict[str, Ladder]:
-    from posenc.torch.timesteps import Timesteps
+    from posenc.timesteps import Diffusers
 
-    return {
-        "timesteps": Timesteps(256, True, 0)._ladder,
-        "scale=1000": Timesteps(256, True, 0, 1000)._ladder,
+    return {  # diffusers' Timesteps(256, True, 0) and with scale=1000: the bench's ladders
+        "timesteps": Diffusers(True, 0).plan(256).ladder,
+        "scale=1000": Diffusers(True, 0, 1000).plan(256).ladder,
         "rope": seed_ladder(64, 10000.0),
         "one": Ladder(np.array([1.0, 0.5, 3.0]), np.zeros(3), np.zeros(3)),
     }
