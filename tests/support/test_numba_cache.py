@@ -85,3 +85,63 @@ def test_a_second_process_loads_the_kernel_the_first_compiled(tmp_path: Path) ->
     env = {"NUMBA_CACHE_DIR": str(tmp_path)}  # an empty cache of the test's own
     assert _child(code, **env).split() == ["0", "1"]  # compiled, and saved
     assert _child(code, **env).split() == ["1", "0"]  # loaded: nothing compiled
+
+
+# A child that compiles _place_jit's `diagonal` for one dtype of keys into the cache of NUMBA_CACHE_DIR. Its
+# save is slowed where numba's own steps race: having read the index, before writing it, it waits (up to 4 s)
+# until the other child has read it too, and the first child writes its data file 2 s late, after the second's.
+_RACER = """
+import sys, time
+from pathlib import Path
+import numpy as np
+from numba.core import caching
+from posenc.exact import _place_jit
+from posenc.support.optional import compiled
+
+me, dtype, meet = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+save_index, save_data = caching.IndexDataCacheFile._save_index, caching.IndexDataCacheFile._save_data
+
+def meet_then_save_index(self, overloads):
+    (meet / me).touch()
+    deadline = time.monotonic() + 4
+    while len(list(meet.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    save_index(self, overloads)
+
+def late_data(self, name, data):
+    if me == "first":
+        time.sleep(2)
+    save_data(self, name, data)
+
+caching.IndexDataCacheFile._save_index = meet_then_save_index
+caching.IndexDataCacheFile._save_data = late_data
+diagonal = compiled("exact.placement", _place_jit.build)[0]
+print(diagonal(np.array([[3, 3], [4, 5]], dtype=dtype)))
+"""
+
+_LOADER = """
+import sys
+import numpy as np
+from posenc.exact import _place_jit
+from posenc.support.optional import compiled
+
+diagonal = compiled("exact.placement", _place_jit.build)[0]
+for dtype in ("float64", "int64"):
+    got = diagonal(np.array([[3, 3], [4, 4]], dtype=dtype))
+    print(dtype, got, sum(diagonal.stats.cache_hits.values()))
+"""
+
+
+def test_two_processes_saving_at_once_leave_each_signature_its_own_code(tmp_path: Path) -> None:
+    """Both children compile one kernel for two signatures and save at once; a third loads both, each right."""
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    cache = tmp_path / "cache"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    racers = [subprocess.Popen([sys.executable, "-c", _RACER, me, dtype, str(meet)], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+              for me, dtype in (("first", "float64"), ("second", "int64"))]
+    for proc in racers:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0 and out.strip() == "False", err[-3000:]
+    assert _child(_LOADER, NUMBA_CACHE_DIR=str(cache)).split() == ["float64", "True", "1", "int64", "True", "2"]

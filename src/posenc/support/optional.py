@@ -12,7 +12,7 @@ from typing import Any
 
 from .concurrency import Memo
 
-__all__ = ["cacheable", "compiled", "ready"]
+__all__ = ["cacheable", "compiled", "ready", "serialise_saves"]
 
 _built: Memo[Any] = Memo()
 
@@ -22,7 +22,7 @@ def compiled(key: str, build: Callable[[], Any]) -> Any:
 
     def attempt() -> Any:
         try:
-            return build()
+            return serialise_saves(build())
         except ImportError:
             return None
 
@@ -56,3 +56,54 @@ def cacheable(template: Callable[..., Any], callees: dict[str, Any], name: str) 
     clone.__qualname__ = name
     clone.__module__ = template.__module__
     return clone
+
+
+def serialise_saves(kernels: Any) -> Any:
+    """``kernels`` (a compiled kernel, or a tuple of them), each saving to numba's disk cache under a file lock.
+
+    numba saves a new entry in two steps: it reads the cache's index, picks
+    the first free data file name, writes the index naming it, then writes
+    the data. Two processes compiling one kernel for two signatures at once
+    (pytest-xdist's workers, a user's pool) can both pick ``….1.nbc``; when
+    the first writer's data lands last, the index names the second one's
+    signature beside the first one's code, and every later process loads a
+    kernel compiled for other types ("can't unbox array", seen in this
+    suite). Each save here holds an exclusive lock on a file beside the
+    index, so the read, the pick and both writes are one step; a load needs
+    no lock (each file is written aside and renamed by numba). Where no lock
+    can be had (no ``fcntl``, or a numba whose cache is laid out otherwise),
+    the kernel keeps no disk cache: compiled in each process, never loaded
+    wrong. tests/support/test_numba_cache.py races two processes.
+    """
+    for kernel in kernels if isinstance(kernels, (tuple, list)) else (kernels,):
+        _serialise(kernel)
+    return kernels
+
+
+def _serialise(kernel: Any) -> None:
+    cache = getattr(kernel, "_cache", None)
+    if cache is None or type(cache).__name__ == "NullCache":  # compiled without cache=True
+        return
+    cache_file: Any = getattr(cache, "_cache_file", None)
+    save = getattr(cache_file, "save", None)
+    index = getattr(cache_file, "_index_path", None)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        fcntl = None  # type: ignore[assignment]
+    if save is None or not isinstance(index, str) or fcntl is None:
+        from numba.core.caching import NullCache
+
+        kernel._cache = NullCache()
+        return
+
+    def save_locked(key: Any, data: Any) -> None:
+        try:
+            handle = open(index + ".lock", "ab")
+        except OSError:  # no lock to be had here: the entry goes unsaved (compiled again next time)
+            return
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes
+            save(key, data)
+
+    cache_file.save = save_locked  # this cache file's own saves, not every numba user's
