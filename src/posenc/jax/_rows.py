@@ -149,10 +149,13 @@ def computed_once(build: Any, positions: jax.Array) -> Any:
     XLA fuses an elementwise producer into each of its consumers: the row
     builder (a few hundred integer operations per value) would be recomputed
     for every head of q and k. ``optimization_barrier`` does not stop that on
-    the CPU (it is expanded before fusion); the two branches of a
-    conditional on a runtime predicate are separate computations, so the rows
-    are built once there and read from memory. Both branches are the same
-    function: whichever runs, the rows are the same.
+    the CPU (it is expanded before fusion); the branch of a conditional on a
+    runtime predicate is a separate computation, so the rows are built once
+    there and read from memory. The predicate, ``(bits | 1) != 0`` of the
+    first position's bits, holds for every value: only the builder's branch
+    ever runs, and the other is the cheapest one of the right type (zeros).
+    Both branches the builder (as before) put it in the program twice: twice
+    its equations in the jaxpr, and more for XLA to compile.
     """
     if positions.size == 0:
         return build(positions)
@@ -164,7 +167,21 @@ def computed_once(build: Any, positions: jax.Array) -> Any:
         a, b = build(p)
         return jax.lax.complex(a, b)
 
-    flat = positions.reshape(-1)
-    pred = flat[0] == flat[0]  # a runtime predicate (False only for a NaN position, and then the same rows)
-    both = jax.lax.cond(pred, packed, packed, positions)
+    def never(p: jax.Array) -> jax.Array:
+        # zeros made from p (0.0 times a float of its bits, which XLA does not fold): the branch keeps its
+        # operand, so the layers' identical conditionals still merge into one (a branch without one loses
+        # it after they are compared), and under shard_map its output varies as p does
+        zero = _word(p).astype(jnp.float32) * np.float32(0.0)
+        return jnp.broadcast_to(jax.lax.complex(zero, zero), jax.eval_shape(packed, p).shape)
+
+    pred = (_word(positions) | 1) != 0  # true for every value, and XLA does not fold it: the conditional stays
+    both = jax.lax.cond(pred, packed, never, positions)
     return jnp.real(both), jnp.imag(both)
+
+
+def _word(positions: jax.Array) -> jax.Array:
+    """The first position's bits as a uint32 scalar (a bitcast: converting a NaN or inf is undefined)."""
+    first = positions.reshape(-1)[0]
+    width = jnp.dtype(first.dtype).itemsize * 8
+    word = jax.lax.bitcast_convert_type(first, jnp.dtype(f"uint{width}")) if width > 8 else first.view(jnp.uint8)
+    return word.astype(jnp.uint32)
