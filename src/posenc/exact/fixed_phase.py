@@ -11,7 +11,7 @@ from typing import Any
 
 from .fixed import FixedLadder
 
-__all__ = ["add128", "mul32", "phase_of_floats", "phase_of_integers", "sub128"]
+__all__ = ["add128", "add_words", "mul32", "neg128", "phase_of_floats", "phase_of_integers", "sub128"]
 
 M16 = 0xFFFF
 Words = tuple[Any, Any, Any, Any]
@@ -27,30 +27,49 @@ def mul32(a: Any, bh: Any, bl: Any) -> tuple[Any, Any]:
     return hi, lo
 
 
-def add_words(o: Any, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-    """a + b for equal-length multiword numbers (most significant word first), the top carry dropped."""
-    out = [a[-1] + b[-1]]
-    c = o.u32(out[0] < a[-1])
-    for j in range(len(a) - 2, -1, -1):
-        t = a[j] + b[j]
-        t2 = t + c
-        if j:
-            c = o.u32(t < a[j]) | o.u32(t2 < t)
+def _zero(v: Any) -> bool:
+    return isinstance(v, int) and v == 0
+
+
+def add_words(o: Any, a: tuple[Any, ...], b: tuple[Any, ...], carry: Any = 0) -> tuple[Any, ...]:
+    """a + b + carry for equal-length multiword numbers (most significant word first), the top carry dropped.
+
+    ``carry`` (0 or 1, a Python int or a uint32 array) enters at the lowest word. A word that is a Python-int
+    0 costs no operation.
+    """
+    out = []
+    c = carry
+    for j in range(len(a) - 1, -1, -1):
+        if _zero(a[j]) or _zero(b[j]):
+            t, c1 = (b[j] if _zero(a[j]) else a[j]), 0
+        else:
+            t = a[j] + b[j]
+            c1 = o.u32(t < a[j]) if j else 0
+        if _zero(c):
+            t2, c2 = t, 0
+        else:
+            t2 = t + c
+            c2 = o.u32(t2 < t) if j else 0
         out.append(t2)
+        c = c2 if _zero(c1) else c1 if _zero(c2) else c1 | c2  # never both: a + b + 1 < 2**33 − 1
     return tuple(reversed(out))
 
 
 def add128(o: Any, a: Words, b: Words) -> Words:
     """(a + b) mod 1."""
-    return add_words(o, a, b)
+    return add_words(o, a, b)  # type: ignore[return-value]
 
 
 def sub128(o: Any, a: Words, b: Words) -> Words:
-    """(a − b) mod 1."""
+    """(a − b) mod 1: a + (2**128 − 1 − b) + 1, the complement's 1 the carry into the lowest word."""
     ones = o.xp.asarray(0xFFFFFFFF, dtype=o.xp.uint32)
     neg = tuple(w ^ ones for w in b)  # not ~w: torch.compile traces no ~ on posenc.torch's uint32 wrapper
-    one = (0 * b[0], 0 * b[0], 0 * b[0], 0 * b[0] + 1)
-    return add128(o, add128(o, a, neg), one)
+    return add_words(o, a, neg, 1)  # type: ignore[return-value]
+
+
+def neg128(o: Any, b: Words) -> Words:
+    """(−b) mod 1."""
+    return sub128(o, (0, 0, 0, 0), b)
 
 
 def _words(o: Any, arr: Any) -> Words:
@@ -61,7 +80,7 @@ def _times_fraction(o: Any, u: Any, words: Words) -> Words:
     """frac(u·F) for uint32 u and F in Q0.128: the top product word is whole turns and drops out."""
     # the top word's product: only its low half is a fraction (a wrapping uint32 multiply), the rest whole turns
     prods = [mul32(u, w >> 16, w & M16) for w in words[1:]]
-    high = (prods[0][0], prods[1][0], prods[2][0], 0 * u)  # each high word lands on the word above
+    high = (prods[0][0], prods[1][0], prods[2][0], 0)  # each high word lands on the word above
     return add128(o, (u * words[0], prods[0][1], prods[1][1], prods[2][1]), high)
 
 
@@ -136,7 +155,9 @@ def phase_of_floats(o: Any, t: Any, fixed: FixedLadder, origin: int = 0) -> Word
     neg = (b >> 31) == 1
     whole = xp.where(neg, 0 - n, n).astype(xp.int32)
     f = _fraction_shifted(o, frac_m, o.u32(k), fixed)
-    zero = xp.zeros_like(b)
-    back = sub128(o, (zero, zero, zero, zero), f)  # a negative t turns the other way
-    f = tuple(xp.where(neg, x, y) for x, y in zip(back, f, strict=True))
-    return add128(o, phase_of_integers(o, whole, fixed, origin), f)
+    # a negative t turns the other way: −f = (2**128 − 1 − f) + 1, the complement a xor with all ones, its 1
+    # the carry into the sum's lowest word
+    flip = o.u32(neg)
+    ones = 0 - flip
+    back = tuple(w ^ ones for w in f)
+    return add_words(o, phase_of_integers(o, whole, fixed, origin), back, flip)  # type: ignore[return-value]

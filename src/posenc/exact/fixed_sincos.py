@@ -30,8 +30,8 @@ import numpy as np
 
 from .fixed import COS_COEFFS, PI_4, SIN_COEFFS
 
-__all__ = ["NUMPY_OPS", "Limbs", "Ops", "Pair", "limbs", "mulhi", "mulhi_limbs", "round_f32", "shift_up", "sincos_bits",
-           "sincos_f32", "square_hi"]
+__all__ = ["NUMPY_OPS", "Limbs", "Ops", "Pair", "columns", "limbs", "mulhi", "mulhi_limbs", "plus_high", "round_f32",
+           "shift_up", "shift_up_once", "sincos_bits", "sincos_f32", "square_hi"]
 
 M16 = 0xFFFF
 Pair = tuple[Any, Any]
@@ -97,11 +97,12 @@ def mulhi(a: Pair, b: Pair) -> Pair:
 def mulhi_limbs(x: Limbs, y: Limbs) -> Pair:
     """:func:`mulhi` of two numbers given as limbs: a number's limbs split once serve every product it enters
     (t in the Horner sums), and a Python-int 0 limb (a constant's, or one known zero) adds no operation."""
-    return _carried(_columns(x, y))
+    return _carried(columns(x, y))
 
 
-def _columns(x: Limbs, y: Limbs) -> list[Any]:
-    """The column sums of :func:`mulhi`: columns 3 … 7 of 16 bits, each below 2**19."""
+def columns(x: Limbs, y: Limbs) -> list[Any]:
+    """The column sums of :func:`mulhi`, its value before the carries: columns 3 … 7 of 16 bits, each below
+    2**19 (:func:`_carried`, :func:`plus_high`)."""
     col: list[Any] = [0, 0, 0, 0, 0]
     for i in range(4):
         for j in range(max(0, 3 - i), 4):
@@ -145,11 +146,24 @@ def _less_high(c: tuple[int, int], col: list[Any]) -> Limbs:
     column's value is kept positive by 2**20 added (a whole number of limbs;
     every col_k < 2**19), the carry it adds (16) taken from the next constant.
     """
-    k = ((c[1] & M16), (c[1] >> 16), (c[0] & M16), (c[0] >> 16))
-    e = (k[0] + (1 << 20)) - col[1] - (col[0] >> 16)
+    return _with_high(c, col, -1)
+
+
+def plus_high(c: tuple[int, int], col: list[Any]) -> Limbs:
+    """The limbs of (c + m) mod 2**64, m the :func:`mulhi` of the column sums ``col`` (:func:`_less_high`'s
+    pass, adding)."""
+    return _with_high(c, col, 1)
+
+
+def _with_high(c: tuple[int, int], col: list[Any], sign: int) -> Limbs:
+    k = limbs(c)
+    bias, debt = (0, 0) if sign > 0 else (1 << 20, 16)
+    first = (k[0] + bias) + col[1] + (col[0] >> 16) if sign > 0 else (k[0] + bias) - col[1] - (col[0] >> 16)
+    e = first
     out = [e & M16]
     for j in (1, 2, 3):
-        e = _plus((k[j] + (1 << 20) - 16) - col[j + 1], e >> 16)
+        base = k[j] + bias - debt
+        e = _plus(base + col[j + 1] if sign > 0 else base - col[j + 1], e >> 16)
         out.append(e & M16)
     return out[0], out[1], out[2], out[3]
 
@@ -237,7 +251,7 @@ def _horner(t: Limbs, coeffs: tuple[tuple[int, int], ...], o: Ops) -> Pair:
         if n == 2:
             y = limbs(sub64(o, c, (0, _high_word(t, y))))
         else:
-            y = _less_high(c, _columns(t, y if n == 4 else (y[0], y[1], y[2], 0)))
+            y = _less_high(c, columns(t, y if n == 4 else (y[0], y[1], y[2], 0)))
         bound = c
     return mulhi_limbs(t, y)
 
@@ -268,10 +282,16 @@ def sincos_bits(o: Ops, f: tuple[Any, Any, Any, Any]) -> tuple[Pair, Any, Pair, 
 
 
 def scale(m: Pair, e: Any, factor: tuple[int, int, int] | None, o: Ops) -> tuple[Pair, Any]:
-    """(m, e) times a static factor (:func:`posenc.exact.fixed.scale_words`), m first normalised."""
+    """(m, e) times a static factor (:func:`posenc.exact.fixed.scale_words`), m first normalised.
+
+    m is a sine or cosine of :func:`sincos_bits`, in [2**62, 2**64) or 0
+    (:func:`shift_up_once`); so is the product (the factor's mantissa is
+    2**63, whose product is exact, or at least 2**63 + 2**11, whose product
+    is at least 2**62 + 2**10 less :func:`mulhi`'s 6 units).
+    """
     if factor is None:
         return m, e
-    m, s = shift_up(o, m)
+    m, s = shift_up_once(o, m)
     return mulhi_limbs(limbs(m), limbs(factor[:2])), e - s + (factor[2] % (1 << 32))  # wraps like the rest
 
 
@@ -287,7 +307,19 @@ def shift_up(o: Ops, m: Pair) -> tuple[Pair, Any]:
     return (xp.where(big, lo, hi), xp.where(big, 0, lo)), s
 
 
-def round_f32(o: Ops, m: Pair, e: Any, odd: bool = False) -> Any:
+def shift_up_once(o: Ops, m: Pair) -> tuple[Pair, Any]:
+    """:func:`shift_up` for m in [2**62, 2**64) or 0: the shift is 0 or 1 (1 for m = 0, which stays 0).
+
+    The sines and cosines of :func:`sincos_bits` are there: cos x >= cos(π/4)
+    is 2**63 − D_c/2 >= 0.70·2**63, and sin x = x·(1 − D_s) with D_s <= 0.1
+    and x = (π/4)·y's normalised mantissa >= 0.78·2**63 (tests/exact/test_fixed.py
+    checks it over a battery). No count of leading zeros: one bit tested.
+    """
+    s = 1 - (m[0] >> 31)
+    return ((m[0] << s) | ((m[1] >> 31) & s), m[1] << s), s
+
+
+def round_f32(o: Ops, m: Pair, e: Any, odd: bool = False, high: bool = False) -> Any:
     """The float32 bits nearest (ties to even) to (h·2**32 + l)·2**(e − 64); 0 for m = 0 (normal range only).
 
     ``odd=True`` rounds to odd instead: the 24 leading bits, the last one set
@@ -297,13 +329,16 @@ def round_f32(o: Ops, m: Pair, e: Any, odd: bool = False) -> Any:
     rounded sums: proved algorithms using rounding to odd", IEEE Trans.
     Computers 57 (2008)), where a float32 rounded to nearest first could land
     on the format's midpoint and round a second time the wrong way.
+
+    ``high=True``: m is in [2**62, 2**64) or 0 (:func:`shift_up_once`).
     """
     xp = o.xp
-    (h, l), s = shift_up(o, m)
+    (h, l), s = shift_up_once(o, m) if high else shift_up(o, m)
+    zero = h == 0  # the shifted m has its top bit set unless m = 0
     if odd:
         top = (h >> 8) | o.u32(((h & 0xFF) | l) != 0)
         bits = ((e + 126 - s) << 23) | (top & 0x7FFFFF)
-        return xp.where((m[0] | m[1]) == 0, 0, bits)
+        return xp.where(zero, 0, bits)
     top = h >> 8
     rb = (h >> 7) & 1
     sticky = o.u32(((h & 0x7F) | l) != 0)
@@ -313,7 +348,7 @@ def round_f32(o: Ops, m: Pair, e: Any, odd: bool = False) -> Any:
     # the value is top·2**(e − s − 24 + carry); its float32 exponent field is (e − s − 1 + carry) + 127
     field = e + 126 - s + carry
     bits = (field << 23) | (top & 0x7FFFFF)
-    return xp.where((m[0] | m[1]) == 0, 0, bits)
+    return xp.where(zero, 0, bits)
 
 
 def sincos_f32(o: Ops, phase: tuple[Any, Any, Any, Any], factor: tuple[int, int, int] | None = None,
@@ -332,8 +367,8 @@ def sincos_f32(o: Ops, phase: tuple[Any, Any, Any, Any], factor: tuple[int, int,
         (sin, cos), float32 ``[..., n]`` each.
     """
     sin_m, sin_e, cos_m, cos_e, q, swap = sincos_bits(o, phase)
-    sb = round_f32(o, *scale(sin_m, sin_e, factor, o), odd)
-    cb = round_f32(o, *scale(cos_m, cos_e, factor, o), odd)
+    sb = round_f32(o, *scale(sin_m, sin_e, factor, o), odd, high=True)
+    cb = round_f32(o, *scale(cos_m, cos_e, factor, o), odd, high=True)
     sw = swap == 1
     s_mag, c_mag = o.xp.where(sw, cb, sb), o.xp.where(sw, sb, cb)
     # an exact zero (sin kπ, cos of an odd multiple of π/2: dyadic bands) is +0, whatever the quadrant

@@ -86,12 +86,16 @@ def sincos_rows(
         pair_axes: int ``[n]``, the position axis of each pair (multi-axis RoPE), or None.
         odd: float32 rounded to odd, for rows cast to float16 or bfloat16
             (:func:`rounds_to_odd`); only that cast may read them.
+
+    The pair is built once (:func:`computed_once`) and read from memory: the
+    sines and cosines share their phase, fold and Horner argument, which two
+    outputs read separately would each redo, in the program and at run time.
     """
     fixed_ladder(ladder)  # the frequency range checked here, outside any trace
     axes = None if pair_axes is None else tuple(int(a) for a in np.asarray(pair_axes).tolist())
-    if np.dtype(positions.dtype).kind == "f":  # differentiable in a real position: the bit path has no derivative
-        return _real_rows(positions, ladder, float(factor), int(origin), axes, bool(odd))
-    return _rows(positions, ladder, float(factor), int(origin), axes, bool(odd))
+    # differentiable in a real position: the bit path has no derivative
+    rows = _real_rows if np.dtype(positions.dtype).kind == "f" else _rows
+    return computed_once(lambda p: rows(p, ladder, float(factor), int(origin), axes, bool(odd)), positions)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4, 5))
