@@ -57,14 +57,14 @@ def add_words(o: Any, a: tuple[Any, ...], b: tuple[Any, ...], carry: Any = 0) ->
 
 def add128(o: Any, a: Words, b: Words) -> Words:
     """(a + b) mod 1."""
-    return add_words(o, a, b)  # type: ignore[return-value]
+    return add_words(o, a, b)
 
 
 def sub128(o: Any, a: Words, b: Words) -> Words:
     """(a − b) mod 1: a + (2**128 − 1 − b) + 1, the complement's 1 the carry into the lowest word."""
     ones = o.xp.asarray(0xFFFFFFFF, dtype=o.xp.uint32)
     neg = tuple(w ^ ones for w in b)  # not ~w: torch.compile traces no ~ on posenc.torch's uint32 wrapper
-    return add_words(o, a, neg, 1)  # type: ignore[return-value]
+    return add_words(o, a, neg, 1)
 
 
 def neg128(o: Any, b: Words) -> Words:
@@ -160,4 +160,4 @@ def phase_of_floats(o: Any, t: Any, fixed: FixedLadder, origin: int = 0) -> Word
     flip = o.u32(neg)
     ones = 0 - flip
     back = tuple(w ^ ones for w in f)
-    return add_words(o, phase_of_integers(o, whole, fixed, origin), back, flip)  # type: ignore[return-value]
+    return add_words(o, phase_of_integers(o, whole, fixed, origin), back, flip)
