@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .fixed import FixedLadder
 
 __all__ = ["add128", "add_words", "mul32", "neg128", "phase_of_floats", "phase_of_integers", "sub128"]
@@ -76,12 +78,22 @@ def _words(o: Any, arr: Any) -> Words:
     return tuple(o.xp.asarray(arr[j]) for j in range(4))
 
 
-def _times_fraction(o: Any, u: Any, words: Words) -> Words:
-    """frac(u·F) for uint32 u and F in Q0.128: the top product word is whole turns and drops out."""
+def _halves(o: Any, w: Any) -> tuple[Any, Any]:
+    """A word's 16-bit halves (high, low): a host constant's split on the host, so the graph holds no
+    operation for it."""
+    if isinstance(w, np.ndarray):
+        return o.xp.asarray(w >> 16), o.xp.asarray(w & M16)
+    x = o.xp.asarray(w)
+    return x >> 16, x & M16
+
+
+def _times_fraction(o: Any, u: Any, frac: Any) -> Words:
+    """frac(u·F) for uint32 u and F in Q0.128 (``frac``: its four words): the top product word is whole turns
+    and drops out."""
     # the top word's product: only its low half is a fraction (a wrapping uint32 multiply), the rest whole turns
-    prods = [mul32(u, w >> 16, w & M16) for w in words[1:]]
+    prods = [mul32(u, *_halves(o, frac[j])) for j in (1, 2, 3)]
     high = (prods[0][0], prods[1][0], prods[2][0], 0)  # each high word lands on the word above
-    return add128(o, (u * words[0], prods[0][1], prods[1][1], prods[2][1]), high)
+    return add128(o, (u * o.xp.asarray(frac[0]), prods[0][1], prods[1][1], prods[2][1]), high)
 
 
 def phase_of_integers(o: Any, p: Any, fixed: FixedLadder, origin: int = 0) -> Words:
@@ -104,7 +116,7 @@ def phase_of_integers(o: Any, p: Any, fixed: FixedLadder, origin: int = 0) -> Wo
         s = t ^ sign
     else:
         s, negative = p, p < 0
-    f = _times_fraction(o, o.u32(s), _words(o, fixed.frac_words))
+    f = _times_fraction(o, o.u32(s), fixed.frac_words)
     zero = xp.zeros_like(f[0])
     back = tuple(xp.where(negative, w, zero) for w in _words(o, fixed.unwrap_words))
     return add128(o, f, back)  # less 2**32·F, as one addition of its complement mod 1
@@ -113,21 +125,20 @@ def phase_of_integers(o: Any, p: Any, fixed: FixedLadder, origin: int = 0) -> Wo
 def _fraction_shifted(o: Any, m: Any, k: Any, fixed: FixedLadder) -> Words:
     """frac(m·2**-k·ω_i/2π) for uint32 m < 2**24 and 0 <= k < 160: the product's words, shifted right by k."""
     xp = o.xp
-    whole = xp.asarray(fixed.int_words)
-    w = _words(o, fixed.frac_words)
-    hi_i, lo_i = mul32(m, whole >> 16, whole & M16)
-    prods = [mul32(m, x >> 16, x & M16) for x in w]
+    hi_i, lo_i = mul32(m, *_halves(o, fixed.int_words))
+    prods = [mul32(m, *_halves(o, fixed.frac_words[j])) for j in range(4)]
     zero = 0 * m
     a = (hi_i, lo_i, *(p[1] for p in prods))
-    b = (zero, *(p[0] for p in prods), zero)
+    b = (0, *(p[0] for p in prods), 0)
     words = add_words(o, a, b)[::-1]  # least significant first, units of 2**-128
     ws, bs = k >> 5, k & 31
+    at = [ws == s for s in range(5)]
     picked = []
     for j in range(5):  # the words ws + j, j = 0 … 4 (zero past the top)
         v = zero
         for s in range(5):
             if s + j < 6:
-                v = xp.where(ws == s, words[s + j], v)
+                v = xp.where(at[s], words[s + j], v)
         picked.append(v)
     r = (32 - bs) & 31
     keep = bs == 0

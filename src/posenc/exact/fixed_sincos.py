@@ -185,15 +185,19 @@ def mulhi_narrow(a: Pair, b: Pair, b_limbs: int) -> Pair:
 
 def _high_word(x: Limbs, y: Limbs) -> Any:
     """:func:`mulhi_narrow` for b < 2**32: the high word of a_hi·b_lo, from its four 16-bit products
-    (a_lo·b_lo < 2**64 units drops out: < 1). The high word of the result is 0."""
-    ll, lh, hl = x[2] * y[0], x[2] * y[1], x[3] * y[0]
-    mid = (ll >> 16) + (lh & M16) + (hl & M16)
-    return x[3] * y[1] + (lh >> 16) + (hl >> 16) + (mid >> 16)
+    (a_lo·b_lo < 2**64 units drops out: < 1). The high word of the result is 0. A Python-int 0 limb of b
+    (b < 2**16) drops its products."""
+    def times(u: Any, v: Any) -> Any:
+        return 0 if _zero(u) or _zero(v) else u * v
+
+    ll, lh, hl, hh = times(x[2], y[0]), times(x[2], y[1]), times(x[3], y[0]), times(x[3], y[1])
+    mid = _plus(_plus(ll >> 16, lh & M16), hl & M16)
+    return _plus(_plus(_plus(hh, lh >> 16), hl >> 16), mid >> 16)
 
 
 def _limbs(value: tuple[int, int]) -> int:
-    """How many 16-bit limbs a Q0.64 value at most ``value`` needs (2, 3 or 4): what bounds a Horner bracket."""
-    return 2 if value[0] == 0 else 3 if value[0] < 1 << 16 else 4
+    """How many 16-bit limbs a Q0.64 value at most ``value`` needs (1 … 4): what bounds a Horner bracket."""
+    return max(1, ((value[0] << 32 | value[1]).bit_length() + 15) // 16)
 
 
 def _fold(o: Ops, f: tuple[Any, Any, Any, Any]) -> tuple[Any, Any, tuple[Any, Any, Any, Any]]:
@@ -240,18 +244,20 @@ def _normalise(o: Ops, y: tuple[Any, Any, Any, Any]) -> tuple[Pair, Any]:
 def _horner(t: Limbs, coeffs: tuple[tuple[int, int], ...], o: Ops) -> Pair:
     """t·(c1 − t·(c2 − … t·c_n)), t given by its limbs; every bracket is positive (the Taylor terms decrease).
 
-    The bracket acc_k = c_k − mulhi(t, acc_(k+1)) is bounded by c_k: while that
-    is below 2**32 a step is :func:`mulhi_narrow`'s one word (the bracket kept
-    as a pair); once wider, the bracket is kept as limbs (:func:`_less_high`).
+    The bracket acc_k = c_k − mulhi(t, acc_(k+1)) is bounded by c_k, so its limbs
+    past the bound are 0 and their products are left out. While the bound is
+    below 2**32 a step is :func:`mulhi_narrow`'s one word (the bracket kept as
+    a pair); once wider, the bracket is kept as limbs (:func:`_less_high`).
     """
     y: Limbs = limbs(coeffs[-1])  # a constant (Python ints) until the first product
     bound = coeffs[-1]  # acc <= the coefficient it starts from (the bracket only shrinks it)
     for c in reversed(coeffs[:-1]):
         n = _limbs(bound)
-        if n == 2:
+        y = (y[0], y[1] if n > 1 else 0, y[2] if n > 2 else 0, y[3] if n > 3 else 0)  # limbs past the bound: 0
+        if n <= 2:
             y = limbs(sub64(o, c, (0, _high_word(t, y))))
         else:
-            y = _less_high(c, columns(t, y if n == 4 else (y[0], y[1], y[2], 0)))
+            y = _less_high(c, columns(t, y))
         bound = c
     return mulhi_limbs(t, y)
 
