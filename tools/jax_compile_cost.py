@@ -4,8 +4,8 @@ The exact rows (:mod:`posenc.jax._rows`, :mod:`posenc.jax._xpos`) are
 straight-line 32-bit integer code; XLA's compile time grows with it. This
 prints, per case, the equations of the traced program (counted through every
 sub-jaxpr: cond branches, pjit, custom_jvp), the least of ``--repeat``
-compile times, wall-clock and CPU (lowering excluded, caches cleared between tries; the CPU time, all
-threads, is the steadier on a shared machine) and, with
+compile times, wall-clock and CPU (caches cleared between tries; the CPU time, all threads, is the
+steadier on a shared machine), the least CPU time of tracing and lowering before it and, with
 ``--run``, the least of the run times of programs at a realistic size. To
 compare two trees, run it with each on PYTHONPATH, alternating, on the same
 machine:
@@ -75,13 +75,15 @@ def _run_cases() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
     }
 
 
-def _compile_time(f: Callable[..., Any], a: tuple[Any, ...]) -> tuple[float, float]:
-    """(wall, CPU) seconds of one XLA compile of ``f`` at ``a``, traced and lowered afresh (caches cleared)."""
+def _compile_time(f: Callable[..., Any], a: tuple[Any, ...]) -> tuple[float, float, float]:
+    """(wall, CPU) seconds of one XLA compile of ``f`` at ``a``, and the CPU seconds of its tracing and
+    lowering before it (caches cleared: all afresh)."""
     jax.clear_caches()
+    c0 = time.process_time()
     lowered = jax.jit(f).lower(*a)
     t, c = time.perf_counter(), time.process_time()
     lowered.compile()
-    return time.perf_counter() - t, time.process_time() - c
+    return time.perf_counter() - t, time.process_time() - c, c - c0
 
 
 def _least(f: Callable[[], Any], repeat: int) -> float:
@@ -103,8 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.only not in name:
             continue
         n = equations(jax.make_jaxpr(f)(*a).jaxpr)
-        wall, cpu = zip(*(_compile_time(f, a) for _ in range(args.repeat)), strict=True)
-        print(f"{name:34s} eqns {n:6d}  compile {min(wall):6.3f} s  cpu {min(cpu):6.3f} s", flush=True)
+        wall, cpu, trace = zip(*(_compile_time(f, a) for _ in range(args.repeat)), strict=True)
+        print(f"{name:34s} eqns {n:6d}  compile {min(wall):6.3f} s  cpu {min(cpu):6.3f} s  "
+              f"trace+lower cpu {min(trace):6.3f} s", flush=True)
     if args.run:
         for name, (f, a) in _run_cases().items():
             if args.only not in name:

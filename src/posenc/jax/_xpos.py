@@ -14,7 +14,7 @@ inside the traced program from integers only, without float64:
    2**-14 of v over the range of factors a float32 holds, so n is exact.
 2. **2**φ.** φ = j/32 + t: 2**(j/32) from a 32-entry table (Q1.63), and
    exp(t·ln 2) for t·ln 2 < 0.0217 from its Taylor polynomial to x**8 (the
-   tail < 2**-68), by Horner in 64-bit fixed point (uint32 pairs).
+   tail < 2**-68), by Horner in 64-bit fixed point (16-bit limbs).
 3. **Product and rounding.** The 64-bit cos and sin of
    :func:`posenc.exact.fixed_sincos.sincos_bits` (relative error < 2**-56),
    times the attention factor and the factor, rounded once to float32 by
