@@ -131,3 +131,30 @@ def test_the_unrounded_kernel_stays_within_the_stated_error_bound():
             if true > 2**-60:  # phases known to 2**-96 only: below, the phase's own error dominates
                 worst = max(worst, float(abs(value - true) / true))
     assert worst < ERROR_BOUND  # measured: about 2**-61
+
+
+def test_the_sine_and_cosine_mantissas_need_at_most_one_shift():
+    # shift_up_once (round_f32(high=True), scale) takes m in [2**62, 2**64) or 0: the unrounded sines and
+    # cosines, and their products with a factor's mantissa, checked against the range over every kind of phase
+    from posenc.exact.fixed_sincos import scale, sincos_bits
+
+    rng = np.random.default_rng(12)
+    words = rng.integers(0, 2**32, size=(4, 20000), dtype=np.uint64).astype(np.uint32)
+    words[0, :2000] >>= rng.integers(0, 32, 2000).astype(np.uint32)  # tiny angles
+    words[:, 2000:2100] = 0  # the phase 0: sin 0
+    words[0, 2100:2300] = rng.integers(0, 8, 200).astype(np.uint32) << 29  # multiples of 1/8: y = 0 or 1/2
+    words[1:, 2100:2300] = 0
+    words[0, 2300:2500] = (rng.integers(0, 4, 200).astype(np.uint32) << 30) + 0x20000000  # y = 1/2 ± tiny
+    words[1:, 2300:2400] = 0
+    words[1:, 2400:2500] = 0xFFFFFFFF
+    words[0, 2400:2500] -= 1
+    sin_m, sin_e, cos_m, cos_e, _, _ = sincos_bits(NUMPY_OPS, tuple(words))
+
+    def in_range(m):
+        v = m[0].astype(np.uint64) << np.uint64(32) | m[1].astype(np.uint64)
+        return bool(np.all((v >= np.uint64(2**62)) | (v == 0)))
+
+    assert (sin_m[0] == 0).any() and in_range(sin_m) and in_range(cos_m)
+    for factor in (1.0, 2.0, 0.5, 1 + 2**-52, 2 - 2**-52, 1.2247, 0.1):
+        for m, e in ((sin_m, sin_e), (cos_m, cos_e)):
+            assert in_range(scale(m, e, scale_words(factor), NUMPY_OPS)[0])

@@ -42,7 +42,6 @@ IN_GRAPH_SIN = "MaxText/gemma formula, jnp.sin/cos in the graph"
 
 
 def _programs(s: int, d: int) -> dict[str, Any]:
-    from ..jax._rows import computed_once
     from ..jax.rope import cos_sin_rows, rope_frequencies, rotate
 
     freqs = rope_frequencies(d)
@@ -59,7 +58,7 @@ def _programs(s: int, d: int) -> dict[str, Any]:
         return rotate(q, cos, sin, "half", d), rotate(k, cos, sin, "half", d)
 
     def in_graph(q: jax.Array, k: jax.Array, p: jax.Array) -> Any:
-        return both(q, k, *computed_once(lambda p: cos_sin_rows(p, freqs), p))
+        return both(q, k, *cos_sin_rows(p, freqs))  # built once (posenc.jax._rows.computed_once)
 
     def gathered(q: jax.Array, k: jax.Array, p: jax.Array) -> Any:
         rows = jnp.take(table, p, axis=0)

@@ -16,8 +16,9 @@ no bf16 passes through a dot):
    about 1/2, give y in [0, 1/2] and the angle x = (π/2)·y in [0, π/4].
 3. **Kernel, in fixed point.** sin x = x·(1 − D_s(t)), cos x = 1 − D_c(t) with
    t = (2y)**2, D_s and D_c Taylor polynomials (Horner, unsigned 64-bit
-   fixed point as uint32 pairs). x is normalised first (count leading zeros),
-   so a small sine keeps its relative precision.
+   fixed point as uint32 pairs or 16-bit limbs, each product truncated as
+   :func:`~posenc.exact.fixed_sincos.mulhi` defines it). x is normalised
+   first (count leading zeros), so a small sine keeps its relative precision.
 4. **Rounding.** The 64-bit result is rounded to nearest-even float32 by
    integer bit manipulation, and its bits assembled and bitcast.
 

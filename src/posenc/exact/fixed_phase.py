@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .fixed import FixedLadder
 
-__all__ = ["add128", "mul32", "phase_of_floats", "phase_of_integers", "sub128"]
+__all__ = ["add128", "add_words", "mul32", "neg128", "phase_of_floats", "phase_of_integers", "sub128"]
 
 M16 = 0xFFFF
 Words = tuple[Any, Any, Any, Any]
@@ -27,16 +29,31 @@ def mul32(a: Any, bh: Any, bl: Any) -> tuple[Any, Any]:
     return hi, lo
 
 
-def add_words(o: Any, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-    """a + b for equal-length multiword numbers (most significant word first), the top carry dropped."""
-    out = [a[-1] + b[-1]]
-    c = o.u32(out[0] < a[-1])
-    for j in range(len(a) - 2, -1, -1):
-        t = a[j] + b[j]
-        t2 = t + c
-        if j:
-            c = o.u32(t < a[j]) | o.u32(t2 < t)
+def _zero(v: Any) -> bool:
+    return isinstance(v, int) and v == 0
+
+
+def add_words(o: Any, a: tuple[Any, ...], b: tuple[Any, ...], carry: Any = 0) -> tuple[Any, ...]:
+    """a + b + carry for equal-length multiword numbers (most significant word first), the top carry dropped.
+
+    ``carry`` (0 or 1, a Python int or a uint32 array) enters at the lowest word. A word that is a Python-int
+    0 costs no operation.
+    """
+    out = []
+    c = carry
+    for j in range(len(a) - 1, -1, -1):
+        if _zero(a[j]) or _zero(b[j]):
+            t, c1 = (b[j] if _zero(a[j]) else a[j]), 0
+        else:
+            t = a[j] + b[j]
+            c1 = o.u32(t < a[j]) if j else 0
+        if _zero(c):
+            t2, c2 = t, 0
+        else:
+            t2 = t + c
+            c2 = o.u32(t2 < t) if j else 0
         out.append(t2)
+        c = c2 if _zero(c1) else c1 if _zero(c2) else c1 | c2  # never both: a + b + 1 < 2**33 − 1
     return tuple(reversed(out))
 
 
@@ -46,23 +63,37 @@ def add128(o: Any, a: Words, b: Words) -> Words:
 
 
 def sub128(o: Any, a: Words, b: Words) -> Words:
-    """(a − b) mod 1."""
+    """(a − b) mod 1: a + (2**128 − 1 − b) + 1, the complement's 1 the carry into the lowest word."""
     ones = o.xp.asarray(0xFFFFFFFF, dtype=o.xp.uint32)
     neg = tuple(w ^ ones for w in b)  # not ~w: torch.compile traces no ~ on posenc.torch's uint32 wrapper
-    one = (0 * b[0], 0 * b[0], 0 * b[0], 0 * b[0] + 1)
-    return add128(o, add128(o, a, neg), one)
+    return add_words(o, a, neg, 1)
+
+
+def neg128(o: Any, b: Words) -> Words:
+    """(−b) mod 1."""
+    return sub128(o, (0, 0, 0, 0), b)
 
 
 def _words(o: Any, arr: Any) -> Words:
     return tuple(o.xp.asarray(arr[j]) for j in range(4))
 
 
-def _times_fraction(o: Any, u: Any, words: Words) -> Words:
-    """frac(u·F) for uint32 u and F in Q0.128: the top product word is whole turns and drops out."""
+def _halves(o: Any, w: Any) -> tuple[Any, Any]:
+    """A word's 16-bit halves (high, low): a host constant's split on the host, so the graph holds no
+    operation for it."""
+    if isinstance(w, np.ndarray):
+        return o.xp.asarray(w >> 16), o.xp.asarray(w & M16)
+    x = o.xp.asarray(w)
+    return x >> 16, x & M16
+
+
+def _times_fraction(o: Any, u: Any, frac: Any) -> Words:
+    """frac(u·F) for uint32 u and F in Q0.128 (``frac``: its four words): the top product word is whole turns
+    and drops out."""
     # the top word's product: only its low half is a fraction (a wrapping uint32 multiply), the rest whole turns
-    prods = [mul32(u, w >> 16, w & M16) for w in words[1:]]
-    high = (prods[0][0], prods[1][0], prods[2][0], 0 * u)  # each high word lands on the word above
-    return add128(o, (u * words[0], prods[0][1], prods[1][1], prods[2][1]), high)
+    prods = [mul32(u, *_halves(o, frac[j])) for j in (1, 2, 3)]
+    high = (prods[0][0], prods[1][0], prods[2][0], 0)  # each high word lands on the word above
+    return add128(o, (u * o.xp.asarray(frac[0]), prods[0][1], prods[1][1], prods[2][1]), high)
 
 
 def phase_of_integers(o: Any, p: Any, fixed: FixedLadder, origin: int = 0) -> Words:
@@ -85,7 +116,7 @@ def phase_of_integers(o: Any, p: Any, fixed: FixedLadder, origin: int = 0) -> Wo
         s = t ^ sign
     else:
         s, negative = p, p < 0
-    f = _times_fraction(o, o.u32(s), _words(o, fixed.frac_words))
+    f = _times_fraction(o, o.u32(s), fixed.frac_words)
     zero = xp.zeros_like(f[0])
     back = tuple(xp.where(negative, w, zero) for w in _words(o, fixed.unwrap_words))
     return add128(o, f, back)  # less 2**32·F, as one addition of its complement mod 1
@@ -94,21 +125,20 @@ def phase_of_integers(o: Any, p: Any, fixed: FixedLadder, origin: int = 0) -> Wo
 def _fraction_shifted(o: Any, m: Any, k: Any, fixed: FixedLadder) -> Words:
     """frac(m·2**-k·ω_i/2π) for uint32 m < 2**24 and 0 <= k < 160: the product's words, shifted right by k."""
     xp = o.xp
-    whole = xp.asarray(fixed.int_words)
-    w = _words(o, fixed.frac_words)
-    hi_i, lo_i = mul32(m, whole >> 16, whole & M16)
-    prods = [mul32(m, x >> 16, x & M16) for x in w]
+    hi_i, lo_i = mul32(m, *_halves(o, fixed.int_words))
+    prods = [mul32(m, *_halves(o, fixed.frac_words[j])) for j in range(4)]
     zero = 0 * m
     a = (hi_i, lo_i, *(p[1] for p in prods))
-    b = (zero, *(p[0] for p in prods), zero)
+    b = (0, *(p[0] for p in prods), 0)
     words = add_words(o, a, b)[::-1]  # least significant first, units of 2**-128
     ws, bs = k >> 5, k & 31
+    at = [ws == s for s in range(5)]
     picked = []
     for j in range(5):  # the words ws + j, j = 0 … 4 (zero past the top)
         v = zero
         for s in range(5):
             if s + j < 6:
-                v = xp.where(ws == s, words[s + j], v)
+                v = xp.where(at[s], words[s + j], v)
         picked.append(v)
     r = (32 - bs) & 31
     keep = bs == 0
@@ -136,7 +166,9 @@ def phase_of_floats(o: Any, t: Any, fixed: FixedLadder, origin: int = 0) -> Word
     neg = (b >> 31) == 1
     whole = xp.where(neg, 0 - n, n).astype(xp.int32)
     f = _fraction_shifted(o, frac_m, o.u32(k), fixed)
-    zero = xp.zeros_like(b)
-    back = sub128(o, (zero, zero, zero, zero), f)  # a negative t turns the other way
-    f = tuple(xp.where(neg, x, y) for x, y in zip(back, f, strict=True))
-    return add128(o, phase_of_integers(o, whole, fixed, origin), f)
+    # a negative t turns the other way: −f = (2**128 − 1 − f) + 1, the complement a xor with all ones, its 1
+    # the carry into the sum's lowest word
+    flip = o.u32(neg)
+    ones = 0 - flip
+    back = tuple(w ^ ones for w in f)
+    return add_words(o, phase_of_integers(o, whole, fixed, origin), back, flip)

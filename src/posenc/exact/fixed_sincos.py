@@ -6,7 +6,22 @@ overflow, shifts, selects) or int32, so each backend computes the same bits;
 the only things a backend supplies are its namespace, a count of leading
 zeros and a bitcast to float32 (:class:`Ops`).
 
-A 64-bit fixed-point number is a pair ``(h, l)`` of uint32 arrays.
+A 64-bit fixed-point number is a pair ``(h, l)`` of uint32 arrays, or its
+four 16-bit limbs (:data:`Limbs`) where it enters several products.
+
+The code is straight-line and scalar-shaped on purpose: XLA's CPU backend
+compiles one fused loop of it at roughly linear cost in its operations, and
+the other forms measured (jax 0.10.2, CPU) were slower to compile and to run:
+limbs along an array axis took 4x the compile time and 80x the run time of a
+Horner sum; the sine's and cosine's sums stacked on an axis took 1.8x the
+compile time of the rows and 3x their run time in a ``fori_loop``, and
+hundreds of times their run time unrolled (XLA evaluates a stacked value
+again for every slot that reads it). What is cut is work: a number's limbs
+split once, a constant's zero limbs (and a bracket's, known from its bound)
+never multiplied, a square's cross products formed once, and a Horner
+bracket's carries and subtraction taken in one pass (:func:`_less_high`).
+Every form computes the value :func:`mulhi` defines, so the bits do not
+depend on the grouping.
 """
 
 from __future__ import annotations
@@ -19,10 +34,13 @@ import numpy as np
 
 from .fixed import COS_COEFFS, PI_4, SIN_COEFFS
 
-__all__ = ["NUMPY_OPS", "Ops", "Pair", "mulhi", "round_f32", "shift_up", "sincos_bits", "sincos_f32"]
+__all__ = ["NUMPY_OPS", "Limbs", "Ops", "Pair", "columns", "limbs", "mulhi", "mulhi_limbs", "plus_high", "round_f32",
+           "shift_up", "shift_up_once", "sincos_bits", "sincos_f32", "square_hi"]
 
 M16 = 0xFFFF
 Pair = tuple[Any, Any]
+#: A 64-bit number's four 16-bit limbs, least significant first (each a uint32 array, or a Python int).
+Limbs = tuple[Any, Any, Any, Any]
 
 
 @dataclass(frozen=True)
@@ -51,56 +69,139 @@ NUMPY_OPS = Ops(
 
 
 def sub64(o: Ops, a: Pair, b: Pair) -> Pair:
-    return a[0] - b[0] - o.u32(a[1] < b[1]), a[1] - b[1]
+    """(a − b) mod 2**64 (a may be a pair of Python ints: a constant)."""
+    h, lo = (o.xp.asarray(v, dtype=o.xp.uint32) if isinstance(v, int) else v for v in a)  # jax reads a Python
+    return h - b[0] - o.u32(lo < b[1]), lo - b[1]  # int as an int32: 2**31 and above would overflow it
+
+
+def _zero(v: Any) -> bool:
+    return isinstance(v, int) and v == 0
+
+
+def _plus(a: Any, b: Any) -> Any:
+    """a + b, with no operation where either is a known 0 (a column's first term, a constant's zero limb)."""
+    return b if _zero(a) else a if _zero(b) else a + b
+
+
+def limbs(v: Pair) -> Limbs:
+    """The 16-bit limbs of a 64-bit pair, least significant first (Python ints for a constant pair)."""
+    return v[1] & M16, v[1] >> 16, v[0] & M16, v[0] >> 16
 
 
 def mulhi(a: Pair, b: Pair) -> Pair:
-    """floor(a·b / 2**64), less at most 6 units (the limb products below 2**48 are left out)."""
-    return _mulhi_limbs(a, b, 4)
+    """floor(a·b / 2**64), less at most 6 units (the limb products below 2**48 are left out).
+
+    Exactly: with a_i, b_j the 16-bit limbs, the sum V of a_i·b_j·2**(16(i + j) − 48)
+    over i + j >= 3, then floor(V / 2**16) mod 2**64. Every form below computes that
+    value, however it groups the sum (:func:`mulhi_limbs`, :func:`square_hi`).
+    """
+    return mulhi_limbs(limbs(a), limbs(b))
 
 
-def _mulhi_limbs(a: Pair, b: Pair, b_limbs: int) -> Pair:
-    """The column sums of :func:`mulhi` over b's lowest ``b_limbs`` (3 or 4) 16-bit limbs."""
-    x = (a[1] & M16, a[1] >> 16, a[0] & M16, a[0] >> 16)
-    y = (b[1] & M16, b[1] >> 16, b[0] & M16) + ((b[0] >> 16,) if b_limbs == 4 else ())
-    col = [0, 0, 0, 0, 0]  # columns 3 … 7 of 16 bits, each sum < 2**19
+def mulhi_limbs(x: Limbs, y: Limbs) -> Pair:
+    """:func:`mulhi` of two numbers given as limbs: a number's limbs split once serve every product it enters
+    (t in the Horner sums), and a Python-int 0 limb (a constant's, or one known zero) adds no operation."""
+    return _carried(columns(x, y))
+
+
+def columns(x: Limbs, y: Limbs) -> list[Any]:
+    """The column sums of :func:`mulhi`, its value before the carries: columns 3 … 7 of 16 bits, each below
+    2**19 (:func:`_carried`, :func:`plus_high`)."""
+    col: list[Any] = [0, 0, 0, 0, 0]
     for i in range(4):
-        for j in range(max(0, 3 - i), b_limbs):
+        for j in range(max(0, 3 - i), 4):
+            if _zero(x[i]) or _zero(y[j]):
+                continue
             p = x[i] * y[j]
-            col[i + j - 3] = col[i + j - 3] + (p & M16)
-            col[i + j - 2] = col[i + j - 2] + (p >> 16)
-    c4 = col[1] + (col[0] >> 16)
-    c5 = col[2] + (c4 >> 16)
-    c6 = col[3] + (c5 >> 16)
-    c7 = col[4] + (c6 >> 16)
+            col[i + j - 3] = _plus(col[i + j - 3], p & M16)
+            col[i + j - 2] = _plus(col[i + j - 2], p >> 16)
+    return col
+
+
+def square_hi(x: Limbs) -> Pair:
+    """:func:`mulhi` of a number by itself, from its limbs: a_i·a_j (i != j) formed once and counted twice."""
+    col: list[Any] = [0, 0, 0, 0, 0]
+    for i in range(4):
+        for j in range(max(i, 3 - i), 4):
+            p = x[i] * x[j]
+            lo, hi = p & M16, p >> 16
+            if i != j:  # < 2**17 each: the columns stay below 2**20
+                lo, hi = lo << 1, hi << 1
+            col[i + j - 3] = _plus(col[i + j - 3], lo)
+            col[i + j - 2] = _plus(col[i + j - 2], hi)
+    return _carried(col)
+
+
+def _carried(col: list[Any]) -> Pair:
+    """The 64 bits above column 3 of the column sums (columns 3 … 7), the carries propagated."""
+    c4 = _plus(col[1], col[0] >> 16)
+    c5 = _plus(col[2], c4 >> 16)
+    c6 = _plus(col[3], c5 >> 16)
+    c7 = _plus(col[4], c6 >> 16)
     return ((c7 & M16) << 16) | (c6 & M16), ((c5 & M16) << 16) | (c4 & M16)
+
+
+def _less_high(c: tuple[int, int], col: list[Any]) -> Limbs:
+    """The limbs of (c − m) mod 2**64, m the :func:`mulhi` of the column sums ``col``, c a constant.
+
+    m = R + (col_0 >> 16), R = Σ col_k·2**(16(k − 1)) over k >= 1, so each limb
+    of c − m is c_k − col_(k+1) plus the carry from below, one column at a time:
+    the carries of m and of the subtraction in one pass, never m itself. A
+    column's value is kept positive by 2**20 added (a whole number of limbs;
+    every col_k < 2**19), the carry it adds (16) taken from the next constant.
+    """
+    return _with_high(c, col, -1)
+
+
+def plus_high(c: tuple[int, int], col: list[Any]) -> Limbs:
+    """The limbs of (c + m) mod 2**64, m the :func:`mulhi` of the column sums ``col`` (:func:`_less_high`'s
+    pass, adding)."""
+    return _with_high(c, col, 1)
+
+
+def _with_high(c: tuple[int, int], col: list[Any], sign: int) -> Limbs:
+    k = limbs(c)
+    bias, debt = (0, 0) if sign > 0 else (1 << 20, 16)
+    first = (k[0] + bias) + col[1] + (col[0] >> 16) if sign > 0 else (k[0] + bias) - col[1] - (col[0] >> 16)
+    e = first
+    out = [e & M16]
+    for j in (1, 2, 3):
+        base = k[j] + bias - debt
+        e = _plus(base + col[j + 1] if sign > 0 else base - col[j + 1], e >> 16)
+        out.append(e & M16)
+    return out[0], out[1], out[2], out[3]
 
 
 def mulhi_narrow(a: Pair, b: Pair, b_limbs: int) -> Pair:
     """:func:`mulhi` for a b whose top 16-bit limbs are known zero (b < 2**(16·b_limbs)), less at most 7 units.
 
     Horner's inner brackets are small (acc_k <= c_k, the Taylor coefficients):
-    b_limbs = 2 (b < 2**32) takes the one product a_hi·b_lo; b_limbs = 3
+    b_limbs = 2 (b < 2**32) takes the high word of a_hi·b_lo, which counts
+    the high half of a_2·b_0 besides :func:`mulhi`'s products; b_limbs = 3
     leaves out the products of b's zero limb. Only the limb products below
     2**48 are dropped, as in :func:`mulhi`.
     """
+    x, y = limbs(a), limbs(b)
     if b_limbs <= 2:
-        ah, bl = a[0], b[1]
-        x0, x1, y0, y1 = ah & M16, ah >> 16, bl & M16, bl >> 16
-        # the high word of ah·bl, from its four 16-bit products (a_lo·b_lo < 2**64 units drops out: < 1)
-        ll, lh, hl = x0 * y0, x0 * y1, x1 * y0
-        mid = (ll >> 16) + (lh & M16) + (hl & M16)
-        return 0 * ah, x1 * y1 + (lh >> 16) + (hl >> 16) + (mid >> 16)
-    return _mulhi_limbs(a, b, 3)
+        return 0 * a[0], _high_word(x, y)
+    return mulhi_limbs(x, (y[0], y[1], y[2], 0))
+
+
+def _high_word(x: Limbs, y: Limbs) -> Any:
+    """:func:`mulhi_narrow` for b < 2**32: the high word of a_hi·b_lo, from its four 16-bit products
+    (a_lo·b_lo < 2**64 units drops out: < 1). The high word of the result is 0. A Python-int 0 limb of b
+    (b < 2**16) drops its products."""
+    def times(u: Any, v: Any) -> Any:
+        return 0 if _zero(u) or _zero(v) else u * v
+
+    ll, lh, hl, hh = times(x[2], y[0]), times(x[2], y[1]), times(x[3], y[0]), times(x[3], y[1])
+    mid = _plus(_plus(ll >> 16, lh & M16), hl & M16)
+    return _plus(_plus(_plus(hh, lh >> 16), hl >> 16), mid >> 16)
 
 
 def _limbs(value: tuple[int, int]) -> int:
-    """How many 16-bit limbs a Q0.64 value at most ``value`` needs (2, 3 or 4): what bounds a Horner bracket."""
-    return 2 if value[0] == 0 else 3 if value[0] < 1 << 16 else 4
-
-
-def _const(o: Ops, value: tuple[int, int]) -> Pair:
-    return o.xp.asarray(value[0], dtype=o.xp.uint32), o.xp.asarray(value[1], dtype=o.xp.uint32)
+    """How many 16-bit limbs a Q0.64 value at most ``value`` needs (1 … 4): what bounds a Horner bracket."""
+    return max(1, ((value[0] << 32 | value[1]).bit_length() + 15) // 16)
 
 
 def _fold(o: Ops, f: tuple[Any, Any, Any, Any]) -> tuple[Any, Any, tuple[Any, Any, Any, Any]]:
@@ -144,15 +245,25 @@ def _normalise(o: Ops, y: tuple[Any, Any, Any, Any]) -> tuple[Pair, Any]:
     return (hi, lo), lz
 
 
-def _horner(t: Pair, coeffs: tuple[tuple[int, int], ...], o: Ops) -> Pair:
-    """t·(c1 − t·(c2 − … t·c_n)); every bracket is positive (the Taylor terms decrease)."""
-    acc = _const(o, coeffs[-1])
+def _horner(t: Limbs, coeffs: tuple[tuple[int, int], ...], o: Ops) -> Pair:
+    """t·(c1 − t·(c2 − … t·c_n)), t given by its limbs; every bracket is positive (the Taylor terms decrease).
+
+    The bracket acc_k = c_k − mulhi(t, acc_(k+1)) is bounded by c_k, so its limbs
+    past the bound are 0 and their products are left out. While the bound is
+    below 2**32 a step is :func:`mulhi_narrow`'s one word (the bracket kept as
+    a pair); once wider, the bracket is kept as limbs (:func:`_less_high`).
+    """
+    y: Limbs = limbs(coeffs[-1])  # a constant (Python ints) until the first product
     bound = coeffs[-1]  # acc <= the coefficient it starts from (the bracket only shrinks it)
     for c in reversed(coeffs[:-1]):
         n = _limbs(bound)
-        acc = sub64(o, _const(o, c), mulhi(t, acc) if n == 4 else mulhi_narrow(t, acc, n))
+        y = (y[0], y[1] if n > 1 else 0, y[2] if n > 2 else 0, y[3] if n > 3 else 0)  # limbs past the bound: 0
+        if n <= 2:
+            y = limbs(sub64(o, c, (0, _high_word(t, y))))
+        else:
+            y = _less_high(c, columns(t, y))
         bound = c
-    return mulhi(t, acc)
+    return mulhi_limbs(t, y)
 
 
 def sincos_bits(o: Ops, f: tuple[Any, Any, Any, Any]) -> tuple[Pair, Any, Pair, Any, Any, Any]:
@@ -168,24 +279,30 @@ def sincos_bits(o: Ops, f: tuple[Any, Any, Any, Any]) -> tuple[Pair, Any, Pair, 
     at_half = (y[0] >> 31) == 1  # y = 1/2 exactly (a phase of 1/8 + k/4): 2y = 1 does not fit Q0.64
     ones = o.xp.asarray(0xFFFFFFFF, dtype=o.xp.uint32)
     two_y = (o.xp.where(at_half, ones, two_y[0]), o.xp.where(at_half, ones, two_y[1]))
-    sq = mulhi(two_y, two_y)
+    sq = limbs(square_hi(limbs(two_y)))  # split once: every Horner step of both sums multiplies by it
     d_s = _horner(sq, SIN_COEFFS, o)
     d_c = _horner(sq, COS_COEFFS, o)
-    x = mulhi(ym, _const(o, PI_4))  # x = (π/4)·2y = mantissa·2**(1 − lz) … times π/4
+    x = mulhi_limbs(limbs(ym), limbs(PI_4))  # x = (π/4)·2y = mantissa·2**(1 − lz) … times π/4
     sin_m = sub64(o, x, mulhi(x, d_s))
     sin_e = o.u32(1 - lz.astype(o.xp.int32))
     # cos = 1 − D_c held as Q1.63 (so 1 itself fits): 2**63 − D_c/2, exponent 1
-    cos_m = sub64(o, _const(o, (1 << 31, 0)), (d_c[0] >> 1, (d_c[1] >> 1) | (d_c[0] << 31)))
+    cos_m = sub64(o, (1 << 31, 0), (d_c[0] >> 1, (d_c[1] >> 1) | (d_c[0] << 31)))
     cos_e = o.xp.ones_like(sin_e)
     return sin_m, sin_e, cos_m, cos_e, q, half ^ (q & 1)
 
 
 def scale(m: Pair, e: Any, factor: tuple[int, int, int] | None, o: Ops) -> tuple[Pair, Any]:
-    """(m, e) times a static factor (:func:`posenc.exact.fixed.scale_words`), m first normalised."""
+    """(m, e) times a static factor (:func:`posenc.exact.fixed.scale_words`), m first normalised.
+
+    m is a sine or cosine of :func:`sincos_bits`, in [2**62, 2**64) or 0
+    (:func:`shift_up_once`); so is the product (the factor's mantissa is
+    2**63, whose product is exact, or at least 2**63 + 2**11, whose product
+    is at least 2**62 + 2**10 less :func:`mulhi`'s 6 units).
+    """
     if factor is None:
         return m, e
-    m, s = shift_up(o, m)
-    return mulhi(m, _const(o, factor[:2])), e - s + (factor[2] % (1 << 32))  # wraps like the rest
+    m, s = shift_up_once(o, m)
+    return mulhi_limbs(limbs(m), limbs(factor[:2])), e - s + (factor[2] % (1 << 32))  # wraps like the rest
 
 
 def shift_up(o: Ops, m: Pair) -> tuple[Pair, Any]:
@@ -200,7 +317,19 @@ def shift_up(o: Ops, m: Pair) -> tuple[Pair, Any]:
     return (xp.where(big, lo, hi), xp.where(big, 0, lo)), s
 
 
-def round_f32(o: Ops, m: Pair, e: Any, odd: bool = False) -> Any:
+def shift_up_once(o: Ops, m: Pair) -> tuple[Pair, Any]:
+    """:func:`shift_up` for m in [2**62, 2**64) or 0: the shift is 0 or 1 (1 for m = 0, which stays 0).
+
+    The sines and cosines of :func:`sincos_bits` are there: cos x >= cos(π/4)
+    is 2**63 − D_c/2 >= 0.70·2**63, and sin x = x·(1 − D_s) with D_s <= 0.1
+    and x = (π/4)·y's normalised mantissa >= 0.78·2**63 (tests/exact/test_fixed.py
+    checks it over a battery). No count of leading zeros: one bit tested.
+    """
+    s = 1 - (m[0] >> 31)
+    return ((m[0] << s) | ((m[1] >> 31) & s), m[1] << s), s
+
+
+def round_f32(o: Ops, m: Pair, e: Any, odd: bool = False, high: bool = False) -> Any:
     """The float32 bits nearest (ties to even) to (h·2**32 + l)·2**(e − 64); 0 for m = 0 (normal range only).
 
     ``odd=True`` rounds to odd instead: the 24 leading bits, the last one set
@@ -210,13 +339,16 @@ def round_f32(o: Ops, m: Pair, e: Any, odd: bool = False) -> Any:
     rounded sums: proved algorithms using rounding to odd", IEEE Trans.
     Computers 57 (2008)), where a float32 rounded to nearest first could land
     on the format's midpoint and round a second time the wrong way.
+
+    ``high=True``: m is in [2**62, 2**64) or 0 (:func:`shift_up_once`).
     """
     xp = o.xp
-    (h, l), s = shift_up(o, m)
+    (h, l), s = shift_up_once(o, m) if high else shift_up(o, m)
+    zero = h == 0  # the shifted m has its top bit set unless m = 0
     if odd:
         top = (h >> 8) | o.u32(((h & 0xFF) | l) != 0)
         bits = ((e + 126 - s) << 23) | (top & 0x7FFFFF)
-        return xp.where((m[0] | m[1]) == 0, 0, bits)
+        return xp.where(zero, 0, bits)
     top = h >> 8
     rb = (h >> 7) & 1
     sticky = o.u32(((h & 0x7F) | l) != 0)
@@ -226,7 +358,7 @@ def round_f32(o: Ops, m: Pair, e: Any, odd: bool = False) -> Any:
     # the value is top·2**(e − s − 24 + carry); its float32 exponent field is (e − s − 1 + carry) + 127
     field = e + 126 - s + carry
     bits = (field << 23) | (top & 0x7FFFFF)
-    return xp.where((m[0] | m[1]) == 0, 0, bits)
+    return xp.where(zero, 0, bits)
 
 
 def sincos_f32(o: Ops, phase: tuple[Any, Any, Any, Any], factor: tuple[int, int, int] | None = None,
@@ -245,8 +377,8 @@ def sincos_f32(o: Ops, phase: tuple[Any, Any, Any, Any], factor: tuple[int, int,
         (sin, cos), float32 ``[..., n]`` each.
     """
     sin_m, sin_e, cos_m, cos_e, q, swap = sincos_bits(o, phase)
-    sb = round_f32(o, *scale(sin_m, sin_e, factor, o), odd)
-    cb = round_f32(o, *scale(cos_m, cos_e, factor, o), odd)
+    sb = round_f32(o, *scale(sin_m, sin_e, factor, o), odd, high=True)
+    cb = round_f32(o, *scale(cos_m, cos_e, factor, o), odd, high=True)
     sw = swap == 1
     s_mag, c_mag = o.xp.where(sw, cb, sb), o.xp.where(sw, sb, cb)
     # an exact zero (sin kπ, cos of an odd multiple of π/2: dyadic bands) is +0, whatever the quadrant

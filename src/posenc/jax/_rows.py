@@ -86,12 +86,16 @@ def sincos_rows(
         pair_axes: int ``[n]``, the position axis of each pair (multi-axis RoPE), or None.
         odd: float32 rounded to odd, for rows cast to float16 or bfloat16
             (:func:`rounds_to_odd`); only that cast may read them.
+
+    The pair is built once (:func:`computed_once`) and read from memory: the
+    sines and cosines share their phase, fold and Horner argument, which two
+    outputs read separately would each redo, in the program and at run time.
     """
     fixed_ladder(ladder)  # the frequency range checked here, outside any trace
     axes = None if pair_axes is None else tuple(int(a) for a in np.asarray(pair_axes).tolist())
-    if np.dtype(positions.dtype).kind == "f":  # differentiable in a real position: the bit path has no derivative
-        return _real_rows(positions, ladder, float(factor), int(origin), axes, bool(odd))
-    return _rows(positions, ladder, float(factor), int(origin), axes, bool(odd))
+    # differentiable in a real position: the bit path has no derivative
+    rows = _real_rows if np.dtype(positions.dtype).kind == "f" else _rows
+    return computed_once(lambda p: rows(p, ladder, float(factor), int(origin), axes, bool(odd)), positions)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4, 5))
@@ -149,10 +153,13 @@ def computed_once(build: Any, positions: jax.Array) -> Any:
     XLA fuses an elementwise producer into each of its consumers: the row
     builder (a few hundred integer operations per value) would be recomputed
     for every head of q and k. ``optimization_barrier`` does not stop that on
-    the CPU (it is expanded before fusion); the two branches of a
-    conditional on a runtime predicate are separate computations, so the rows
-    are built once there and read from memory. Both branches are the same
-    function: whichever runs, the rows are the same.
+    the CPU (it is expanded before fusion); the branch of a conditional on a
+    runtime predicate is a separate computation, so the rows are built once
+    there and read from memory. The predicate, ``(bits | 1) != 0`` of the
+    first position's bits, holds for every value: only the builder's branch
+    ever runs, and the other is the cheapest one of the right type (zeros).
+    Both branches the builder (as before) put it in the program twice: twice
+    its equations in the jaxpr, and more for XLA to compile.
     """
     if positions.size == 0:
         return build(positions)
@@ -164,7 +171,21 @@ def computed_once(build: Any, positions: jax.Array) -> Any:
         a, b = build(p)
         return jax.lax.complex(a, b)
 
-    flat = positions.reshape(-1)
-    pred = flat[0] == flat[0]  # a runtime predicate (False only for a NaN position, and then the same rows)
-    both = jax.lax.cond(pred, packed, packed, positions)
+    def never(p: jax.Array) -> jax.Array:
+        # zeros made from p (0.0 times a float of its bits, which XLA does not fold): the branch keeps its
+        # operand, so the layers' identical conditionals still merge into one (a branch without one loses
+        # it after they are compared), and under shard_map its output varies as p does
+        zero = _word(p).astype(jnp.float32) * np.float32(0.0)
+        return jnp.broadcast_to(jax.lax.complex(zero, zero), jax.eval_shape(packed, p).shape)
+
+    pred = (_word(positions) | 1) != 0  # true for every value, and XLA does not fold it: the conditional stays
+    both = jax.lax.cond(pred, packed, never, positions)
     return jnp.real(both), jnp.imag(both)
+
+
+def _word(positions: jax.Array) -> jax.Array:
+    """The first position's bits as a uint32 scalar (a bitcast: converting a NaN or inf is undefined)."""
+    first = positions.reshape(-1)[0]
+    width = jnp.dtype(first.dtype).itemsize * 8
+    word = jax.lax.bitcast_convert_type(first, jnp.dtype(f"uint{width}")) if width > 8 else first.view(jnp.uint8)
+    return word.astype(jnp.uint32)

@@ -14,7 +14,7 @@ inside the traced program from integers only, without float64:
    2**-14 of v over the range of factors a float32 holds, so n is exact.
 2. **2**φ.** φ = j/32 + t: 2**(j/32) from a 32-entry table (Q1.63), and
    exp(t·ln 2) for t·ln 2 < 0.0217 from its Taylor polynomial to x**8 (the
-   tail < 2**-68), by Horner in 64-bit fixed point (uint32 pairs).
+   tail < 2**-68), by Horner in 64-bit fixed point (16-bit limbs).
 3. **Product and rounding.** The 64-bit cos and sin of
    :func:`posenc.exact.fixed_sincos.sincos_bits` (relative error < 2**-56),
    times the attention factor and the factor, rounded once to float32 by
@@ -51,8 +51,21 @@ import jax
 from ..errors import PosEncError
 from ..exact.core import decimal_context
 from ..exact.fixed import FLOAT_LIMIT, INT_LIMIT, FixedLadder, fixed_ladder, fixed_turns, scale_words
-from ..exact.fixed_phase import add128, phase_of_floats, phase_of_integers, sub128
-from ..exact.fixed_sincos import Ops, Pair, mulhi, scale, shift_up, sincos_bits
+from ..exact.fixed_phase import add128, neg128, phase_of_floats, phase_of_integers
+from ..exact.fixed_sincos import (
+    Ops,
+    Pair,
+    columns,
+    limbs,
+    mulhi,
+    mulhi_limbs,
+    plus_high,
+    scale,
+    shift_up,
+    shift_up_once,
+    sincos_bits,
+    square_hi,
+)
 from ..exact.ladder import Ladder
 from ..rope.frequencies import RopeFrequencies
 from ..rope.xpos import XPos, _limit, _log_rate, _zeta, xpos_cos_sin
@@ -101,25 +114,26 @@ def factor_turns(gamma: float, scale_base: float, rotary_dim: int) -> FixedLadde
     return fixed_turns(tuple(out))
 
 
-def _const(o: Ops, value: tuple[int, int]) -> Pair:
-    return o.xp.asarray(value[0], dtype=o.xp.uint32), o.xp.asarray(value[1], dtype=o.xp.uint32)
-
-
 def _add64(o: Ops, a: Pair, b: Pair) -> Pair:
     lo = a[1] + b[1]
     return a[0] + b[0] + o.u32(lo < a[1]), lo
 
 
 def exp2_fraction(o: Ops, phi: tuple[Any, Any, Any, Any]) -> Pair:
-    """2**φ for φ in [0, 1) (four Q0.128 words) as a 64-bit m with 2**φ = m·2**-62, within 2**-59 (relative)."""
+    """2**φ for φ in [0, 1) (four Q0.128 words) as a 64-bit m with 2**φ = m·2**-62, within 2**-59 (relative).
+
+    The Horner brackets are kept as limbs, each c_k + mulhi(x, acc) formed in one pass
+    (:func:`~posenc.exact.fixed_sincos.plus_high`): the values of :func:`mulhi` and a 64-bit add.
+    """
     xp = o.xp
     j = phi[0] >> 27
     t = ((phi[0] << 5) | (phi[1] >> 27), (phi[1] << 5) | (phi[2] >> 27))  # 32·(φ − j/32), Q0.64
-    x = mulhi(t, _const(o, LN2_32))  # (φ − j/32)·ln 2 < 0.0217
-    acc = _const(o, EXP_COEFFS[-1])
+    x = mulhi_limbs(limbs(t), limbs(LN2_32))  # (φ − j/32)·ln 2 < 0.0217
+    xl = limbs(x)
+    y = limbs(EXP_COEFFS[-1])
     for c in reversed(EXP_COEFFS[:-1]):
-        acc = _add64(o, _const(o, c), mulhi(x, acc))
-    s = _add64(o, x, mulhi(mulhi(x, x), acc))  # exp(x) − 1 < 0.022
+        y = plus_high(c, columns(xl, y))
+    s = _add64(o, x, mulhi_limbs(limbs(square_hi(xl)), y))  # exp(x) − 1 < 0.022
     top = xp.asarray(1 << 31, dtype=xp.uint32)  # a Python 2**31 would be read as an int32
     a = ((s[0] >> 1) | top, (s[1] >> 1) | (s[0] << 31))  # exp(x) as Q1.63
     idx = j.astype(xp.int32)
@@ -236,8 +250,7 @@ def _factors(p: jax.Array, plan: _Plan, ladder: FixedLadder | None) -> tuple[Pai
     if plan.middle:  # w = (p − c)·K: the centre a static shift of the phase
         off = words.offset_words(-plan.middle)
         kphase = add128(o, kphase, (xp.asarray(off[0]), xp.asarray(off[1]), xp.asarray(off[2]), xp.asarray(off[3])))
-    zero = xp.zeros_like(kphase[0])
-    phi = kphase if plan.sign > 0 else sub128(o, (zero, zero, zero, zero), kphase)
+    phi = kphase if plan.sign > 0 else neg128(o, kphase)
     # n = v − φ, an integer: from float32 estimates (within 2**-14 of v where a factor fits float32)
     kf = np.array([float(t) for t in words.turns], dtype=np.float32)
     v = plan.sign * (p.astype(jnp.float32) - np.float32(plan.middle)) * kf
@@ -280,7 +293,7 @@ def _rows(positions: jax.Array, plan: _Plan) -> tuple[jax.Array, jax.Array]:
 
     def times(m: Pair, e: Any) -> Any:
         m, e = scale(m, e, words_att, o)
-        m, s = shift_up(o, m)
+        m, s = shift_up_once(o, m)  # a sine or cosine, scaled or not: in [2**62, 2**64) or 0
         return round_f32_full(o, mulhi(m, fm), _exponent(o, e - s) + fe)
 
     sb, cb = times(sin_m, sin_e), times(cos_m, cos_e)

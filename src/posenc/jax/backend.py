@@ -26,7 +26,7 @@ from ..rope.xpos import XPos
 from ..sinusoidal.numpy_backend import NUMPY_ENCODING
 from ..sinusoidal.plan import Plan
 from ..support.vocabulary import RopeLayout
-from ._rows import computed_once, host_rows, rounds_to_odd, sincos_rows
+from ._rows import host_rows, rounds_to_odd, sincos_rows
 from ._xpos import jax_xpos_cos_sin
 from .inputs import as_input, check_output, check_traced_positions
 
@@ -95,9 +95,9 @@ class JaxBackend:
         return traced_frequencies(spec, seq_len)
 
     def cos_sin(self, pos: jax.Array, freqs: RopeFrequencies, dtype: Any) -> tuple[jax.Array, jax.Array]:
-        # the rows once per position, not once per head (XLA would fuse the builder into the rotation)
+        # the rows once per position, not once per head (sincos_rows: computed_once)
         odd = rounds_to_odd(dtype)  # bfloat16, float16: each value rounded once
-        cos, sin = computed_once(lambda p: float32_rows(p, freqs, odd), pos)
+        cos, sin = float32_rows(pos, freqs, odd)
         return cos.astype(dtype), sin.astype(dtype)
 
     def rotation_dtype(self, x: jax.Array) -> Any:

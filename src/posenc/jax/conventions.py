@@ -27,7 +27,7 @@ from ..sinusoidal import table as np_table
 from ..sinusoidal.conventions import Keras, Tensor2Tensor
 from ..sinusoidal.conventions_nd import BigVision
 from ..support.vocabulary import PairLayout, RopeLayout
-from ._rows import computed_once, host_rows, sincos_rows
+from ._rows import host_rows, sincos_rows
 from .inputs import as_input, check_traced_positions
 from .rope import apply_rope, rope_frequencies, rotate
 from .sinusoidal import encode
@@ -53,7 +53,7 @@ def _fraction(value: float, name: str) -> Fraction:
 def _rotate_ladder(x: jax.Array, positions: Any, ladder: Any, pairs: int, layout: RopeLayout) -> jax.Array:
     """x ``[B, S, N, H]`` rotated by the ladder's angles on its first pairs, pairs beyond left still (angle 0)."""
     pos = check_traced_positions(positions)
-    sin, cos = computed_once(lambda p: sincos_rows(p, ladder), pos)  # [B, S, n], once for every head
+    sin, cos = sincos_rows(pos, ladder)  # [B, S, n], once for every head
     n = sin.shape[-1]
     if pairs > n and layout == "half":  # pairs (i, i + pairs) for i < n turn, the rest stay: Gemma 4's layout
         layout = "head_half"
@@ -154,7 +154,7 @@ def keras_hub_rotary_embedding(
     freqs = rope_frequencies(moved.shape[-1], base=float(max_wavelength),
                         scaling=None if scaling_factor == 1.0 else Linear(scaling_factor))
     pos = check_traced_positions(positions)
-    sin, cos = computed_once(lambda p: sincos_rows(p, freqs.ladder), pos)
+    sin, cos = sincos_rows(pos, freqs.ladder)
     out = rotate(moved, cos, sin, "half", moved.shape[-1])
     return jnp.moveaxis(out, (-2, -1), (sa, fa))
 
