@@ -157,14 +157,16 @@ def test_the_kernel_takes_512_bit_vectors_where_the_cpu_has_them():
 
 
 def test_the_kernels_cache_names_carry_the_sources_they_compile():
-    # numba stamps the cache with core.py's file alone: an edit to _fused.py or _narrow.py must rename the kernels
+    # numba stamps the cache with fill.py's file alone: an edit to core.py, _fused.py or _narrow.py, whose
+    # functions the kernels compile too, must rename the kernels
     import hashlib
     from pathlib import Path
 
-    from posenc.exact import core
+    from posenc.exact import fill
 
-    here = Path(core.__file__).parent
-    want = hashlib.sha256((here / "_fused.py").read_bytes() + (here / "_narrow.py").read_bytes()).hexdigest()[:12]
-    names = {core._variant_name(near, paired) for near in (False, True) for paired in (False, True)}
+    here = Path(fill.__file__).parent
+    sources = b"".join((here / name).read_bytes() for name in ("core.py", "_fused.py", "_narrow.py"))
+    want = hashlib.sha256(sources).hexdigest()[:12]
+    names = {fill._variant_name(near, paired) for near in (False, True) for paired in (False, True)}
     assert len(names) == 4 and all(name.endswith("_" + want) for name in names)
-    assert core.build_fill(near=True, paired=True).py_func.__qualname__ == core._variant_name(True, True)
+    assert fill.build_fill(near=True, paired=True).py_func.__qualname__ == fill._variant_name(True, True)

@@ -5,7 +5,7 @@ posenc's kernels are compiled with ``cache=True``: the first process compiles
 bytecode and the pickled contents of its closure; a kernel whose closure held
 another compiled function (a dispatcher, which pickles with an id drawn afresh
 in every process) never met its cache: every process compiled
-``exact.core.build_fill``'s kernels again (~3 s each, 10.8 s against 5.3 s for
+``exact.fill.build_fill``'s kernels again (~3 s each, 10.8 s against 5.3 s for
 a process building a table, an encoding and a grid) and added one more entry to
 the cache file (65 of them were found in a checkout). Each kernel now calls its
 callees as globals (:func:`posenc.support.optional.cacheable`).
@@ -29,12 +29,12 @@ ROOT = Path(__file__).resolve().parents[2]
 #: every kernel compiled with cache=True, by the builder that makes it (name -> expression in the child)
 _KERNELS = """
 import json, sys
-from posenc.exact import core, _jit, _place_jit
+from posenc.exact import fill, _jit, _place_jit
 from posenc.torch import _kernels
 found = {}
 for near in (False, True):
     for paired in (False, True):
-        found[f"build_fill(near={near}, paired={paired})"] = core.build_fill(near=near, paired=paired)
+        found[f"build_fill(near={near}, paired={paired})"] = fill.build_fill(near=near, paired=paired)
 found["exact._jit rows"] = _jit._build()
 for i, k in enumerate(_place_jit.build()):
     found[f"exact._place_jit #{i}"] = k
@@ -72,7 +72,7 @@ def test_every_cached_kernel_has_the_same_cache_key_in_every_process() -> None:
     assert len(set(files)) == len(files), files
     # every cache=True kernel of the package is among them (build_fill's one decoration serves four variants)
     decorations = _cache_true_kernels()
-    assert decorations["exact/core.py"] == 1
+    assert decorations["exact/fill.py"] == 1
     assert len(first) == sum(decorations.values()) - 1 + 4, (sorted(first), decorations)
 
 

@@ -5,7 +5,7 @@ Dekker's algorithm: eight operations after the Veltkamp splits. A fused
 multiply-add computes ``a·b − p`` with one rounding, so ``fma(a, b, −p)`` is
 the same ``e`` whenever that error is a double, with no splits at all. This
 module gives numba that product (``llvm.fma.f64``) for :func:`build_fill
-<posenc.exact.core.build_fill>`, and says where it equals Dekker's bit for bit.
+<posenc.exact.fill.build_fill>`, and says where it equals Dekker's bit for bit.
 
 **Where the two agree.** Let ``a·b`` have no overflow and write ``e_a``,
 ``e_b`` for the exponents (``2**e_a <= |a| < 2**(e_a + 1)``). If
@@ -22,7 +22,7 @@ the two of opposite signs or both zero of opposite signs). If ``a`` or ``b``
 is ±0 both give +0 the same way. Only below that exponent sum (products
 under ~2**−968) can either be inexact, and then differently.
 
-**Which rows qualify.** :func:`~posenc.exact.core.build_fill` forms the
+**Which rows qualify.** :func:`~posenc.exact.fill.build_fill` forms the
 products p·w0, p·w1 (and lo·w0) of a position and the ladder's words, k·P0,
 k·P1 (k a whole number, P the words of π/2) and x·x of the reduced angle. It
 takes the fused product for a row whose position p (and low part lo) is 0
@@ -49,7 +49,7 @@ So every row's bits are the NumPy engine's. A position below ``~2**−370/w``
 **numba's cache.** The kernels that use this module are defined in
 :mod:`posenc.exact.core`, whose file stamps numba's cache; their names carry
 a digest of this file and :mod:`posenc.exact._narrow`, so an edit to either
-compiles them afresh (``core._variant_name``).
+compiles them afresh (``fill._variant_name``).
 
 **Where there is no fused multiply-add.** On a target without the FMA
 instruction LLVM would call libm's ``fma``: :func:`target_has_fma` says so

@@ -1,6 +1,6 @@
 """float32 rows the quick way: a cheaper float64 sin/cos with a proven error bound, and the exact row where it is close.
 
-The exact kernel (:func:`~posenc.exact.core.build_fill`) computes each
+The exact kernel (:func:`~posenc.exact.fill.build_fill`) computes each
 value K to within a few float64 ulps and a float32 output stores
 ``float32(K)``. For a float32 output most of that work only decides bits
 that the rounding then drops. Here each row is first computed by a cheaper
@@ -123,7 +123,7 @@ def build_narrow_row(njit: Any, fma: Any) -> Any:
 
     Fills ``kb`` (k, float64), ``sb``, ``cb`` (float32: sin and cos of the
     reduced angle, already the exact kernel's rounding) for
-    :func:`~posenc.exact.core.build_fill`'s store, and returns True; False
+    :func:`~posenc.exact.fill.build_fill`'s store, and returns True; False
     where some value is not decided (then the caller computes the row
     exactly). ``beta``: the row's absolute bound β (:func:`build_row_beta`).
     """

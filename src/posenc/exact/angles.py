@@ -13,7 +13,8 @@ from ..errors import check_angle
 from ..support.concurrency import default_threads, run_spans, spans
 from ..support.memory import allocate
 from ..support.optional import compiled, ready
-from .core import NEAR_ANGLE, build_fill, quadrant, reduce_core, refold, sincos_core, split
+from .core import NEAR_ANGLE, quadrant, reduce_core, refold, sincos_core, split
+from .fill import build_fill
 from .ladder import Ladder
 
 __all__ = ["fill_halves", "fill_sincos", "prefer_compiled", "sincos"]
@@ -71,7 +72,7 @@ def fill_sincos(
             is already loaded; else NumPy), ``"numpy"`` or
             ``"numba"``. Both engines give the same bits: the same IEEE
             operations in the same order, or (numba on a CPU with FMA)
-            others proven to give the same bits (:func:`~posenc.exact.core.build_fill`).
+            others proven to give the same bits (:func:`~posenc.exact.fill.build_fill`).
     """
     m = positions.shape[0]
     n = len(ladder)
@@ -132,7 +133,7 @@ _PAIRED_MIN = 1 << 15
 def _halves(sin_out: np.ndarray, cos_out: np.ndarray, n: int) -> tuple[np.ndarray, int, int] | None:
     """``(out, s_col, c_col)`` when the two outputs are column blocks ``[m, n]`` of one C-contiguous array.
 
-    (:func:`~posenc.exact.core.build_fill`'s ``paired`` kernel stores them as
+    (:func:`~posenc.exact.fill.build_fill`'s ``paired`` kernel stores them as
     contiguous row slices.) None otherwise: the views are written as given.
     """
     out = sin_out.base

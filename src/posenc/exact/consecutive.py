@@ -40,7 +40,8 @@ from ..support.optional import compiled, ready
 from ..support.vocabulary import FILL_LAYOUTS, FillLayout
 from . import _jit
 from .angles import fill_sincos
-from .core import FAST_EPS, build_fill
+from .core import FAST_EPS
+from .fill import build_fill
 from .ladder import Ladder
 
 __all__ = ["CHANNELS", "ENGINES", "fill_range"]
