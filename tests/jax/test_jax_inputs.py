@@ -110,6 +110,8 @@ def test_x64_int64_outside_int32_refused_when_concrete_nan_when_traced(x64):
     p = jnp.array([1, 2**31 + 5])
     with pytest.raises(PosEncError, match=r"int32.*2147483653"):
         pj.encode(p, 8)
+    with pytest.raises(PosEncError, match=r"int32.*2147483653"):
+        jax.jit(lambda: pj.encode(p, 8))()  # closed over: concrete, refused as eagerly
     got = np.asarray(jax.jit(lambda p: pj.encode(p, 8))(p))  # traced: unknown values, the row masked
     assert np.array_equal(bits(got[0]), bits(posenc.encode(1, 8))) and np.isnan(got[1]).all()
     bias = np.asarray(jax.jit(lambda p: pj.alibi_bias(1, 2, 1, positions=p, causal=False))(jnp.array([0, 2**40])))
@@ -202,15 +204,18 @@ def test_torch_tensors_are_refused_by_name():
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 2.0**31])
 def test_concrete_non_finite_inputs_are_refused(bad):
     v = jnp.float32([0.5, bad])
+    col, pairs = v[:, None], jnp.stack([v, v], -1)  # made outside: inside jit they would be traced values
     calls = [lambda: pj.timestep_embedding(v, 8), lambda: pj.encode(v, 8), lambda: pj.rope_cos_sin(v, 8),
-             lambda: pj.nerf_encoding(v[:, None], 2), lambda: pj.encode_nd(jnp.stack([v, v], -1), 8),
+             lambda: pj.nerf_encoding(col, 2), lambda: pj.encode_nd(pairs, 8),
              lambda: pj.apply_rope(jnp.ones((2, 8)), v), lambda: pj.positions(v)]
     if not np.isfinite(bad):  # Fourier features take any finite coordinate
-        calls += [lambda: pj.fourier_features(v[:, None], jnp.ones((3, 1))),
-                  lambda: pj.fourier_features(jnp.ones((2, 1)), v[:, None])]
+        calls += [lambda: pj.fourier_features(col, jnp.ones((3, 1))),
+                  lambda: pj.fourier_features(jnp.ones((2, 1)), col)]
     for call in calls:
         with pytest.raises(PosEncError, match=r"must be finite.*got (nan|inf|-inf|2147483648\.0)"):
             call()
+        with pytest.raises(PosEncError, match=r"must be finite.*got (nan|inf|-inf|2147483648\.0)"):
+            jax.jit(call)()  # v closed over by the jitted function: a known value, refused all the same
 
 
 def test_traced_non_finite_timesteps_give_nan_in_their_rows_only():

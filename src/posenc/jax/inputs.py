@@ -161,8 +161,9 @@ def check_traced_positions(positions: Any, name: str = "positions", limit: float
             return value.astype(jnp.int32)
         if is_traced(value):  # int64 under x64: the values are unknown here; the rows mask what leaves int32
             return value
-        if value.size and (int(value.min()) < -INT_LIMIT or int(value.max()) >= INT_LIMIT):
-            raise _outside_int32(name, np.asarray(value))
+        with jax.ensure_compile_time_eval():  # a concrete value closed over by a jitted function: read, not staged
+            if value.size and (int(value.min()) < -INT_LIMIT or int(value.max()) >= INT_LIMIT):
+                raise _outside_int32(name, np.asarray(value))
         return value.astype(jnp.int32)
     if dt.kind == "u":
         raise PosEncError(f"{name} must be signed integers (int32, or int64 values within int32), got dtype {dt}")
@@ -181,9 +182,16 @@ def _not_finite(name: str, limit: float | None, bad: Any) -> PosEncError:
 
 
 def _check_floats(value: jax.Array, name: str, limit: float | None) -> None:
-    """A concrete float32 JAX array's values: finite, and below ``limit`` in magnitude."""
-    ok = jnp.isfinite(value) if limit is None else jnp.abs(value) < limit  # NaN compares False
-    if not bool(ok.all()):
+    """A concrete float32 JAX array's values: finite, and below ``limit`` in magnitude.
+
+    Evaluated at trace time: a concrete array closed over by a jitted function
+    (a model's constant) is known, but jnp operations on it would otherwise be
+    staged into the program, and their result unreadable here.
+    """
+    with jax.ensure_compile_time_eval():
+        ok = jnp.isfinite(value) if limit is None else jnp.abs(value) < limit  # NaN compares False
+        fine = bool(ok.all())
+    if not fine:
         host = np.asarray(value)
         raise _not_finite(name, limit, host[~np.asarray(ok)].reshape(-1)[0])
 
