@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from posenc.bench.jax_rows import IN_GRAPH_SIN, PLAIN, _programs, producers
+from posenc.bench.jax_rows import IN_GRAPH_SIN, PLAIN, PLAIN_FOURIER, _fourier_programs, _programs, producers
 
 
 def test_the_programs_rotate_alike():
@@ -32,3 +32,19 @@ def test_quick_rows_name_every_method():
     assert [r.method for r in rows] == [PLAIN, "posenc.jax in-graph exact rows", "posenc.jax gathered rows",
                                         IN_GRAPH_SIN]
     assert rows[0].ratio == 1.0 and all(r.median_ms > 0 for r in rows)
+
+
+def test_the_fourier_programs_give_the_same_features():
+    progs = _fourier_programs()
+    rng = np.random.default_rng(1)
+    x = jnp.asarray(rng.uniform(-1, 1, (64, 3)).astype(np.float32))
+    b = jnp.asarray(rng.normal(0, 1, (8, 3)).astype(np.float32))
+    plain, exact = (np.asarray(f(x, b)) for f in progs.values())
+    assert plain.shape == exact.shape == (64, 3 + 16) and np.array_equal(plain[:, :3], exact[:, :3])
+    np.testing.assert_allclose(plain, exact, atol=2e-5)  # small phases: float32's formula is close here
+
+
+def test_quick_fourier_rows():
+    rows = producers(quick=True)[1](1)
+    assert [r.method for r in rows] == [PLAIN_FOURIER, "posenc.jax fourier_features"]
+    assert rows[0].ratio == 1.0 and all(r.median_ms > 0 for r in rows) and "traced" in rows[0].operation

@@ -134,3 +134,23 @@ def test_numpy_ops_are_the_cores_fourier_feature_bits(sigma):
     want = posenc.fourier_features(v.astype(np.float64), b.astype(np.float64), dtype=np.float32)
     got = np.concatenate([c, s], axis=-1)
     assert int((got.view(np.uint32) != want.view(np.uint32)).sum()) == 0  # 128 000 values per σ
+
+
+@pytest.mark.parametrize("odd", [False, True])
+def test_the_sine_a_quarter_turn_on_is_the_cosine_bit_for_bit(odd):
+    # posenc.jax's Fourier features take cos 2πφ as sin 2π(φ + 1/4), one expression for both halves: a quarter
+    # turn adds 2**30 to the top word and moves the quadrant by one, the octant's reduced angle untouched
+    n = 400_000
+    words = [RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32) for _ in range(4)]
+    k = np.arange(256, dtype=np.uint64)
+    words[0][:256] = (k << np.uint64(24)).astype(np.uint32)  # every 1/256 turn: the octant's and quadrant's edges,
+    for w in words[1:]:  # sines and cosines 0 and ±1
+        w[:256] = 0
+    words[3][256:512] = k.astype(np.uint32)  # just past them
+    words[0][512:768] = ((k << np.uint64(24)) - np.uint64(1)).astype(np.uint32)  # just before them
+    for w in words[1:]:
+        w[512:768] = 0xFFFFFFFF
+    _, cos = sincos_f32(NUMPY_OPS, tuple(words), None, odd)
+    turned, _ = sincos_f32(NUMPY_OPS, (words[0] + np.uint32(1 << 30), *words[1:]), None, odd)
+    assert np.array_equal(turned.view(np.uint32), cos.view(np.uint32))
+    assert (cos[:256:64] == np.float32([1, 0, -1, 0])).all() and not np.signbit(cos[64:256:128]).any()

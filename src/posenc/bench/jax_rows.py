@@ -110,8 +110,53 @@ def _rope(b: int, s: int, h: int, d: int, min_repeats: int) -> Callable[[int], l
     return produce
 
 
+PLAIN_FOURIER = "plain [x | cos(2πxBᵀ) | sin(2πxBᵀ)], float32"
+
+
+def _fourier_programs() -> dict[str, Any]:
+    from ..jax import fourier_features
+
+    def plain(x: jax.Array, b: jax.Array) -> jax.Array:
+        a = jnp.float32(2 * np.pi) * (x @ b.T)
+        return jnp.concatenate([x, jnp.cos(a), jnp.sin(a)], axis=-1)
+
+    def exact(x: jax.Array, b: jax.Array) -> jax.Array:
+        return jnp.concatenate([x, fourier_features(x, b)], axis=-1)
+
+    return {PLAIN_FOURIER: jax.jit(plain), "posenc.jax fourier_features": jax.jit(exact)}
+
+
+def _fourier(n: int, m: int, min_repeats: int) -> Callable[[int], list[Row]]:
+    """A NeRF-style input [x | γ(x)] with B traced (a Flax parameter): posenc's exact features beside the formula.
+
+    No target ratio: the exact phase costs a few hundred integer operations
+    per feature where the formula costs one float32 multiply-add per
+    coordinate. The row is here for the regression it caught: XLA fused a
+    concatenation of separately computed sines and cosines with the integer
+    arithmetic and ran 600x slower than the same program's two outputs
+    (:func:`posenc.jax.fields._dot_features`).
+    """
+
+    def produce(repeats: int) -> list[Row]:
+        repeats = max(repeats, min_repeats)
+        rng = np.random.default_rng(0)
+        x = jnp.asarray(rng.uniform(-4, 4, (n, 3)).astype(np.float32))
+        b = jnp.asarray(rng.normal(0, 3, (m, 3)).astype(np.float32))
+        progs = _fourier_programs()
+
+        def run(f: Any) -> Callable[[], Any]:
+            return lambda: jax.block_until_ready(f(x, b))
+
+        ms = time_side_by_side({k: run(f) for k, f in progs.items()}, repeats)
+        op = f"JAX jit [x | Fourier features] x [{n},3] B [{m},3] traced"
+        base = ms[PLAIN_FOURIER]
+        return [Row(op, name, v, v / base, floor_ms=base) for name, v in ms.items()]
+
+    return produce
+
+
 def producers(*, quick: bool = False) -> list[Callable[[int], list[Row]]]:
     """Row producers for :func:`posenc.bench.run` (``extra=``)."""
     if quick:
-        return [_rope(1, 512, 4, 64, min_repeats=301)]
-    return [_rope(1, 2048, 16, 128, min_repeats=21)]
+        return [_rope(1, 512, 4, 64, min_repeats=301), _fourier(1024, 16, min_repeats=31)]
+    return [_rope(1, 2048, 16, 128, min_repeats=21), _fourier(16384, 24, min_repeats=11)]
