@@ -44,10 +44,12 @@ def _midpoints(f32: np.ndarray, fmt: str) -> np.ndarray:
     return ((u & ((1 << low) - 1)) == (1 << (low - 1))) & (np.abs(f32) >= 2.0**emin)
 
 
-def _check(form, ref64: np.ndarray, fmt: str) -> None:
-    f32 = np.asarray(form(jnp.float32), np.float32)
-    got = np.asarray(form(jnp.dtype(fmt))).astype(np.float64)
-    jitted = np.asarray(jax.jit(lambda: form(jnp.dtype(fmt)))()).astype(np.float64)
+def _check(form, args: tuple[np.ndarray, ...], ref64: np.ndarray, fmt: str) -> None:
+    arrays = tuple(jnp.asarray(a) for a in args)
+    f32 = np.asarray(form(jnp.float32, *arrays), np.float32)
+    got = np.asarray(form(jnp.dtype(fmt), *arrays)).astype(np.float64)
+    # the arrays passed in, not closed over: XLA would fold a million-value constant through the whole program
+    jitted = np.asarray(jax.jit(lambda *a: form(jnp.dtype(fmt), *a))(*arrays)).astype(np.float64)
     want = _rounded_once(ref64, fmt)
     tie = _midpoints(f32, fmt)
     old = f32.astype(jnp.dtype(fmt)).astype(np.float64)  # the float32 rows cast: rounded twice
@@ -63,7 +65,7 @@ B = (np.random.default_rng(8).normal(0, 3, (24, 3))).astype(np.float32)
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_timestep_embedding(fmt):
-    _check(lambda dt: pj.timestep_embedding(jnp.asarray(T), 256, dtype=dt),
+    _check(lambda dt, t: pj.timestep_embedding(t, 256, dtype=dt), (T,),
            posenc.timestep_embedding(T, 256, dtype=np.float64), fmt)
 
 
@@ -93,28 +95,28 @@ def test_timestep_embedding_midpoints_against_mpmath(fmt):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_encode_and_the_host_table(fmt):
-    _check(lambda dt: pj.encode(jnp.asarray(T), 128, dtype=dt), posenc.encode(T, 128, dtype=np.float64), fmt)
-    _check(lambda dt: pj.table(4096, 128, dtype=dt), posenc.table(4096, 128, dtype=np.float64), fmt)
+    _check(lambda dt, t: pj.encode(t, 128, dtype=dt), (T,), posenc.encode(T, 128, dtype=np.float64), fmt)
+    _check(lambda dt: pj.table(4096, 128, dtype=dt), (), posenc.table(4096, 128, dtype=np.float64), fmt)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_rope_cos_sin_with_and_without_an_attention_factor(fmt):
     for settings in ({}, {"base": 1e6, "scaling": YaRN(4.0, 4096)}):  # YaRN: rows times its factor, rounded once
         ref = np.concatenate(posenc.rope_cos_sin(T, 128, dtype=np.float64, **settings), axis=-1)
-        _check(lambda dt, s=settings: jnp.concatenate(pj.rope_cos_sin(jnp.asarray(T), 128, dtype=dt, **s), -1),
+        _check(lambda dt, t, s=settings: jnp.concatenate(pj.rope_cos_sin(t, 128, dtype=dt, **s), -1), (T,),
                ref, fmt)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_fields(fmt):
-    _check(lambda dt: pj.nerf_encoding(jnp.asarray(X), 10, dtype=dt),
+    _check(lambda dt, x: pj.nerf_encoding(x, 10, dtype=dt), (X,),
            posenc.nerf_encoding(X, 10, dtype=np.float64), fmt)
-    _check(lambda dt: pj.fourier_features(jnp.asarray(X), jnp.asarray(B), dtype=dt),
+    _check(lambda dt, x, b: pj.fourier_features(x, b, dtype=dt), (X, B),
            posenc.fourier_features(X.astype(np.float64), B.astype(np.float64), dtype=np.float64), fmt)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_encode_nd(fmt):
     coords = np.random.default_rng(9).integers(0, 2**20, (8192, 2))  # many distinct angles (a grid repeats them)
-    _check(lambda dt: pj.encode_nd(jnp.asarray(coords, jnp.int32), 128, dtype=dt),
+    _check(lambda dt, c: pj.encode_nd(c, 128, dtype=dt), (coords.astype(np.int32),),
            posenc.encode_nd(coords, 128, dtype=np.float64), fmt)
