@@ -88,11 +88,11 @@ def test_eager_and_jit_give_the_same_bits(name):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_concrete_arrays_closed_over_by_jit_are_checked_and_give_the_same_bits(name):
+def test_concrete_arrays_closed_over_by_jit_are_checked_at_trace_time(name):
     # a model holding a jnp constant (a frequency matrix B, a position table) and calling posenc inside its jitted
-    # step: under the trace, jnp operations on that constant are staged, so a check that reads its values on the
-    # host (bool(ok.all())) raised TracerBoolConversionError; the checks now evaluate at trace time
+    # step: under the trace, jnp operations on that constant are staged, so a check that read its values on the
+    # host (bool(ok.all())) raised TracerBoolConversionError. Tracing is where it failed: no XLA compile needed
     fn, args = CASES[name]
-    eager, compiled = _bits(fn(*args)), _bits(jax.jit(lambda: fn(*args))())
-    for e, c in zip(eager, compiled, strict=True):
-        assert e.shape == c.shape and np.array_equal(e, c), int((e != c).sum())
+    eager = jax.tree_util.tree_leaves(fn(*args))
+    traced = jax.tree_util.tree_leaves(jax.eval_shape(lambda: fn(*args)))
+    assert [(e.shape, e.dtype) for e in eager] == [(t.shape, t.dtype) for t in traced]
