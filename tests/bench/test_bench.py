@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-from posenc.bench import Report, Row, format_report, machine_line, run
+from posenc.bench import Report, Row, format_markdown, format_report, machine_line, run
 from posenc.bench.measure import ulp_gap
 
 
@@ -38,3 +40,13 @@ def test_format_has_the_columns_and_machine():
     assert "x floor" in text and "1.25" in text and "1.0%" in text and "2.5e-07" in text
     assert "ns/value" in text
     assert "CPUs" in machine_line()
+
+
+def test_a_pipe_in_a_name_stays_inside_its_markdown_cell():
+    rows = (Row("a | b 4x8", "floor: x | y", 1.0, 1.0, floor_ms=1.0),
+            Row("a | b 4x8", "posenc | z", 2.0, 2.0, floor_ms=1.0))
+    lines = format_markdown(Report("cpu", rows)).splitlines()
+    for line in lines[2:4]:
+        cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+        assert len(cells) == 8, line
+    assert lines[2].startswith("| a \\| b 4×8 | floor: x \\| y |") and "**posenc \\| z**" in lines[3]

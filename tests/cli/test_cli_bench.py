@@ -22,8 +22,8 @@ def half_last_digit(text: str) -> float:
     return 0.5 * 10.0**-places
 
 
-#: the small run both output tests print: ``bench --shape 256x16 --repeats 1 --no-scaling``
-SMALL = ["bench", "--shape", "256x16", "--repeats", "1", "--no-scaling"]
+#: the small run both output tests print: ``bench --quick --shape 256x16 --repeats 1 --no-scaling`` (every group, small)
+SMALL = ["bench", "--quick", "--shape", "256x16", "--repeats", "1", "--no-scaling"]
 
 
 @pytest.fixture(scope="module")

@@ -110,7 +110,7 @@ def _rope(b: int, s: int, h: int, d: int, min_repeats: int) -> Callable[[int], l
     return produce
 
 
-PLAIN_FOURIER = "plain [x | cos(2πxBᵀ) | sin(2πxBᵀ)], float32"
+PLAIN_FOURIER = "plain concat(x, cos 2πxBᵀ, sin 2πxBᵀ), float32"
 
 
 def _fourier_programs() -> dict[str, Any]:
@@ -148,7 +148,7 @@ def _fourier(n: int, m: int, min_repeats: int) -> Callable[[int], list[Row]]:
             return lambda: jax.block_until_ready(f(x, b))
 
         ms = time_side_by_side({k: run(f) for k, f in progs.items()}, repeats)
-        op = f"JAX jit [x | Fourier features] x [{n},3] B [{m},3] traced"
+        op = f"JAX jit concat(x, Fourier features) x [{n},3] B [{m},3] traced"
         base = ms[PLAIN_FOURIER]
         return [Row(op, name, v, v / base, floor_ms=base) for name, v in ms.items()]
 

@@ -134,9 +134,10 @@ def format_markdown(report: Report) -> str:
     for r in report.rows:
         ours = r.method.startswith("posenc") and "NumPy only" not in r.method
         ratio = f"{r.ratio:.2f}"
+        method = r.method.replace("|", "\\|")  # a pipe in a name would end its cell
         cells = (
-            "" if r.operation == last else re.sub(r"(\d)x(\d)", "\\1×\\2", r.operation),
-            f"**{r.method}**" if ours else r.method,
+            "" if r.operation == last else re.sub(r"(\d)x(\d)", "\\1×\\2", r.operation).replace("|", "\\|"),
+            f"**{method}**" if ours else method,
             _ms(r.median_ms),
             "" if r.floor_ms is None else _ms(r.floor_ms),
             f"**{ratio}**" if ours else ratio,
