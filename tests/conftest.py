@@ -13,6 +13,18 @@ ROOT = Path(__file__).resolve().parents[1]
 # before anything imports triton, and with xdist another test of the same worker may import it first (torch does)
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
+# XLA's compiled programs shared on disk for this run, by the pytest-xdist workers and the child processes: many
+# tests compile the same posenc program (a preset, a dim) through a lambda of their own, which JAX's in-memory
+# cache keys apart; the disk cache keys the program itself. Made here, before anything imports jax (which reads
+# these at import), in the first process; the workers inherit it; removed at the end (pytest_unconfigure).
+# tests/jax alone: 178 s -> 157 s on two cores. The programs and their bits are the same either way.
+_XLA_CACHE: str | None = None
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    _XLA_CACHE = os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="posenc-tests-xla-")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.05")  # ours take 0.1-1 s; default 1 s
+
 #: Hypothesis profiles. "posenc" is the suite's (``make test``): a fixed number of examples per property, derandomized,
 #: so every run checks the same inputs. "deep" (``make test-deep``, HYPOTHESIS_PROFILE=deep) checks ten times as
 #: many. A test that sets its own count scales it by ``settings().max_examples / settings.get_profile("posenc")
@@ -168,3 +180,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("posenc docs: measured")
         for key, value in site.MEASURED.items():
             terminalreporter.write_line(f"{key}: {value}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run's XLA cache (see :data:`_XLA_CACHE`) removed by the process that made it."""
+    if _XLA_CACHE is not None:
+        import shutil
+
+        shutil.rmtree(_XLA_CACHE, ignore_errors=True)
