@@ -99,7 +99,7 @@ class JaxFields:
 
     def fourier_rows(self, points: jax.Array, matrix: jax.Array, dtype: Any) -> jax.Array:
         pairs = _features(points, matrix, rounds_to_odd(dtype))  # [..., 2, m]: cos, sin
-        return pairs.reshape(*pairs.shape[:-2], -1).astype(dtype)
+        return pairs.reshape(*pairs.shape[:-2], 2 * pairs.shape[-1]).astype(dtype)  # no -1: x may be empty
 
 
 #: the JAX primitives (no state but the plans' cache: one is enough)
