@@ -145,3 +145,38 @@ def test_two_processes_saving_at_once_leave_each_signature_its_own_code(tmp_path
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0 and out.strip() == "False", err[-3000:]
     assert _child(_LOADER, NUMBA_CACHE_DIR=str(cache)).split() == ["float64", "True", "1", "int64", "True", "2"]
+
+
+# A child that meets the other at a folder, then asks for _place_jit's `diagonal` for one float64 array in the
+# cache of NUMBA_CACHE_DIR, and prints its cache (hits, misses) for that kernel
+_TWIN = """
+import sys, time
+from pathlib import Path
+import numpy as np
+from posenc.exact import _place_jit
+from posenc.support.optional import compiled
+
+me, meet = sys.argv[1], Path(sys.argv[2])
+diagonal = compiled("exact.placement", _place_jit.build)[0]
+(meet / me).touch()
+deadline = time.monotonic() + 20
+while len(list(meet.iterdir())) < 2 and time.monotonic() < deadline:
+    time.sleep(0.001)
+diagonal(np.array([[3.0, 3.0], [4.0, 5.0]]))
+print(sum(diagonal.stats.cache_hits.values()), sum(diagonal.stats.cache_misses.values()))
+"""
+
+
+def test_two_processes_wanting_one_kernel_at_once_compile_it_once(tmp_path: Path) -> None:
+    """The second waits for the first's compile and loads it (before: both compiled, seconds each, twice)."""
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    twins = [subprocess.Popen([sys.executable, "-c", _TWIN, me, str(meet)], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for me in ("a", "b")]
+    got = []
+    for proc in twins:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+        got.append(out.split())
+    assert sorted(got) == [["0", "1"], ["1", "0"]]  # one compiled (a miss), the other loaded it (a hit)

@@ -107,3 +107,44 @@ def _serialise(kernel: Any) -> None:
             save(key, data)
 
     cache_file.save = save_locked  # this cache file's own saves, not every numba user's
+    kernel.compile = _compiled_once(kernel.compile, index + ".compile.lock", fcntl)
+
+
+#: how long a process waits for another one compiling the same kernel before it compiles its own (seconds)
+COMPILE_WAIT = 600.0
+
+
+def _compiled_once(compile_sig: Callable[[Any], Any], lock_path: str, fcntl: Any) -> Callable[[Any], Any]:
+    """``compile_sig`` run under an exclusive lock per kernel, across processes: a type signature compiled once.
+
+    Two processes wanting one kernel for one new signature at once (pytest-xdist's workers, a data loader's
+    workers) each compiled it, seconds of work twice. Now the second waits for the first, and numba's own
+    ``compile`` then finds the entry the first saved and loads it. The lock is taken before numba's compiler
+    lock and never while this thread holds it (a kernel compiled from inside another compile goes unlocked),
+    so a thread waiting here holds nothing another thread waits for; past :data:`COMPILE_WAIT` (a holder
+    stuck), the process compiles its own. A dead holder's lock is released by the system.
+    """
+    import time
+
+    from numba.core.compiler_lock import global_compiler_lock
+
+    def compile_locked(sig: Any) -> Any:
+        if global_compiler_lock.is_locked():  # inside a compile already: the lock order forbids waiting
+            return compile_sig(sig)
+        try:
+            handle = open(lock_path, "ab")
+        except OSError:  # a cache folder not writable: nothing to share
+            return compile_sig(sig)
+        with handle:  # closing the handle releases the lock
+            deadline = time.monotonic() + COMPILE_WAIT
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.02)
+            return compile_sig(sig)
+
+    return compile_locked
