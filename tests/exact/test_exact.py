@@ -133,6 +133,16 @@ def test_from_decimals_is_read_only():
     assert len(lad) == 2
 
 
+def test_a_ladder_of_writable_arrays_is_read_only_and_its_arrays_are_not():
+    # one kernel signature whoever built the ladder (numba types read-only arrays apart)
+    words = [np.array([1.0, 0.5]), np.zeros(2), np.zeros(2)]
+    lad = Ladder(*words)
+    assert not any(w.flags.writeable for w in (lad.w0, lad.w1, lad.w2))
+    assert all(w.flags.writeable for w in words) and np.shares_memory(lad.w0, words[0])
+    with pytest.raises(ValueError):
+        lad.w1[0] = 2.0
+
+
 @pytest.mark.parametrize(("d", "base"), [(512, 10000.0), (64, 5e5), (8, 2.0), (6, 12345.678)])
 @pytest.mark.parametrize("with_lo", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

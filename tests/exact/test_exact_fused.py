@@ -152,6 +152,9 @@ def test_the_kernel_takes_512_bit_vectors_where_the_cpu_has_them():
     kern(np.arange(3.0), np.arange(3.0), False, lad.w0, lad.w1, lad.w2, w0h, w0l, w1h, w1l, out, 32, 0, 0, 3)
     asm = "".join(kern.inspect_asm().values())
     assert bool(re.search(r"%zmm\d", asm)) == wide
+    if wide:  # every part of the kernel asks for the width, not only its outer loop (3 in 4 were 256-bit)
+        zmm, ymm = (len(re.findall(rf"v\w+pd\s+%{r}mm", asm)) for r in ("z", "y"))
+        assert ymm * 20 < zmm, (ymm, zmm)
     assert bool(re.search(r"vfmsub\w*pd", asm)) == target_has_fma()  # the fused product, vectorised
     assert math.isclose(float(out[1, 0]), math.cos(1.0), rel_tol=1e-6)
 

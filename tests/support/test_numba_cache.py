@@ -180,3 +180,42 @@ def test_two_processes_wanting_one_kernel_at_once_compile_it_once(tmp_path: Path
         assert proc.returncode == 0, err[-3000:]
         got.append(out.split())
     assert sorted(got) == [["0", "1"], ["1", "0"]]  # one compiled (a miss), the other loaded it (a hit)
+
+
+def test_every_part_of_a_kernel_has_a_name_of_its_own_body() -> None:
+    """Two parts of posenc's kernels under one qualified name have one body: the same code, bindings and flags.
+
+    numba names a compiled function by its qualified name, a counter of the process and its types; a kernel
+    loaded from the disk cache links to a function of that name already compiled in the process, taking it
+    for its own. Under one name for both variants, the far kernel's rows ran the near kernel's parts where
+    the counters met: float64 rows off in one pytest-xdist worker, right in the other
+    (tests/exact/test_exact.py, the NumPy and numba engines).
+    """
+    from numba.core.registry import CPUDispatcher
+
+    from posenc.exact import fill
+
+    def named(value: object) -> object:
+        if isinstance(value, CPUDispatcher):
+            return "jit:" + value.py_func.__qualname__
+        return value if isinstance(value, (bool, int, float, str, type(None))) else type(value).__qualname__
+
+    bodies: dict[str, set[object]] = {}
+    todo = [fill.build_fill(near=near, paired=paired) for near in (False, True) for paired in (False, True)]
+    seen: set[int] = set()
+    while todo:
+        disp = todo.pop()
+        if id(disp) in seen:
+            continue
+        seen.add(id(disp))
+        fn = disp.py_func
+        cells = [c.cell_contents for c in fn.__closure__ or ()]
+        globs = [fn.__globals__[n] for n in fn.__code__.co_names if n in fn.__globals__]
+        todo += [v for v in cells + globs if isinstance(v, CPUDispatcher)]
+        body = (fn.__code__, tuple(map(named, cells)), tuple((n, named(fn.__globals__[n])) for n in
+                                                               fn.__code__.co_names if n in fn.__globals__))
+        bodies.setdefault(fn.__qualname__, set()).add(body)
+    assert len(bodies) > 20, sorted(bodies)  # the kernels, their row loops and the arithmetic they share
+    shared = {name: len(b) for name, b in bodies.items() if len(b) > 1}
+    assert not shared, shared
+

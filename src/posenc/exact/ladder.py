@@ -57,6 +57,17 @@ class Ladder:
     w1: np.ndarray
     w2: np.ndarray
 
+    def __post_init__(self) -> None:
+        # Read-only views, whoever built the ladder: numba types a read-only array apart from a writable one,
+        # and a ladder of each kind compiled every kernel signature twice (8 s each, cold). The caller's
+        # arrays keep their flags; the ladder's words cannot be changed through it.
+        for name in ("w0", "w1", "w2"):
+            words = getattr(self, name)
+            if isinstance(words, np.ndarray) and words.flags.writeable:
+                words = words.view()
+                words.setflags(write=False)
+                object.__setattr__(self, name, words)
+
     @classmethod
     def from_decimals(cls, values: Sequence[Decimal]) -> Ladder:
         """Build a ladder from high-precision frequencies (keep >= 50 digits).
@@ -74,10 +85,7 @@ class Ladder:
                     "exact path holds to full precision"
                 )
         triples = [to_triple(v) for v in values]
-        arrays = [np.array([t[j] for t in triples], dtype=np.float64) for j in range(3)]
-        for a in arrays:
-            a.setflags(write=False)
-        return cls(*arrays)
+        return cls(*(np.array([t[j] for t in triples], dtype=np.float64) for j in range(3)))
 
     def __len__(self) -> int:
         return int(self.w0.shape[0])
