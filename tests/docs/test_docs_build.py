@@ -231,7 +231,17 @@ def test_pages_render_from_disk_offline(built: Built, browser: Any, rel: str, wi
 def test_search_works_from_disk_offline(built: Built, browser: Any) -> None:
     o = open_page(browser, built.site, "index.html", 1280)
     try:
-        o.page.fill("input.md-search__input", "rope_cos_sin")
+        box = o.page.locator("input.md-search__input")
+        # The theme starts its search worker when the box takes focus and runs a query on a key press; a value
+        # filled in (an input event, no key) is searched only if it is there when the worker gets ready, so
+        # filled after that, nothing was ever searched (a 15 s timeout in a full run here). Wait for the
+        # worker, then type.
+        box.focus()
+        o.page.wait_for_function(
+            "document.querySelector('.md-search-result__meta').textContent.trim() !== 'Initializing search'",
+            timeout=60000,
+        )
+        box.press_sequentially("rope_cos_sin")
         o.page.wait_for_selector(".md-search-result__item", timeout=15000)
         meta = o.page.locator(".md-search-result__meta").inner_text()
         assert re.match(r"\d+ matching document", meta), meta
