@@ -95,6 +95,11 @@ def sincos_rows(
     axes = None if pair_axes is None else tuple(int(a) for a in np.asarray(pair_axes).tolist())
     # differentiable in a real position: the bit path has no derivative
     rows = _real_rows if np.dtype(positions.dtype).kind == "f" else _rows
+    if not isinstance(positions, jax.core.Tracer):
+        # called eagerly: the jitted builder itself, compiled once per shape and kept. Through computed_once's
+        # conditional every eager call traced and compiled a new program (~0.4 s a call: cond's branch is a
+        # new function each time), and there is no consumer here to fuse the builder into anyway.
+        return rows(positions, ladder, float(factor), int(origin), axes, bool(odd))
     return computed_once(lambda p: rows(p, ladder, float(factor), int(origin), axes, bool(odd)), positions)
 
 
