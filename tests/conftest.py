@@ -24,11 +24,6 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 
     _XLA_CACHE = os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="posenc-tests-xla-")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.05")  # ours take 0.1-1 s; default 1 s
-# A size limit turns on JAX's file lock around every read and write of the cache (jax/_src/lru_cache.py): with
-# none (the default, -1) an entry is written in place, unlocked, and a worker reading it while another wrote it
-# got a truncated program ("Error -5 while decompressing data", in a full run here). 16 GiB is never reached:
-# nothing is evicted.
-os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(16 * 2**30))
 
 #: Hypothesis profiles. "posenc" is the suite's (``make test``): a fixed number of examples per property, derandomized,
 #: so every run checks the same inputs. "deep" (``make test-deep``, HYPOTHESIS_PROFILE=deep) checks ten times as

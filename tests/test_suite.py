@@ -100,17 +100,3 @@ def test_a_file_sharing_a_module_fixture_runs_on_one_xdist_worker(tmp_path):
     workers = {p.name: p.read_text() for p in out.iterdir()}
     grouped = {w for n, w in workers.items() if n.startswith("grouped")}
     assert len(workers) == 12 and len(grouped) == 1, workers
-
-
-def test_the_shared_xla_cache_is_read_and_written_under_jaxs_file_lock():
-    """The workers share one persistent XLA cache; JAX locks it only when it has a size limit (lru_cache.py)."""
-    import os
-
-    import jax
-
-    assert os.environ.get("JAX_COMPILATION_CACHE_DIR")
-    assert jax.config.jax_compilation_cache_max_size > 0  # -1, the default, writes entries unlocked in place
-    from jax._src.lru_cache import LRUCache
-
-    cache = LRUCache(os.environ["JAX_COMPILATION_CACHE_DIR"], max_size=jax.config.jax_compilation_cache_max_size)
-    assert cache.eviction_enabled and type(cache.lock).__name__ == "UnixFileLock"
