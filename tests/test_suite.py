@@ -100,3 +100,38 @@ def test_a_file_sharing_a_module_fixture_runs_on_one_xdist_worker(tmp_path):
     workers = {p.name: p.read_text() for p in out.iterdir()}
     grouped = {w for n, w in workers.items() if n.startswith("grouped")}
     assert len(workers) == 12 and len(grouped) == 1, workers
+
+
+_CACHED_CHILD = """
+import warnings, hashlib, numpy as np, jax, jax.numpy as jnp
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    out = jax.jit(lambda p: jnp.sin(p * 0.1) * 3 + p)(jnp.arange(40, dtype=jnp.float32))
+torn = [w for w in seen if "Error reading persistent compilation cache entry" in str(w.message)]
+print(hashlib.sha256(np.asarray(out).tobytes()).hexdigest(), len(torn))
+"""
+
+
+def test_a_torn_xla_cache_entry_is_compiled_again_with_the_same_bits(tmp_path):
+    """What a worker meets when it reads an entry another is still writing (pyproject's filterwarnings)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(tmp_path), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+           "JAX_COMPILATION_CACHE_MAX_SIZE": "-1"}
+
+    def child() -> tuple[str, int]:
+        run = subprocess.run([sys.executable, "-c", _CACHED_CHILD], env=env, capture_output=True, text=True,
+                             check=True, timeout=300)
+        digest, torn = run.stdout.split()
+        return digest, int(torn)
+
+    first, torn = child()
+    assert torn == 0
+    entries = [p for p in tmp_path.iterdir() if p.name.endswith("-cache")]
+    assert entries  # the programs were written
+    for p in entries:  # half written, as a reader racing the writer sees them
+        p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+    again, torn = child()
+    assert torn >= 1 and again == first
