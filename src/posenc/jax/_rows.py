@@ -21,6 +21,7 @@ from ..exact.fixed_phase import phase_of_floats, phase_of_integers
 from ..exact.fixed_sincos import Ops, sincos_f32
 from ..exact.ladder import Ladder
 from ..timesteps.conventions import round_to
+from .inputs import is_traced
 
 __all__ = ["JAX_OPS", "computed_once", "host_rows", "rounds_to_odd", "sincos_rows"]
 
@@ -95,7 +96,7 @@ def sincos_rows(
     axes = None if pair_axes is None else tuple(int(a) for a in np.asarray(pair_axes).tolist())
     # differentiable in a real position: the bit path has no derivative
     rows = _real_rows if np.dtype(positions.dtype).kind == "f" else _rows
-    if not isinstance(positions, jax.core.Tracer):
+    if not is_traced(positions):
         # called eagerly: the jitted builder itself, compiled once per shape and kept. Through computed_once's
         # conditional every eager call traced and compiled a new program (~0.4 s a call: cond's branch is a
         # new function each time), and there is no consumer here to fuse the builder into anyway.
