@@ -61,6 +61,19 @@ def test_make_test_runs_every_tier_on_every_core_and_test_fast_leaves_the_slow_o
     assert any("HYPOTHESIS_PROFILE=deep" in ln for ln in pytest_lines["test-deep"])
 
 
+def _with_the_suites_hooks(folder: Path) -> None:
+    """A conftest in ``folder`` that runs tests/conftest.py (its module code and its hooks), under bare settings."""
+    (folder / "conftest.py").write_text(
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('suite_conftest', {str(ROOT / 'tests' / 'conftest.py')!r})\n"
+        "suite = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(suite)\n"
+        "globals().update((k, v) for k, v in vars(suite).items() if k.startswith('pytest_'))\n",  # its hooks
+        encoding="utf-8",
+    )
+    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the project's settings
+
+
 def test_a_file_sharing_a_module_fixture_runs_on_one_xdist_worker(tmp_path):
     """``--dist loadgroup`` keeps such a file on one worker, so its fixture is made once (the bench's measurement).
 
@@ -71,14 +84,7 @@ def test_a_file_sharing_a_module_fixture_runs_on_one_xdist_worker(tmp_path):
     import subprocess
     import sys
 
-    (tmp_path / "conftest.py").write_text(
-        "import importlib.util\n"
-        f"spec = importlib.util.spec_from_file_location('suite_conftest', {str(ROOT / 'tests' / 'conftest.py')!r})\n"
-        "suite = importlib.util.module_from_spec(spec)\n"
-        "spec.loader.exec_module(suite)\n"
-        "globals().update((k, v) for k, v in vars(suite).items() if k.startswith('pytest_'))\n",  # its hooks
-        encoding="utf-8",
-    )
+    _with_the_suites_hooks(tmp_path)
     body = (
         "import os\nimport pytest\n\n"
         "@pytest.fixture(scope='module')\ndef made_once():\n    return 1\n\n"
@@ -86,7 +92,6 @@ def test_a_file_sharing_a_module_fixture_runs_on_one_xdist_worker(tmp_path):
         "    with open(os.path.join({out!r}, '{name}-%d' % i), 'w') as f:\n"
         "        f.write(os.environ['PYTEST_XDIST_WORKER'])\n"
     )
-    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # not the project's settings
     out = tmp_path / "out"
     out.mkdir()
     (tmp_path / "test_grouped.py").write_text(body.format(arg=", made_once", out=str(out), name="grouped"))
@@ -135,3 +140,35 @@ def test_a_torn_xla_cache_entry_is_compiled_again_with_the_same_bits(tmp_path):
         p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
     again, torn = child()
     assert torn >= 1 and again == first
+
+
+def test_each_xdist_worker_runs_torch_on_one_thread_and_a_plain_run_keeps_its_default(tmp_path):
+    """tests/conftest.py: one worker per core, each with one OpenMP thread (no oversubscribed, spinning pool);
+    a run without pytest-xdist, or a value the caller set, is left as it is."""
+    import os
+    import subprocess
+    import sys
+
+    _with_the_suites_hooks(tmp_path)
+    out = tmp_path / "threads"
+    (tmp_path / "test_threads.py").write_text(
+        "import os, torch\n\n"
+        "def test_threads():\n"
+        f"    with open({str(out)!r}, 'w') as f:\n"
+        "        f.write(f\"{torch.get_num_threads()} {os.environ.get('OMP_NUM_THREADS')}\")\n",
+        encoding="utf-8",
+    )
+    ours = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    bare = {k: v for k, v in os.environ.items() if k not in ours}  # this test may itself run in a worker
+
+    def threads(*args: str, **env: str) -> str:
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "-c", str(tmp_path / "pytest.ini"),
+             str(tmp_path)], cwd=tmp_path, env={**bare, **env}, capture_output=True, text=True, timeout=300,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+        return out.read_text()
+
+    assert threads("-n", "2") == "1 1"
+    assert threads("-n", "2", OMP_NUM_THREADS="2") == "2 2"
+    assert threads().endswith(" None")
