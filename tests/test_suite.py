@@ -142,33 +142,30 @@ def test_a_torn_xla_cache_entry_is_compiled_again_with_the_same_bits(tmp_path):
     assert torn >= 1 and again == first
 
 
-def test_each_xdist_worker_runs_torch_on_one_thread_and_a_plain_run_keeps_its_default(tmp_path):
+_THREADS_CHILD = """
+import importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("suite_conftest", sys.argv[1])
+spec.loader.exec_module(importlib.util.module_from_spec(spec))  # what a worker does first: load the conftest
+import torch
+print(torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS"), os.environ.get("MKL_NUM_THREADS"))
+"""
+
+
+def test_each_xdist_worker_runs_torch_on_one_thread_and_a_plain_run_keeps_its_default():
     """tests/conftest.py: one worker per core, each with one OpenMP thread (no oversubscribed, spinning pool);
     a run without pytest-xdist, or a value the caller set, is left as it is."""
     import os
     import subprocess
     import sys
 
-    _with_the_suites_hooks(tmp_path)
-    out = tmp_path / "threads"
-    (tmp_path / "test_threads.py").write_text(
-        "import os, torch\n\n"
-        "def test_threads():\n"
-        f"    with open({str(out)!r}, 'w') as f:\n"
-        "        f.write(f\"{torch.get_num_threads()} {os.environ.get('OMP_NUM_THREADS')}\")\n",
-        encoding="utf-8",
-    )
-    ours = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    ours = ("PYTEST_XDIST_WORKER", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
     bare = {k: v for k, v in os.environ.items() if k not in ours}  # this test may itself run in a worker
 
-    def threads(*args: str, **env: str) -> str:
-        run = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "-c", str(tmp_path / "pytest.ini"),
-             str(tmp_path)], cwd=tmp_path, env={**bare, **env}, capture_output=True, text=True, timeout=300,
-        )
-        assert run.returncode == 0, run.stdout + run.stderr
-        return out.read_text()
+    def threads(**env: str) -> str:
+        run = subprocess.run([sys.executable, "-c", _THREADS_CHILD, str(ROOT / "tests" / "conftest.py")],
+                             env={**bare, **env}, capture_output=True, text=True, check=True, timeout=300)
+        return run.stdout.strip()
 
-    assert threads("-n", "2") == "1 1"
-    assert threads("-n", "2", OMP_NUM_THREADS="2") == "2 2"
-    assert threads().endswith(" None")
+    assert threads(PYTEST_XDIST_WORKER="gw0") == "1 1 1"
+    assert threads(PYTEST_XDIST_WORKER="gw0", OMP_NUM_THREADS="2") == "2 2 None"
+    assert threads().endswith(" None None")  # torch's own default (its count of cores)
