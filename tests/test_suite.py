@@ -169,3 +169,38 @@ def test_each_xdist_worker_runs_torch_on_one_thread_and_a_plain_run_keeps_its_de
     assert threads(PYTEST_XDIST_WORKER="gw0") == "1 1 1"
     assert threads(PYTEST_XDIST_WORKER="gw0", OMP_NUM_THREADS="2") == "2 2 None"
     assert threads().endswith(" None None")  # torch's own default (its count of cores)
+
+
+def test_a_finished_xdist_worker_leaves_without_its_interpreters_exit_and_its_results_stand(tmp_path):
+    """tests/conftest.py's ``pytest_unconfigure``: a worker's atexit work (JAX's cache clearing, thread joins) is
+    skipped once its session has finished, and the run's outcome is still every report's: a failure fails it."""
+    import os
+    import subprocess
+    import sys
+
+    _with_the_suites_hooks(tmp_path)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (tmp_path / "test_exit.py").write_text(
+        "import atexit, os, pytest\n\n"
+        "@pytest.mark.parametrize('i', range(4))\n"
+        "def test_it(i):\n"
+        f"    atexit.register(lambda: open(os.path.join({str(marks)!r}, 'atexit-%d' % i), 'w').close())\n"
+        "    assert os.environ.get('FAIL') != str(i)\n",
+        encoding="utf-8",
+    )
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+
+    def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "-c", str(tmp_path / "pytest.ini"),
+             str(tmp_path)], cwd=tmp_path, env={**bare, **env}, capture_output=True, text=True, timeout=300,
+        )
+
+    ok = run("-n", "2")
+    assert ok.returncode == 0 and "4 passed" in ok.stdout, ok.stdout + ok.stderr
+    assert list(marks.iterdir()) == []  # the workers ran no atexit handler
+    failed = run("-n", "2", FAIL="2")
+    assert failed.returncode == 1 and "1 failed, 3 passed" in failed.stdout, failed.stdout + failed.stderr
+    plain = run()  # no workers: the process exits as any does
+    assert plain.returncode == 0 and len(list(marks.iterdir())) == 4
