@@ -192,24 +192,28 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_line(f"{key}: {value}")
 
 
-@pytest.hookimpl(trylast=True)  # the last thing a process of the run does
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """The run's XLA cache (see :data:`_XLA_CACHE`) removed by the process that made it; a pytest-xdist worker
-    whose session has finished leaves at once.
+@pytest.hookimpl(wrapper=True, tryfirst=True)  # around pytest-xdist's own, which sends workerfinished after it
+def pytest_sessionfinish(session: pytest.Session) -> Iterator[None]:
+    """A pytest-xdist worker whose session has finished leaves at once, with the session's exit status.
 
-    A worker has sent every report and its ``workerfinished`` by then (pytest-xdist's ``pytest_sessionfinish``,
-    written to the pipe before it returns), and the controller waits for the worker's process to end. Its
-    interpreter's exit was measured at the end of a full run at 10 s: joining the thread pools, JAX's atexit
-    ``clean_up`` clearing thousands of cached programs (3.4 s), then freeing every module, until
-    pytest-xdist's 10 s timeout killed it. Nothing there is a result: ``os._exit`` skips it, with the
-    session's own exit status.
+    By then it has written every report and its ``workerfinished`` to the pipe (pytest-xdist's
+    ``pytest_sessionfinish``, inside this one), and the controller waits for the worker's process to end. What
+    followed was measured at the end of a full run at 10 s, results in none of it: the workers' unconfigure
+    hooks (2.5 s), joining the thread pools, JAX's atexit ``clean_up`` clearing thousands of cached programs
+    (3.4 s), then freeing every module, until pytest-xdist's 10 s timeout killed the process.
     """
-    if _XLA_CACHE is not None:
-        import shutil
-
-        shutil.rmtree(_XLA_CACHE, ignore_errors=True)
-    finished = getattr(config, "workeroutput", {}).get("exitstatus")  # set on a worker by its sessionfinish
+    result = yield
+    finished = getattr(session.config, "workeroutput", {}).get("exitstatus")  # set on a worker only
     if finished is not None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(int(finished))
+    return result
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run's XLA cache (see :data:`_XLA_CACHE`) removed by the process that made it."""
+    if _XLA_CACHE is not None:
+        import shutil
+
+        shutil.rmtree(_XLA_CACHE, ignore_errors=True)

@@ -172,7 +172,7 @@ def test_each_xdist_worker_runs_torch_on_one_thread_and_a_plain_run_keeps_its_de
 
 
 def test_a_finished_xdist_worker_leaves_without_its_interpreters_exit_and_its_results_stand(tmp_path):
-    """tests/conftest.py's ``pytest_unconfigure``: a worker's atexit work (JAX's cache clearing, thread joins) is
+    """tests/conftest.py's ``pytest_sessionfinish``: a worker's atexit work (JAX's cache clearing, thread joins) is
     skipped once its session has finished, and the run's outcome is still every report's: a failure fails it."""
     import os
     import subprocess
