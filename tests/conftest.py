@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 
 # One thread per pytest-xdist worker: `make test` starts one worker per core, and torch's OpenMP pool (as many
-# threads as cores, in every worker) then oversubscribes the machine; its threads spin waiting for work the other
-# worker's need. Read by OpenMP and MKL when torch loads, so set before anything imports it; where the caller set
+# threads as cores, in every worker) then oversubscribes the machine: its idle threads spin on the cores the other
+# worker needs. Read by OpenMP and MKL when torch loads, so set before anything imports it; where the caller set
 # either, both are left as they are. posenc's values do not depend on it (elementwise work, split or not, gives
 # the same bits). tests/torch, timesteps, fields and two JAX files, `-n 2`, back to back: 148.6, 147.0 s -> 140.8,
 # 142.6 s.
