@@ -7,6 +7,7 @@ name a file and a test in it. ``make test`` runs every tier on every core.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import re
 from pathlib import Path
@@ -47,6 +48,11 @@ def test_the_deep_profile_checks_ten_times_the_examples():
     suite, deep = settings.get_profile("posenc"), settings.get_profile("deep")
     assert suite.max_examples == conftest.SUITE_EXAMPLES and suite.derandomize and suite.deadline is None
     assert deep.max_examples == 10 * suite.max_examples and deep.derandomize
+
+
+def test_full_collections_are_rare_and_skip_what_the_collection_imported():
+    assert gc.get_threshold()[2] == conftest.FULL_COLLECTION_EVERY > 10 * 10  # CPython's default is 10
+    assert gc.get_freeze_count() > 10_000  # pytest's, numpy's, the test modules' objects, at least
 
 
 def test_make_test_runs_every_tier_on_every_core_and_test_fast_leaves_the_slow_out():
