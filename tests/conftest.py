@@ -108,6 +108,20 @@ SLOW: dict[str, str] = {
     "tests/support/test_memory.py::test_the_size_check_covers_the_measured_peak": "memory peaks",
     "tests/bias/test_alibi.py::test_bloom_slopes_against_transformers": "transformers",
     "tests/bias/test_t5_bucket.py::test_equal_to_transformers": "transformers",
+    "tests/test_backend_parity.py": "every backend on every spec: JAX's programs compiled",
+    "tests/test_backend_names.py": "every public name in every backend: JAX's programs compiled",
+    "tests/timesteps/test_timesteps_backend.py": "torch and JAX against NumPy, JAX compiled",
+    "tests/fields/test_fields_backend.py": "torch and JAX against NumPy, JAX compiled",
+    "tests/sinusoidal/test_sinusoidal_backend.py": "torch and JAX against NumPy, JAX compiled",
+    "tests/bias/test_bias_backend.py": "torch and JAX against NumPy, JAX compiled",
+    "tests/support/test_numba_cache.py::test_a_second_process": "processes compiling numba's kernels",
+    "tests/support/test_numba_cache.py::test_two_processes_saving_at_once": "processes compiling numba's kernels",
+    "tests/support/test_numba_cache.py::test_every_cached_kernel": "processes compiling numba's kernels",
+    "tests/exact/test_exact_cache_write.py::test_a_cache_that_cannot_be_written": "a process compiling numba's kernels",
+    "tests/triton_kernels/test_gpu_check.py::test_the_gpu_check_runs_on_the_cpu": "Triton's interpreter, every kernel",
+    "tests/test_suite.py::test_each_xdist_worker_runs_torch": "a child process importing torch",
+    "tests/test_suite.py::test_a_finished_xdist_worker": "a pytest inside pytest",
+    "tests/test_suite.py::test_a_torn_xla_cache_entry": "child processes compiling with XLA",
 }
 
 
