@@ -8,8 +8,9 @@ on, on CPU, GPU or TPU, inside ``jit``, ``vmap``, ``grad`` and ``shard_map``.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import jax.numpy as jnp
 import numpy as np
@@ -92,16 +93,66 @@ def sincos_rows(
     sines and cosines share their phase, fold and Horner argument, which two
     outputs read separately would each redo, in the program and at run time.
     """
-    fixed_ladder(ladder)  # the frequency range checked here, outside any trace
+    fixed = fixed_ladder(ladder)  # the frequency range checked here, outside any trace
     axes = None if pair_axes is None else tuple(int(a) for a in np.asarray(pair_axes).tolist())
+    if not is_traced(positions):
+        return _eager_rows(positions, fixed, float(factor), int(origin), axes, bool(odd))
     # differentiable in a real position: the bit path has no derivative
     rows = _real_rows if np.dtype(positions.dtype).kind == "f" else _rows
-    if not is_traced(positions):
-        # called eagerly: the jitted builder itself, compiled once per shape and kept. Through computed_once's
-        # conditional every eager call traced and compiled a new program (~0.4 s a call: cond's branch is a
-        # new function each time), and there is no consumer here to fuse the builder into anyway.
-        return rows(positions, ladder, float(factor), int(origin), axes, bool(odd))
     return computed_once(lambda p: rows(p, ladder, float(factor), int(origin), axes, bool(odd)), positions)
+
+
+#: Eager calls pad their positions to the next of these sizes: a power of two from 64 up to 2**16, then a
+#: multiple of 2**16 (the padding is at most half the work below 2**16, at most 2**16 positions above).
+_SMALLEST, _STEP = 64, 1 << 16
+
+
+def _padded(n: int) -> int:
+    """The size an eager call of n positions is compiled for (:data:`_SMALLEST`, :data:`_STEP`).
+
+    >>> [_padded(n) for n in (0, 5, 64, 65, 40_000, 70_000)]
+    [64, 64, 64, 128, 65536, 131072]
+    """
+    if n <= _SMALLEST:
+        return _SMALLEST
+    if n <= _STEP:
+        return 1 << (n - 1).bit_length()
+    return -(-n // _STEP) * _STEP
+
+
+def _eager_rows(
+    positions: Any, fixed: FixedLadder, factor: float, origin: int, axes: tuple[int, ...] | None, odd: bool
+) -> tuple[jax.Array, jax.Array]:
+    """:func:`sincos_rows` of concrete positions: one compiled program per padded size, not per shape and ladder.
+
+    Eagerly there is no consumer to fuse the builder into, so it runs as its own compiled program, and a new
+    program costs ~0.5 s to compile. The positions are flattened and padded with zeros to a size of
+    :func:`_padded`, and the ladder's words are the program's arguments, not constants folded into it: a
+    new length, base, scaling or layout of the same number of frequencies runs the program already compiled.
+    The integer arithmetic is the same whether a word is a constant or an argument, and so are the bits.
+    (Through :func:`computed_once`'s conditional every eager call compiled a new program: its branch is a new
+    function each time.)
+    """
+    p = jnp.asarray(positions)
+    lead = p.shape if axes is None else p.shape[:-1]
+    n = math.prod(lead)
+    flat = p.reshape((n,) if axes is None else (n, p.shape[-1]))
+    flat = jnp.pad(flat, [(0, _padded(n) - n)] + [(0, 0)] * (flat.ndim - 1))  # position 0: a row like any other
+    words = (fixed.frac_words, fixed.unwrap_words, fixed.int_words)
+    sin, cos = _rows_of_words(flat, words, factor, origin, axes, odd)
+    shape = (*lead, len(fixed))
+    return sin[:n].reshape(shape), cos[:n].reshape(shape)
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3, 4, 5))
+def _rows_of_words(
+    positions: jax.Array, words: tuple[jax.Array, jax.Array, jax.Array], factor: float, origin: int,
+    axes: tuple[int, ...] | None, odd: bool,
+) -> tuple[jax.Array, jax.Array]:
+    # the words as traced arguments in FixedLadder's fields (typed for the host's arrays): the phase code reads
+    # only those three, through the array namespace
+    fixed = FixedLadder(*cast(tuple[np.ndarray, np.ndarray, np.ndarray], words), turns=())
+    return _build(positions, fixed, factor, origin, axes, odd)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4, 5))
@@ -129,9 +180,14 @@ def _real_rows_jvp(
 def _rows(
     positions: jax.Array, ladder: Ladder, factor: float, origin: int, axes: tuple[int, ...] | None, odd: bool
 ) -> tuple[jax.Array, jax.Array]:
-    # one compiled program per (ladder, factor, origin, axes, shape): called eagerly, the builder's
-    # thousand-odd operations would otherwise each be dispatched (and compiled) on their own
-    fixed: FixedLadder = fixed_ladder(ladder)
+    # one program per (ladder, factor, origin, axes, shape), inlined into the caller's trace
+    return _build(positions, fixed_ladder(ladder), factor, origin, axes, odd)
+
+
+def _build(
+    positions: jax.Array, fixed: FixedLadder, factor: float, origin: int, axes: tuple[int, ...] | None, odd: bool
+) -> tuple[jax.Array, jax.Array]:
+    """The rows of ``positions`` ``[...]`` (``[..., n_axes]`` with ``axes``) from the ladder's words, traced."""
     if axes is None:
         p = positions[..., None]
     else:
