@@ -175,3 +175,19 @@ def test_the_docs_say_what_the_tour_draws():
         if kind not in TOUR_FIGURES:
             assert f"not `{kind}`" in row, kind  # a figure the tour leaves out is said to be left out
     assert "NumPy alone" in row and "exits 0" in row
+
+
+def test_a_second_tour_in_the_process_writes_the_same_figures_without_drawing_them(capsys, tmp_path, monkeypatch):
+    from posenc.cli import seed as cli_seed
+
+    monkeypatch.setattr(cli_seed, "_TOUR_PNGS", {})
+    drawn: list[str] = []
+    real = cli_seed.render
+    monkeypatch.setattr(cli_seed, "render", lambda fig, path, *a: drawn.append(path.name) or real(fig, path, *a))
+    first, second = tmp_path / "a", tmp_path / "b"
+    assert run(capsys, "tour", "--out", str(first))[0] == 0
+    assert run(capsys, "tour", "--out", str(second))[0] == 0
+    assert sorted(drawn) == sorted(f"{name}.png" for name in cli_seed.TOUR_FIGURES)
+    for name in cli_seed.TOUR_FIGURES:
+        data = (first / f"{name}.png").read_bytes()
+        assert data.startswith(PNG_MAGIC) and data == (second / f"{name}.png").read_bytes()

@@ -143,3 +143,23 @@ def test_inline_svg_prefixes_ids_and_drops_the_global_style():
     assert "<style" not in out and "metadata" not in out and "xmlns" not in out and "pt\"" not in out
     assert re.findall(r'id="([^"]+)"', out) == ["fig-x-0", "fig-x-1"]
     assert 'href="#fig-x-0"' in out and "url(#fig-x-1)" in out and "\n" not in out
+
+
+def test_each_figure_is_drawn_once_per_process_even_by_threads_at_once(monkeypatch):
+    """The index page's figures are kept after their first drawing (every ``posenc page`` and ``tour`` builds the
+    page): eight threads asking at once get one drawing each, the same text, and a later build draws nothing."""
+    from posenc.page import figures
+
+    monkeypatch.setattr(figures, "_RENDERED", {})
+    drawn: list[str] = []
+    real = figures.draw
+    monkeypatch.setattr(figures, "draw", lambda fig: drawn.append(fig.key) or real(fig))
+    with ThreadPoolExecutor(8) as pool:
+        svgs = list(pool.map(figures.render, figures.FIGURES * 2 + figures.FIGURES[:1] * 6))
+    assert sorted(drawn) == sorted(f.key for f in figures.FIGURES)
+    keys = [f.key for f in figures.FIGURES * 2 + figures.FIGURES[:1] * 6]
+    pairs = list(zip(svgs, keys, strict=True))
+    assert all(s.startswith('<svg role="img" aria-label=') and f'id="fig-{k}-0"' in s for s, k in pairs)
+    assert len({s for s, k in pairs if k == "wave"}) == 1
+    build_html()
+    assert len(drawn) == len(figures.FIGURES)

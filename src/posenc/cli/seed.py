@@ -248,14 +248,27 @@ def _print_errata(in_cases: int) -> None:
         print(f"  {e}")
 
 
+#: The tour's PNG files, drawn once per process: each is a plot at its defaults, so it depends on nothing but
+#: this code (as the site's pages, :func:`posenc.page.build_site`). Drawing the five took ~3 s of every tour.
+_TOUR_PNGS: dict[str, bytes] = {}
+
+
+def _tour_png(name: str) -> bytes:
+    """The PNG bytes of the tour's figure ``name`` (:data:`TOUR_FIGURES`), drawn on the first call."""
+    with plot.DRAWING:  # a second caller waits for the first one's drawing, then reads it
+        if name not in _TOUR_PNGS:
+            kind = PLOT_KINDS[name]
+            _TOUR_PNGS[name] = bytes(render(kind.figure(), Path(f"{kind.name}.png")))
+        return _TOUR_PNGS[name]
+
+
 def _figures(out: Path, linger: bool) -> None:
     """Every figure and the site, as one set (:func:`posenc.cli.file_set.write_set`): all new, or all old."""
     from ..page import build_site
 
     files: dict[Path, Any] = {}
     for kind in (PLOT_KINDS[name] for name in TOUR_FIGURES):
-        path = out / f"{kind.name}.png"
-        files[path] = render(kind.figure(), path)
+        files[out / f"{kind.name}.png"] = _tour_png(kind.name)
     pages = build_site()
     for name, data in pages.items():
         files[out / name] = data
