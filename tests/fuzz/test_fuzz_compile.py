@@ -132,6 +132,34 @@ def test_import_posenc_stays_free_of_torch():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_posenc_torch_loads_no_dynamo_and_a_compile_meets_its_host_calls_ready():
+    """``import posenc.torch`` and eager calls leave torch._dynamo unloaded (~1.5 s at import, ~1 s at exit). When a
+    compile loads it, the wrappers are made before anything is traced: a host-only call fails ``fullgraph=True``
+    with one line giving its remedy (the rows beyond the table: reserve(); posenc.torch.apply_rope: the module
+    to use instead), and without fullgraph it is a graph break with eager's bits."""
+    code = (
+        "import sys, torch, posenc.torch as pt\n"
+        "make = lambda: pt.SinusoidalPositionalEncoding(16)  # rows 0 … 4095: offset 4090 + 8 lies beyond them\n"
+        "x, q = torch.zeros(1, 8, 16), torch.randn(1, 2, 8, 16)\n"
+        "eager = (make()(x, offset=4090), pt.apply_rope(q, torch.arange(8)))\n"
+        "assert 'torch._dynamo' not in sys.modules, 'posenc.torch loaded torch._dynamo'\n"
+        "cases = ((lambda: (lambda t, pe=make(): pe(t, offset=4090)), x, 'reserve('),\n"
+        "         (lambda: (lambda t: pt.apply_rope(t, torch.arange(8))), q, 'posenc.torch.RotaryEmbedding'))\n"
+        "for fn, where, text in cases:\n"
+        "    try:\n"
+        "        torch.compile(fn(), backend='aot_eager', fullgraph=True)(where)\n"
+        "    except Exception as exc:\n"
+        "        lines = [line for line in str(exc).splitlines() if text in line]\n"
+        "        assert len(lines) == 1, str(exc)\n"
+        "    else:\n"
+        "        raise SystemExit(f'fullgraph traced the host-only call that names {text}')\n"
+        "    torch._dynamo.reset()\n"
+        "got = [torch.compile(fn(), backend='aot_eager')(where) for fn, where, _ in cases]\n"
+        "assert all(torch.equal(a.view(torch.int32), b.view(torch.int32)) for a, b in zip(got, eager)), got\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+
+
 def test_a_first_call_traced_before_the_wrappers_exist_breaks_the_graph_by_name():
     """posenc imported before torch: the first traced call makes the wrappers, after a graph break naming it."""
     code = (

@@ -35,6 +35,8 @@ being exported).
 from __future__ import annotations
 
 import functools
+import importlib.abc
+import importlib.machinery
 import inspect
 import sys
 import threading
@@ -42,7 +44,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, TypeVar
 
-__all__ = ["REMEDY", "guard_public", "outside_compile", "prepare", "reason"]
+__all__ = ["REMEDY", "guard_public", "host_only", "outside_compile", "prepare", "prepare_when_compiling", "reason"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,6 +64,9 @@ def reason(name: str) -> str:
             f"(its NumPy emulation changes the bits): {REMEDY}")
 
 
+_HOST_ONLY: list[tuple[Callable[..., Any], str, list[Callable[..., Any]]]] = []  # (fn, why, [its wrapper])
+
+
 def prepare() -> None:
     """Make the ``torch.compiler.disable`` wrapper of every decorated callable (torch must be loaded)."""
     import torch
@@ -69,6 +74,92 @@ def prepare() -> None:
     for name, fn in list(_REGISTRY.items()):
         if name not in _DISABLED:
             _DISABLED[name] = torch.compiler.disable(_entered(fn), reason=reason(name))
+    for fn, why, made in list(_HOST_ONLY):
+        if not made:
+            made.append(torch.compiler.disable(fn, reason=why))
+
+
+def host_only(why: str) -> Callable[[F], F]:
+    """``torch.compiler.disable(fn, reason=why)``, made once torch.compile is in use rather than at import.
+
+    posenc.torch keeps some calls out of every graph on purpose (rows grown on
+    the host, a ``reserve()`` the user must call first), each with the remedy
+    in ``why``. ``torch.compiler.disable`` imports ``torch._dynamo``: ~1.5 s of
+    ``import posenc.torch`` and ~1 s more at the interpreter's exit, for a
+    process that never compiles. Until it is loaded nothing can be traced, so
+    the call goes straight through; the wrappers are made the moment it has
+    loaded (:func:`prepare_when_compiling`), before anything is traced, so
+    Dynamo meets a disabled function and ``fullgraph=True`` fails with ``why``.
+
+    >>> twice = host_only("why not")(lambda x: 2 * x)
+    >>> twice(21)
+    42
+    """
+    def wrap(fn: F) -> F:
+        made: list[Callable[..., Any]] = []
+        _HOST_ONLY.append((fn, why, made))
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if "torch._dynamo" not in sys.modules:  # no torch.compile in this process: nothing traces
+                return fn(*args, **kwargs)
+            if not made:  # torch._dynamo loaded without the hook (imported before posenc.torch, then reloaded)
+                torch = sys.modules["torch"]
+                if torch.compiler.is_compiling():
+                    torch._dynamo.graph_break(msg=why)  # fullgraph=True stops here, with the reason
+                prepare()  # eagerly: between two graphs, or before any
+            return made[0](*args, **kwargs)
+
+        if "torch._dynamo" in sys.modules:  # torch.compile is in use: no first-call dance
+            prepare()
+        return call  # type: ignore[return-value]
+
+    return wrap
+
+
+class _AfterDynamo(importlib.abc.MetaPathFinder):
+    """A one-shot import hook: once ``torch._dynamo`` has loaded, :func:`prepare` makes every wrapper."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != "torch._dynamo":
+            return None
+        _unhook()
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec  # not a plain package on disk: the first-call path of host_only() serves instead
+        real = spec.loader
+
+        class Loader(importlib.abc.Loader):
+            def create_module(self, spec: Any) -> Any:
+                return real.create_module(spec)
+
+            def exec_module(self, module: Any) -> None:
+                real.exec_module(module)
+                prepare()
+
+            def __getattr__(self, name: str) -> Any:  # get_resource_reader, get_filename …: the real loader's
+                return getattr(real, name)
+
+        spec.loader = Loader()
+        return spec
+
+
+_HOOK = _AfterDynamo()
+
+
+def _unhook() -> None:
+    try:
+        sys.meta_path.remove(_HOOK)
+    except ValueError:  # another thread's import took it out first
+        pass
+
+
+def prepare_when_compiling() -> None:
+    """Make the wrappers now if ``torch._dynamo`` is loaded, else the moment it loads (:class:`_AfterDynamo`)."""
+    if "torch._dynamo" in sys.modules:
+        prepare()
+    elif _HOOK not in sys.meta_path:
+        sys.meta_path.insert(0, _HOOK)
 
 
 class _Depth(threading.local):

@@ -16,7 +16,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
         "posenc.torch needs PyTorch, which is not installed: pip install 'posenc[torch]'"
     ) from exc
 
-from ..support.compile import prepare
+from ..support.compile import prepare_when_compiling
 from ._cache import TableCache
 from .bias import AlibiBias, T5RelativeBias
 from .fields import FourierFeatures, NeRFEncoding
@@ -26,9 +26,10 @@ from .rope_functional import apply_rope, positions_from_cu_seqlens, rope_cos_sin
 from .sinusoidal import SinusoidalPositionalEncoding, encode, table
 from .timesteps import Timesteps
 
-# torch._dynamo is loaded by now (the modules use torch.compiler.disable): the NumPy core's wrappers are
-# made here, so even a first compiled call meets them ready (posenc.support.compile)
-prepare()
+# posenc.torch does not load torch._dynamo (~1.5 s at import, ~1 s at exit, for a process that never compiles);
+# the wrappers, the NumPy core's and this package's (host_only), are made when it loads, or here if it has: a
+# first compiled call meets them ready (posenc.support.compile)
+prepare_when_compiling()
 
 __all__ = [
     "AlibiBias",

@@ -64,6 +64,7 @@ from torch import nn
 from ..errors import PosEncError, check_int
 from ..rows.builder import RowBuilder, cache_arguments
 from ..rows.window import DEFAULT_ROWS, SPARSE_FACTOR, check_positions_held, for_lookup, for_reserve, grown
+from ..support.compile import host_only
 from ..support.memory import check_size
 from ._positions import Request, parse_request, position_bounds
 from ._rows import NUMPY_DTYPES, direct_rows, gather_rows, host_rows, to_device
@@ -354,7 +355,7 @@ class TableCache(nn.Module):
         return f"positions={self.start}…{self.stop - 1}, row_shape={self.row_shape}, device={self.table.device}"
 
 
-@torch.compiler.disable(reason=_BEYOND)
+@host_only(_BEYOND)
 def _outside_graph(cache: TableCache, req: Request, dtype: torch.dtype, device: Any, before: Any) -> torch.Tensor:
     """A run beyond the window met inside a compiled graph: served eagerly (``before`` too), between two graphs."""
     return cache.lookup(int(req.s), offset=int(req.first), device=device, dtype=dtype, before=before)

@@ -18,6 +18,7 @@ import torch
 
 from ..rows.builder import RowBuilder, build_rows
 from ..rows.window import distinct
+from ..support.compile import host_only
 from ._positions import Request
 
 __all__ = ["NUMPY_DTYPES", "RowBuilder", "direct_rows", "gather_rows", "host_rows", "to_device"]
@@ -35,7 +36,7 @@ _HOST = (
 )
 
 
-@torch.compiler.disable(reason=_HOST)
+@host_only(_HOST)
 def host_rows(
     build: RowBuilder, shape: tuple[int, ...], dtype: torch.dtype, *, start: int = 0,
     positions: np.ndarray | None = None,

@@ -33,6 +33,7 @@ from ..bias.spec import LIMIT, AlibiSpec, T5Buckets, T5Settings, check_placement
 from ..bias.t5 import t5_bucket
 from ..errors import MAX_D_MODEL, MAX_POSITION, PosEncError, check_int, show_value
 from ..registry import guarded
+from ..support.compile import host_only
 from ..support.memory import shape_of
 from ._cache import DEFAULT_ROWS, TableCache, compiling
 from ._inputs import as_tensor, check_float, offsets
@@ -223,10 +224,10 @@ class AlibiBias(nn.Module):
         return f"n_heads={self.n_heads}, convention={self.convention!r}, causal={self.causal}"
 
 
-@torch.compiler.disable(reason=(
+@host_only(
     "posenc.torch.AlibiBias: these distances lie beyond the rows it holds, and only an eager call grows them "
     "(on the host): call reserve(n) with n >= q_len + offset and k_len before compiling with fullgraph=True, "
-    "or compile with fullgraph=False"))
+    "or compile with fullgraph=False")
 def _alibi_on_host(m: AlibiBias, q: Any, k: Any, off: Any, dtype: torch.dtype, device: Any) -> torch.Tensor:
     """The bias as an eager call computes it (growing the rows), between two graphs."""
     return m(int(q), int(k), offset=int(off), dtype=dtype, device=device)

@@ -38,6 +38,7 @@ from ..fields.encoding import fourier_features as numpy_fourier_features
 from ..fields.encoding import nerf_encoding as numpy_nerf_encoding
 from ..sinusoidal.conventions_nd import AnyNdConvention, AxialSettings
 from ..sinusoidal.grid import encode_nd as numpy_encode_nd
+from ..support.compile import host_only
 from ..support.signatures import parameters_of
 from ..timesteps import functions as timesteps_functions
 from ..timesteps.embedding import timestep_embedding as numpy_timestep_embedding
@@ -60,7 +61,7 @@ def _reason(name: str, instead: str) -> str:
             f"cannot trace: inside a compiled model use {instead}, or compile with fullgraph=False")
 
 
-@torch.compiler.disable(reason=_reason("timestep_embedding", "posenc.torch.Timesteps"))
+@host_only(_reason("timestep_embedding", "posenc.torch.Timesteps"))
 @parameters_of(numpy_timestep_embedding, dtype=torch.float32)
 def timestep_embedding(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.timestep_embedding` on t's device: ``[..., dim]``, :class:`~posenc.torch.Timesteps`' values.
@@ -88,7 +89,7 @@ def timestep_embedding(*args: Any, **kwargs: Any) -> torch.Tensor:
     return timesteps_functions.timestep_embedding(TORCH_TIMESTEPS, *args, **kwargs)
 
 
-@torch.compiler.disable(reason=_reason("nerf_encoding", "posenc.torch.NeRFEncoding"))
+@host_only(_reason("nerf_encoding", "posenc.torch.NeRFEncoding"))
 @parameters_of(numpy_nerf_encoding, dtype=torch.float32)
 def nerf_encoding(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.nerf_encoding` on x's device: ``[..., 2·L·d (+ d)]``, :class:`~posenc.torch.NeRFEncoding`'s values.
@@ -114,7 +115,7 @@ def nerf_encoding(*args: Any, **kwargs: Any) -> torch.Tensor:
     return fields_functions.nerf_encoding(TORCH_FIELDS, *args, **kwargs)
 
 
-@torch.compiler.disable(reason=_reason("fourier_features", "posenc.torch.FourierFeatures"))
+@host_only(_reason("fourier_features", "posenc.torch.FourierFeatures"))
 @parameters_of(numpy_fourier_features, dtype=torch.float32)
 def fourier_features(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.fourier_features` on x's device: ``[..., 2m]``, :class:`~posenc.torch.FourierFeatures`' values.
@@ -142,7 +143,7 @@ def fourier_features(*args: Any, **kwargs: Any) -> torch.Tensor:
     return fields_functions.fourier_features(TORCH_FIELDS, *args, **kwargs)
 
 
-@torch.compiler.disable(reason=_reason("alibi_bias", "posenc.torch.AlibiBias"))
+@host_only(_reason("alibi_bias", "posenc.torch.AlibiBias"))
 @parameters_of(numpy_alibi_bias, dtype=torch.float32)
 def alibi_bias(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.alibi_bias` as a tensor: :class:`~posenc.torch.AlibiBias`' bias, head axis third from last.
@@ -169,7 +170,7 @@ def alibi_bias(*args: Any, **kwargs: Any) -> torch.Tensor:
     return bias_functions.alibi_bias(TORCH_BIAS, *args, **kwargs)
 
 
-@torch.compiler.disable(reason=_reason("t5_bucket", "posenc.torch.T5RelativeBias (its bucket method)"))
+@host_only(_reason("t5_bucket", "posenc.torch.T5RelativeBias (its bucket method)"))
 @parameters_of(numpy_t5_bucket)
 def t5_bucket(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.t5_bucket` on the offsets' device: int64, :class:`~posenc.torch.T5RelativeBias`' buckets.
@@ -191,7 +192,7 @@ def t5_bucket(*args: Any, **kwargs: Any) -> torch.Tensor:
     return bias_functions.t5_bucket(TORCH_BIAS, *args, **kwargs)
 
 
-@torch.compiler.disable(reason=_reason("t5_bias", "posenc.torch.T5RelativeBias"))
+@host_only(_reason("t5_bias", "posenc.torch.T5RelativeBias"))
 @parameters_of(numpy_t5_bias)
 def t5_bias(*args: Any, **kwargs: Any) -> torch.Tensor:
     """:func:`posenc.t5_bias` on weights' device: ``[n_heads, q_len, k_len]``, ``weights[bucket(j − i)]``.
@@ -221,7 +222,7 @@ def t5_bias(*args: Any, **kwargs: Any) -> torch.Tensor:
     return bias_functions.t5_bias(TORCH_BIAS, *args, **kwargs)
 
 
-@torch.compiler.disable(reason=_reason("encode_nd", "posenc.torch.encode_nd before the compiled region"))
+@host_only(_reason("encode_nd", "posenc.torch.encode_nd before the compiled region"))
 def encode_nd(coords: Any, d_model: int, *, convention: AnyNdConvention = None, dtype: Any = torch.float32,
               cls_token: Any = False, **settings: Unpack[AxialSettings]) -> torch.Tensor:
     """:func:`posenc.encode_nd` as a tensor on the coordinates' device: its bits, computed on the host.

@@ -38,6 +38,7 @@ from ..rope.frequencies import RopeFrequencies, spec_frequencies
 from ..rope.sections import Sections
 from ..rope.spec import RopeConfig, RopeSettings, spec_in
 from ..rope.xpos import check_xpos
+from ..support.compile import host_only
 from . import _fused
 from ._cache import DEFAULT_ROWS, TableCache, compiling, drop_keys
 from ._exact import LadderBuffers
@@ -366,7 +367,7 @@ _FOLLOWS_LENGTH = (
 )
 
 
-@torch.compiler.disable(reason=_FOLLOWS_LENGTH)
+@host_only(_FOLLOWS_LENGTH)
 def _rows_on_host(
     rope: RotaryEmbedding, s: Any, positions: Any, offset: Any, device: Any, batch: int | None, dtype: torch.dtype
 ) -> torch.Tensor:

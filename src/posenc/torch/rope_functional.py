@@ -13,6 +13,7 @@ import torch
 from ..errors import PosEncError
 from ..rope import functions
 from ..rope.spec import RopeConfig, RopeFrequencySettings, RopeSettings
+from ..support.compile import host_only
 from . import backend  # an attribute read per call: posenc.torch.backend may import first
 from ._cache import compiling
 from ._fixed import round_once
@@ -53,10 +54,10 @@ def positions_from_cu_seqlens(cu_seqlens: torch.Tensor) -> torch.Tensor:
 
 
 
-@torch.compiler.disable(reason=(
+@host_only(
     "posenc.torch.apply_rope computes its cos/sin in NumPy on the host at every call, which torch.compile "
     "cannot trace: inside a compiled model use posenc.torch.RotaryEmbedding (cached rows, one graph), "
-    "or compile with fullgraph=False"))
+    "or compile with fullgraph=False")
 def apply_rope(
     x: torch.Tensor,
     positions: Any,
@@ -98,10 +99,10 @@ def apply_rope(
                                 sequence_dim=sequence_dim, **settings)
 
 
-@torch.compiler.disable(reason=(
+@host_only(
     "posenc.torch.rope_cos_sin computes its cos/sin in NumPy on the host at every call, which torch.compile "
     "cannot trace: inside a compiled model use posenc.torch.RotaryEmbedding (its cos_sin method: cached rows, "
-    "one graph), or compile with fullgraph=False"))
+    "one graph), or compile with fullgraph=False")
 def rope_cos_sin(
     positions: Any,
     head_dim: int | RopeConfig,

@@ -17,6 +17,7 @@ from torch import nn
 from ..errors import PosEncError, check_int, check_real
 from ..sinusoidal.conventions import AnyConvention, Convention, SinusoidSettings, resolve
 from ..sinusoidal.functions import encode_with, table_with
+from ..support.compile import host_only
 from ._cache import DEFAULT_ROWS, TableCache, drop_keys
 from .backend import TORCH
 
@@ -196,10 +197,10 @@ class SinusoidalPositionalEncoding(nn.Module):
         return f"d_model={self.d_model}, convention={self.convention!r}, dropout={self.dropout}"
 
 
-@torch.compiler.disable(reason=(
+@host_only(
     "posenc.torch.encode computes in NumPy on the host at every call, which torch.compile cannot trace: "
     "inside a compiled model use posenc.torch.SinusoidalPositionalEncoding (cached rows, one graph), "
-    "or compile with fullgraph=False"))
+    "or compile with fullgraph=False")
 def encode(
     positions: Any,
     d_model: int,
@@ -224,10 +225,10 @@ def encode(
     return encode_with(TORCH, resolve(convention, "posenc.torch.encode", **settings), positions, d_model, dtype)
 
 
-@torch.compiler.disable(reason=(
+@host_only(
     "posenc.torch.table computes in NumPy on the host, which torch.compile cannot trace: call it before the "
     "compiled region, use posenc.torch.SinusoidalPositionalEncoding (cached rows, one graph), "
-    "or compile with fullgraph=False"))
+    "or compile with fullgraph=False")
 def table(
     length: int,
     d_model: int,

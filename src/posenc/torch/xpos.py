@@ -27,6 +27,7 @@ from torch import nn
 from ..errors import PosEncError
 from ..rope.frequencies import RopeFrequencies
 from ..rope.xpos import XPos, check_xpos, check_xpos_range, xpos_rows
+from ..support.compile import host_only
 from ._cache import TableCache, compiling
 
 __all__ = ["XPosTable"]
@@ -140,10 +141,12 @@ def _eager_rows(
     return table.rows(int(s), positions, offset, device, batch, dtype, x_dtype)
 
 
-_centred_on_host = torch.compiler.disable(_eager_rows, reason=(
+_centred_on_host = host_only(
     "posenc.torch.RotaryEmbedding(xpos=...) without seq_len centres its xPos rows on each call's length, on the "
-    "host: pass seq_len=N (a fixed centre) to compile with fullgraph=True, or compile with fullgraph=False"))
-_checked_on_host = torch.compiler.disable(_eager_rows, reason=(
+    "host: pass seq_len=N (a fixed centre) to compile with fullgraph=True, or compile with fullgraph=False"
+)(_eager_rows)
+_checked_on_host = host_only(
     "posenc.torch.RotaryEmbedding(xpos=...): some rows it holds have xPos factors outside the range of this "
     "tensor dtype, so each call's positions are checked on the host: hold fewer rows (max_len, reserve()) "
-    "around the centre seq_len//2 to compile with fullgraph=True, or compile with fullgraph=False"))
+    "around the centre seq_len//2 to compile with fullgraph=True, or compile with fullgraph=False"
+)(_eager_rows)
