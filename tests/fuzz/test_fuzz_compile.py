@@ -134,7 +134,8 @@ def test_import_posenc_stays_free_of_torch():
 
 def test_posenc_torch_loads_no_dynamo_and_a_compile_meets_its_host_calls_ready():
     """``import posenc.torch`` and eager calls leave torch._dynamo unloaded (~1.5 s at import, ~1 s at exit). When a
-    compile loads it, the wrappers are made before anything is traced: a host-only call fails ``fullgraph=True``
+    compile loads it, the wrappers are made before anything is traced, and posenc's names point at them (Dynamo
+    reads torch's own marker on them, ``_torchdynamo_disable``): a host-only call fails ``fullgraph=True``
     with one line giving its remedy (the rows beyond the table: reserve(); posenc.torch.apply_rope: the module
     to use instead), and without fullgraph it is a graph break with eager's bits."""
     code = (
@@ -143,6 +144,9 @@ def test_posenc_torch_loads_no_dynamo_and_a_compile_meets_its_host_calls_ready()
         "x, q = torch.zeros(1, 8, 16), torch.randn(1, 2, 8, 16)\n"
         "eager = (make()(x, offset=4090), pt.apply_rope(q, torch.arange(8)))\n"
         "assert 'torch._dynamo' not in sys.modules, 'posenc.torch loaded torch._dynamo'\n"
+        "import torch._dynamo, posenc.torch._rows as rows\n"
+        "# the names themselves now the disabled functions: Dynamo does not trace into a wrapper first\n"
+        "assert pt.apply_rope._torchdynamo_disable and rows.host_rows._torchdynamo_disable\n"
         "cases = ((lambda: (lambda t, pe=make(): pe(t, offset=4090)), x, 'reserve('),\n"
         "         (lambda: (lambda t: pt.apply_rope(t, torch.arange(8))), q, 'posenc.torch.RotaryEmbedding'))\n"
         "for fn, where, text in cases:\n"
