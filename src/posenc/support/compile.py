@@ -78,20 +78,25 @@ def prepare() -> None:
     for fn, why, made, lazy in list(_HOST_ONLY):
         if not made:
             made.append(torch.compiler.disable(fn, reason=why))
-            _rebind(lazy, made[0])
+            # Dynamo then meets the disabled function itself, as a decorator at its definition would have left
+            # it, not the lazy wrapper (which it would trace into, break the graph inside, and trace again as a
+            # frame of its own: ~0.5 s more compile per call site)
+            _repoint("posenc", functools.partial(_swap, lazy, made[0]))
 
 
-def _rebind(old: Any, new: Any) -> None:
-    """Point every global of a loaded posenc module that is ``old`` at ``new``: Dynamo then meets the disabled
-    function itself, as a decorator at its definition would have left it, not the lazy wrapper around it (which
-    it would trace into, break the graph inside, and trace again as a frame of its own: ~0.5 s more compile
-    per call site)."""
+def _swap(old: Any, new: Any, value: Any) -> Any:
+    return new if value is old else None
+
+
+def _repoint(package: str, new: Callable[[Any], Any]) -> None:
+    """Point every global of every loaded module of ``package`` at ``new(value)`` where that is not None."""
     for name, module in list(sys.modules.items()):
-        if module is None or not (name == "posenc" or name.startswith("posenc.")):
+        if module is None or not (name == package or name.startswith(package + ".")):
             continue
         for attr, value in list(vars(module).items()):
-            if value is old:
-                setattr(module, attr, new)
+            replacement = new(value)
+            if replacement is not None:
+                setattr(module, attr, replacement)
 
 
 def host_only(why: str) -> Callable[[F], F]:
@@ -105,7 +110,7 @@ def host_only(why: str) -> Callable[[F], F]:
     the call goes straight through. The wrappers are made the moment it has
     loaded (:func:`prepare_when_compiling`), before anything is traced, and
     every posenc global naming this function is pointed at its wrapper
-    (:func:`_rebind`), so Dynamo meets the disabled function itself and
+    (:func:`_repoint`), so Dynamo meets the disabled function itself and
     ``fullgraph=True`` fails with ``why``.
 
     >>> twice = host_only("why not")(lambda x: 2 * x)
@@ -119,7 +124,7 @@ def host_only(why: str) -> Callable[[F], F]:
         def call(*args: Any, **kwargs: Any) -> Any:
             if "torch._dynamo" not in sys.modules:  # no torch.compile in this process: nothing traces
                 return fn(*args, **kwargs)
-            if not made:  # torch._dynamo loaded without the hook (imported before posenc.torch, then reloaded)
+            if not made:  # torch._dynamo loaded without the hook having run (found by another finder)
                 torch = sys.modules["torch"]
                 if torch.compiler.is_compiling():
                     torch._dynamo.graph_break(msg=why)  # fullgraph=True stops here, with the reason
@@ -288,13 +293,11 @@ def guard_public(root: ModuleType, namespaces: Sequence[str], methods: Sequence[
             setattr(owner, method, classmethod(guard(path, raw.__func__)))
         else:
             setattr(owner, method, guard(path, raw))
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name == package or name.startswith(package + ".")):
-            continue
-        for attr, value in list(vars(module).items()):
-            known = guards.get(id(value))
-            if known is not None and known[0] is value:
-                setattr(module, attr, known[1])
+    def guarded(value: Any) -> Any:
+        known = guards.get(id(value))
+        return known[1] if known is not None and known[0] is value else None
+
+    _repoint(package, guarded)
     return dict(_REGISTRY)
 
 
